@@ -1,0 +1,66 @@
+"""The one error tree of batchpay.
+
+Every error a user can cause is a ``BatchpayError``; the CLI turns it into one or two
+lines (what happened, what to do) and an exit code. Lower-level errors (httpx, sqlite3,
+openpyxl, zipfile) are caught where they happen and re-raised as one of these, so none
+escapes the CLI as a traceback.
+
+    BatchpayError                      exit 2 unless a subclass says otherwise
+    ├── UsageError                     a bad option or a combination that cannot work
+    ├── ConfigError                    settings file or environment cannot be used
+    ├── InputError                     the sheet cannot be read at all (not a row problem)
+    ├── JournalError                   the journal cannot be opened or written
+    │   ├── JournalLocked              another run/rerun holds the journal
+    │   └── JournalServiceMismatch     the journal belongs to another service
+    └── ProviderError                  (batchpay.provider.errors) the service said no or
+        ├── AuthError                  could not be reached; each says whether the outcome
+        ├── RateLimited                is *definite* (nothing happened) or *ambiguous*
+        ├── ServiceError               (a payout may have been made)
+        ├── ConnectFailed
+        ├── ResponseLost
+        ├── UnexpectedResponse
+        └── RequestRejected
+            ├── QuoteExpired
+            ├── InvalidQuote
+            └── InsufficientBalance
+"""
+
+from __future__ import annotations
+
+
+class BatchpayError(Exception):
+    """Root of every error batchpay raises on purpose."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(BatchpayError):
+    """An option or combination of options that cannot work."""
+
+
+class ConfigError(BatchpayError):
+    """The settings file or environment cannot be used."""
+
+
+class InputError(BatchpayError):
+    """The sheet cannot be read at all: missing, not a spreadsheet, too big, hostile."""
+
+
+class JournalError(BatchpayError):
+    """The journal cannot be opened, read or written."""
+
+
+class JournalLocked(JournalError):
+    """Another run or rerun holds the journal."""
+
+
+class JournalServiceMismatch(JournalError):
+    """The journal records payouts of another service."""
