@@ -1,0 +1,662 @@
+"""The journal: one SQLite file, the single source of truth of every payout batchpay sent.
+
+Tables:
+  schema_version  the schema's version (one row per migration applied)
+  meta            the service this journal belongs to
+  payouts         the ledger, one row per payout_ref across all runs: its current status
+  attempts        every payout request: quote id and full body on disk *before* it is sent
+  runs            who ran what, when, where, and the outcome
+  run_rows        every input row of every run, in input order, as read
+  events          an append-only, hash-chained log of everything above (tamper evidence)
+
+A payout_ref whose latest attempt has no answer is *in doubt* (status SENDING): its
+request may have reached the service. It is never given a new quote; it is looked up
+and, while its quote is valid, resent with the identical body.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from datetime import time as dt_time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from batchpay.errors import JournalError, JournalLocked, JournalServiceMismatch
+
+SCHEMA_VERSION = 1
+GENESIS = "0" * 64
+
+# ledger statuses; SENDING is internal (an intent without an answer) and shows as UNKNOWN
+SENDING = "SENDING"
+SENT_STATES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED")
+FINAL_STATES = ("COMPLETED", "FAILED", "REFUNDED")
+IN_DOUBT = (SENDING, "UNKNOWN")
+NOT_SENT_STATES = ("NOT_SENT", "QUOTE_FAILED", "REJECTED")
+# progress order: a payout never moves backwards; FAILED -> REFUNDED is the one move after a final state
+_RANK = {"PENDING": 1, "PROCESSING": 2, "COMPLETED": 3, "FAILED": 3, "REFUNDED": 4}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS payouts (
+    payout_ref TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    details TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    attempt_id INTEGER,
+    error TEXT NOT NULL DEFAULT '',
+    quote_id TEXT NOT NULL DEFAULT '',
+    payout_id TEXT NOT NULL DEFAULT '',
+    reference_number TEXT NOT NULL DEFAULT '',
+    rate TEXT, fee TEXT, target_amount TEXT, total_debit TEXT,
+    amount TEXT, source_currency TEXT NOT NULL DEFAULT '', target_currency TEXT NOT NULL DEFAULT '',
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS payouts_status ON payouts(status);
+CREATE INDEX IF NOT EXISTS payouts_payout_id ON payouts(payout_id);
+CREATE INDEX IF NOT EXISTS payouts_quote_id ON payouts(quote_id);
+CREATE TABLE IF NOT EXISTS attempts (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    payout_ref TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    quote_id TEXT NOT NULL,
+    quote_json TEXT NOT NULL,
+    body_json TEXT NOT NULL,
+    quote_expires_at REAL NOT NULL,
+    created_at TEXT NOT NULL,
+    sends INTEGER NOT NULL DEFAULT 0,
+    answered_at TEXT,
+    outcome TEXT,
+    http_status INTEGER,
+    message TEXT
+);
+CREATE INDEX IF NOT EXISTS attempts_ref ON attempts(payout_ref);
+CREATE INDEX IF NOT EXISTS attempts_quote ON attempts(quote_id);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    sheet TEXT NOT NULL,
+    input_sha256 TEXT NOT NULL,
+    input_columns TEXT NOT NULL,
+    info TEXT NOT NULL,
+    outcome TEXT,
+    exit_code INTEGER
+);
+CREATE TABLE IF NOT EXISTS run_rows (
+    run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    row INTEGER NOT NULL,
+    payout_ref TEXT NOT NULL,
+    inputs TEXT NOT NULL,
+    linked INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL,
+    error TEXT NOT NULL DEFAULT '',
+    warning TEXT NOT NULL DEFAULT '',
+    amount TEXT, source_currency TEXT NOT NULL DEFAULT '', target_currency TEXT NOT NULL DEFAULT '',
+    quote_id TEXT NOT NULL DEFAULT '', rate TEXT, fee TEXT, target_amount TEXT, total_debit TEXT,
+    updated_at TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE IF NOT EXISTS events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    run_id TEXT NOT NULL DEFAULT '',
+    payout_ref TEXT NOT NULL DEFAULT '',
+    data TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+"""
+
+LEDGER_FIELDS = (
+    "error", "quote_id", "payout_id", "reference_number", "rate", "fee", "target_amount",
+    "total_debit", "amount", "source_currency", "target_currency",
+)
+
+
+def utcnow() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def canonical(data: Any) -> str:
+    """The one text form that is hashed: sorted keys, no spaces, Decimals as their digits."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def pack_values(values: Iterable[Any]) -> str:
+    """Input cells as JSON that keeps their type: a Decimal stays a number, text stays text."""
+    out: list[Any] = []
+    for v in values:
+        if isinstance(v, Decimal):
+            out.append({"$d": str(v)})
+        elif isinstance(v, (datetime, date, dt_time)):
+            out.append({"$t": v.isoformat()})
+        elif v is None or isinstance(v, (str, int, float, bool)):
+            out.append(v)
+        else:
+            out.append(str(v))
+    return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+
+
+def unpack_values(text: str) -> list[Any]:
+    out: list[Any] = []
+    for v in json.loads(text):
+        if isinstance(v, dict) and "$d" in v:
+            out.append(Decimal(v["$d"]))
+        elif isinstance(v, dict) and "$t" in v:
+            out.append(v["$t"])
+        else:
+            out.append(v)
+    return out
+
+
+def event_hash(prev_hash: str, seq: int, at: str, kind: str, run_id: str, ref: str, data: str) -> str:
+    content = canonical([seq, at, kind, run_id, ref, data])
+    return hashlib.sha256((prev_hash + content).encode()).hexdigest()
+
+
+@dataclass
+class LedgerEntry:
+    payout_ref: str
+    status: str
+    details: str
+    run_id: str
+    attempt_id: int | None
+    error: str
+    quote_id: str
+    payout_id: str
+    reference_number: str
+    rate: str | None
+    fee: str | None
+    target_amount: str | None
+    total_debit: str | None
+    amount: str | None
+    source_currency: str
+    target_currency: str
+    updated_at: str
+
+
+@dataclass
+class Attempt:
+    id: int
+    payout_ref: str
+    run_id: str
+    quote_id: str
+    quote: dict[str, Any]
+    body: dict[str, Any]
+    quote_expires_at: float
+    sends: int
+    outcome: str | None
+
+
+@dataclass
+class RunRow:
+    seq: int
+    row: int
+    payout_ref: str
+    inputs: list[Any]
+    status: str
+    linked: bool = False
+    error: str = ""
+    warning: str = ""
+    amount: str | None = None
+    source_currency: str = ""
+    target_currency: str = ""
+    quote_id: str = ""
+    rate: str | None = None
+    fee: str | None = None
+    target_amount: str | None = None
+    total_debit: str | None = None
+    updated_at: str = ""
+
+
+@dataclass
+class RunRecord:
+    id: str
+    kind: str
+    started_at: str
+    sheet: str
+    input_sha256: str
+    input_columns: list[str]
+    info: dict[str, Any] = field(default_factory=dict)
+    finished_at: str | None = None
+    outcome: str | None = None
+    exit_code: int | None = None
+
+
+@dataclass
+class ChainCheck:
+    ok: bool
+    events: int
+    head: str
+    problem: str = ""
+    broken_at: int | None = None
+
+
+class Journal:
+    """A small typed class over one SQLite file. Every state change is one transaction."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path) if str(path) != ":memory:" else None
+        self._lock_fd: int | None = None
+        self._depth = 0
+        try:
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                if os.name == "posix":
+                    with contextlib.suppress(PermissionError):
+                        os.chmod(self.path.parent, 0o700)
+                # create the file private before SQLite opens it
+                fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+                os.close(fd)
+            self.db = sqlite3.connect(
+                str(path), isolation_level=None, timeout=30, check_same_thread=False
+            )
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA busy_timeout = 30000")
+            if self.path is not None:
+                self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = FULL")
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+            if self.path is not None and os.name == "posix":
+                for suffix in ("", "-wal", "-shm"):
+                    p = Path(str(self.path) + suffix)
+                    if p.exists():
+                        os.chmod(p, 0o600)
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(
+                f"Cannot open the journal {path}: {exc}.",
+                hint="Is it a batchpay journal? Point --journal (or BATCHPAY_JOURNAL) at the right file.",
+            ) from None
+
+    # --- plumbing -----------------------------------------------------------------------
+    def _migrate(self) -> None:
+        with self.transaction():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
+            row = self.db.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            version = row[0] or 0
+            if version > SCHEMA_VERSION:
+                raise JournalError(
+                    f"The journal was written by a newer batchpay (schema {version}).",
+                    hint="Upgrade batchpay to read it.",
+                )
+            if version < SCHEMA_VERSION:
+                self.db.execute(
+                    "INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, utcnow())
+                )
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT; nested calls join the outer transaction."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self.db
+            finally:
+                self._depth -= 1
+            return
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise JournalError(f"The journal is busy or unwritable: {exc}.") from None
+        self._depth = 1
+        try:
+            yield self.db
+        except BaseException:
+            self._depth = 0
+            self.db.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        try:
+            self.db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
+            raise JournalError(f"Could not write the journal: {exc}.",
+                               hint="Check free disk space and permissions.") from None
+
+    def close(self) -> None:
+        self.unlock()
+        self.db.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- the service and the run lock ----------------------------------------------------
+    def bind_service(self, identity: str) -> None:
+        """A journal belongs to one service; another one is refused before anything is sent."""
+        with self.transaction():
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'service'").fetchone()
+            if row is None:
+                self.db.execute("INSERT INTO meta VALUES ('service', ?)", (identity,))
+                self._event("journal.bound", data={"service": identity})
+            elif row[0] != identity:
+                raise JournalServiceMismatch(
+                    f"This journal records payouts of {row[0]}, not {identity}.",
+                    hint="Use the journal of that service (--journal or BATCHPAY_JOURNAL), "
+                    "or a new journal file for this one.",
+                )
+
+    def service(self) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'service'").fetchone()
+        return row[0] if row else None
+
+    def lock(self) -> None:
+        """One run/rerun at a time: an OS lock that dies with its process (no stale locks)."""
+        if self.path is None or self._lock_fd is not None:
+            return
+        import fcntl
+
+        fd = os.open(str(self.path) + ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise JournalLocked(
+                f"Another batchpay run is using the journal {self.path}.",
+                hint="Wait for it to finish (nothing was sent by this one), then run again.",
+            ) from None
+        self._lock_fd = fd
+
+    def unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    # --- events: the hash chain ----------------------------------------------------------
+    def _event(self, kind: str, *, run_id: str = "", ref: str = "", data: Any = None) -> str:
+        """Append one event; must run inside a transaction (so it reads the true head)."""
+        assert self._depth, "events are written inside a transaction"
+        last = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        seq = (last[0] + 1) if last else 1
+        prev = last[1] if last else GENESIS
+        at = utcnow()
+        text = canonical(data if data is not None else {})
+        digest = event_hash(prev, seq, at, kind, run_id, ref, text)
+        self.db.execute(
+            "INSERT INTO events (seq, at, kind, run_id, payout_ref, data, prev_hash, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (seq, at, kind, run_id, ref, text, prev, digest),
+        )
+        return digest
+
+    def head(self) -> str:
+        row = self.db.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        return row[0] if row else GENESIS
+
+    def verify(self, head: str | None = None) -> ChainCheck:
+        prev, count, expected_seq = GENESIS, 0, 1
+        seen_head = head is None or head == GENESIS
+        for r in self.db.execute("SELECT * FROM events ORDER BY seq"):
+            count += 1
+            if r["seq"] != expected_seq:
+                return ChainCheck(False, count, prev, f"event {expected_seq} is missing "
+                                  f"(next stored is {r['seq']})", expected_seq)
+            if r["prev_hash"] != prev:
+                return ChainCheck(False, count, prev, f"event {r['seq']} does not follow "
+                                  "the event before it (deleted, inserted or reordered)", r["seq"])
+            digest = event_hash(prev, r["seq"], r["at"], r["kind"], r["run_id"],
+                                r["payout_ref"], r["data"])
+            if digest != r["hash"]:
+                return ChainCheck(False, count, prev, f"event {r['seq']} ({r['kind']}) was "
+                                  "changed after it was written", r["seq"])
+            prev = r["hash"]
+            expected_seq += 1
+            if head is not None and prev == head:
+                seen_head = True
+        if not seen_head:
+            return ChainCheck(False, count, prev, "the chain does not contain the given head: "
+                              "events were removed from its end (truncated) or it is another journal")
+        return ChainCheck(True, count, prev)
+
+    # --- runs ------------------------------------------------------------------------------
+    def start_run(self, run: RunRecord, rows: Iterable[RunRow]) -> None:
+        with self.transaction():
+            self.db.execute(
+                "INSERT INTO runs (id, kind, started_at, sheet, input_sha256, input_columns, info) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run.id, run.kind, run.started_at, run.sheet, run.input_sha256,
+                 json.dumps(run.input_columns, ensure_ascii=False), canonical(run.info)),
+            )
+            self.db.executemany(
+                "INSERT INTO run_rows (run_id, seq, row, payout_ref, inputs, linked, status, error,"
+                " warning, amount, source_currency, target_currency) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                ((run.id, r.seq, r.row, r.payout_ref, pack_values(r.inputs), int(r.linked), r.status,
+                  r.error, r.warning, r.amount, r.source_currency, r.target_currency) for r in rows),
+            )
+            self._event("run.started", run_id=run.id, data={
+                "kind": run.kind, "sheet": run.sheet, "input_sha256": run.input_sha256,
+                "info": run.info})
+
+    def update_run_row(self, run_id: str, seq: int, **fields: Any) -> None:
+        if "linked" in fields:
+            fields["linked"] = int(fields["linked"])
+        fields.setdefault("updated_at", utcnow())
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        with self.transaction():
+            self.db.execute(f"UPDATE run_rows SET {cols} WHERE run_id = ? AND seq = ?",
+                            (*[_text(v) for v in fields.values()], run_id, seq))
+
+    def link_run_rows(self, run_id: str, seqs: Iterable[int]) -> None:
+        with self.transaction():
+            self.db.executemany("UPDATE run_rows SET linked = 1 WHERE run_id = ? AND seq = ?",
+                                ((run_id, s) for s in seqs))
+
+    def finish_run(self, run_id: str, outcome: str, exit_code: int, info: dict[str, Any]) -> None:
+        with self.transaction():
+            row = self.db.execute("SELECT info FROM runs WHERE id = ?", (run_id,)).fetchone()
+            merged = {**json.loads(row[0]), **info} if row else info
+            self.db.execute(
+                "UPDATE runs SET finished_at = ?, outcome = ?, exit_code = ?, info = ? WHERE id = ?",
+                (utcnow(), outcome, exit_code, canonical(merged), run_id),
+            )
+            self._event("run.finished", run_id=run_id,
+                        data={"outcome": outcome, "exit_code": exit_code, **info})
+
+    def runs(self) -> list[RunRecord]:
+        return [self._run(r) for r in self.db.execute("SELECT * FROM runs ORDER BY started_at, id")]
+
+    def run(self, run_id: str | None = None) -> RunRecord | None:
+        if run_id is None:
+            r = self.db.execute(
+                "SELECT * FROM runs WHERE kind != 'dry-run' ORDER BY started_at DESC, id DESC LIMIT 1"
+            ).fetchone()
+        else:
+            r = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return self._run(r) if r else None
+
+    @staticmethod
+    def _run(r: sqlite3.Row) -> RunRecord:
+        return RunRecord(
+            id=r["id"], kind=r["kind"], started_at=r["started_at"], sheet=r["sheet"],
+            input_sha256=r["input_sha256"], input_columns=json.loads(r["input_columns"]),
+            info=json.loads(r["info"]), finished_at=r["finished_at"], outcome=r["outcome"],
+            exit_code=r["exit_code"],
+        )
+
+    def run_rows(self, run_id: str) -> Iterator[RunRow]:
+        cur = self.db.execute("SELECT * FROM run_rows WHERE run_id = ? ORDER BY seq", (run_id,))
+        for r in cur:
+            yield RunRow(
+                seq=r["seq"], row=r["row"], payout_ref=r["payout_ref"], inputs=unpack_values(r["inputs"]),
+                status=r["status"], linked=bool(r["linked"]), error=r["error"], warning=r["warning"],
+                amount=r["amount"], source_currency=r["source_currency"],
+                target_currency=r["target_currency"], quote_id=r["quote_id"], rate=r["rate"],
+                fee=r["fee"], target_amount=r["target_amount"], total_debit=r["total_debit"],
+                updated_at=r["updated_at"],
+            )
+
+    # --- the ledger -------------------------------------------------------------------------
+    def entry(self, ref: str) -> LedgerEntry | None:
+        r = self.db.execute("SELECT * FROM payouts WHERE payout_ref = ?", (ref,)).fetchone()
+        return LedgerEntry(**dict(r)) if r else None
+
+    def entries(self, refs: Iterable[str] | None = None) -> dict[str, LedgerEntry]:
+        if refs is None:
+            rows = self.db.execute("SELECT * FROM payouts").fetchall()
+            return {r["payout_ref"]: LedgerEntry(**dict(r)) for r in rows}
+        wanted = list(dict.fromkeys(refs))
+        out: dict[str, LedgerEntry] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for r in self.db.execute(f"SELECT * FROM payouts WHERE payout_ref IN ({marks})", chunk):
+                out[r["payout_ref"]] = LedgerEntry(**dict(r))
+        return out
+
+    def entries_with_status(self, statuses: Iterable[str]) -> list[LedgerEntry]:
+        st = list(statuses)
+        marks = ",".join("?" * len(st))
+        return [LedgerEntry(**dict(r)) for r in self.db.execute(
+            f"SELECT * FROM payouts WHERE status IN ({marks}) ORDER BY updated_at", st)]
+
+    def set_status(self, ref: str, status: str, *, run_id: str = "", details: str = "",
+                   event: str = "payout.status", **fields: Any) -> None:
+        """Record a decision about a payout_ref (creating its ledger row if needed)."""
+        unknown = set(fields) - set(LEDGER_FIELDS)
+        assert not unknown, unknown
+        now = utcnow()
+        with self.transaction():
+            exists = self.db.execute("SELECT 1 FROM payouts WHERE payout_ref = ?", (ref,)).fetchone()
+            if exists is None:
+                self.db.execute(
+                    "INSERT INTO payouts (payout_ref, status, details, run_id, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?)", (ref, status, details, run_id, now))
+            sets = {"status": status, "updated_at": now, **fields}
+            if run_id:
+                sets["run_id"] = run_id
+            if details:
+                sets["details"] = details
+            cols = ", ".join(f"{k} = ?" for k in sets)
+            self.db.execute(f"UPDATE payouts SET {cols} WHERE payout_ref = ?",
+                            (*[_text(v) for v in sets.values()], ref))
+            self._event(event, run_id=run_id, ref=ref, data={"status": status, **fields})
+
+    def record_intent(self, ref: str, run_id: str, details: str, quote: dict[str, Any],
+                      body: dict[str, Any], expires_at: float, **fields: Any) -> int:
+        """The quote id and the exact body, on disk before the request leaves. Status SENDING."""
+        with self.transaction():
+            cur = self.db.execute(
+                "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
+                " quote_expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at, utcnow()),
+            )
+            attempt_id = int(cur.lastrowid or 0)
+            self.set_status(ref, SENDING, run_id=run_id, details=details,
+                            event="payout.intent", quote_id=body["quoteId"], payout_id="",
+                            reference_number="", error="", **fields)
+            self.db.execute("UPDATE payouts SET attempt_id = ? WHERE payout_ref = ?",
+                            (attempt_id, ref))
+        return attempt_id
+
+    def mark_sent(self, attempt_id: int) -> None:
+        """Counts sends of an attempt (the same body may go several times, never a new quote)."""
+        with self.transaction():
+            self.db.execute("UPDATE attempts SET sends = sends + 1 WHERE id = ?", (attempt_id,))
+
+    def record_answer(self, attempt_id: int, outcome: str, *, status: str, run_id: str = "",
+                      http_status: int | None = None, message: str = "", **fields: Any) -> None:
+        """The answer to an attempt, and the payout_ref's resulting status, in one transaction."""
+        with self.transaction():
+            r = self.db.execute("SELECT payout_ref FROM attempts WHERE id = ?",
+                                (attempt_id,)).fetchone()
+            self.db.execute(
+                "UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
+                "WHERE id = ?", (utcnow(), outcome, http_status, message, attempt_id))
+            self.set_status(r[0], status, run_id=run_id, event=f"payout.{outcome}", **fields)
+
+    def attempt(self, attempt_id: int) -> Attempt:
+        r = self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
+        return Attempt(
+            id=r["id"], payout_ref=r["payout_ref"], run_id=r["run_id"], quote_id=r["quote_id"],
+            quote=json.loads(r["quote_json"]), body=json.loads(r["body_json"]),
+            quote_expires_at=r["quote_expires_at"], sends=r["sends"], outcome=r["outcome"],
+        )
+
+    def apply_state(self, ref: str, state: str, *, source: str, payout_id: str, quote_id: str,
+                    **fields: Any) -> bool:
+        """Move a payout forward to `state` as reported by the service; never backwards.
+
+        The report must be about the ledger's current payout of `ref` (same quote; same
+        payout id once known): a late event about an earlier, failed payout of a ref that
+        was paid again changes nothing. Idempotent: the same state twice changes nothing.
+        Returns whether anything changed.
+        """
+        state = "PENDING" if state == "INITIATED" else state
+        if state not in _RANK:
+            return False
+        with self.transaction():
+            r = self.db.execute("SELECT status, payout_id, quote_id FROM payouts "
+                                "WHERE payout_ref = ?", (ref,)).fetchone()
+            if r is None or r["quote_id"] != quote_id:
+                return False
+            if r["payout_id"] and r["payout_id"] != payout_id:
+                return False
+            if not _moves_forward(r["status"], state):
+                return False
+            if r["status"] in IN_DOUBT:
+                # the answer to the in-doubt attempt has been found
+                self.db.execute(
+                    "UPDATE attempts SET answered_at = ?, outcome = 'found' "
+                    "WHERE id = (SELECT attempt_id FROM payouts WHERE payout_ref = ?)",
+                    (utcnow(), ref))
+                fields.setdefault("error", "")
+            self.set_status(ref, state, event=f"payout.{source}", payout_id=payout_id, **fields)
+            return True
+
+    def ref_for_payout(self, payout_id: str) -> str | None:
+        r = self.db.execute("SELECT payout_ref FROM payouts WHERE payout_id = ?",
+                            (payout_id,)).fetchone()
+        return r[0] if r else None
+
+    def ref_for_quote(self, quote_id: str) -> str | None:
+        """The payout_ref of an attempt made with this quote (that is how lost answers are found)."""
+        r = self.db.execute("SELECT payout_ref FROM attempts WHERE quote_id = ? ORDER BY id DESC"
+                            " LIMIT 1", (quote_id,)).fetchone()
+        return r[0] if r else None
+
+    def record_note(self, kind: str, data: dict[str, Any], run_id: str = "") -> None:
+        with self.transaction():
+            self._event(kind, run_id=run_id, data=data)
+
+
+def _moves_forward(current: str, new: str) -> bool:
+    if current == new:
+        return False
+    if current not in _RANK:  # SENDING, UNKNOWN, NOT_SENT...: the service's word wins
+        return True
+    if current == "COMPLETED" or current == "REFUNDED":
+        return False
+    if current == "FAILED":
+        return new == "REFUNDED"
+    return _RANK[new] > _RANK[current]
+
+
+def _text(value: Any) -> Any:
+    """Money and other Decimals are stored as their exact digits."""
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return str(value)
+
+
+def expires_at(expires_in_seconds: Any) -> float:
+    return time.time() + float(expires_in_seconds)

@@ -1,0 +1,197 @@
+"""The journal: durability rules, the run lock, monotonic states and the hash chain."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sqlite3
+import stat
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from batchpay.engine.journal import (
+    SENDING,
+    Journal,
+    RunRecord,
+    RunRow,
+    pack_values,
+    unpack_values,
+    utcnow,
+)
+from batchpay.errors import JournalLocked, JournalServiceMismatch
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Journal:
+    j = Journal(tmp_path / "j" / "journal.sqlite3")
+    yield j
+    j.close()
+
+
+def _intent(j: Journal, ref: str = "R1", quote: str = "q1") -> int:
+    return j.record_intent(ref, "run1", '{"amount":"1"}', {"id": quote},
+                           {"quoteId": quote, "reason": "x"}, expires_at=9e9)
+
+
+def test_file_and_directory_are_private(journal: Journal) -> None:
+    assert journal.path is not None
+    assert stat.S_IMODE(journal.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(journal.path.parent.stat().st_mode) == 0o700
+
+
+def test_wal_and_schema_version(journal: Journal) -> None:
+    assert journal.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert journal.db.execute("SELECT version FROM schema_version").fetchone()[0] == 1
+
+
+def test_journal_belongs_to_one_service(journal: Journal) -> None:
+    journal.bind_service("embedded")
+    journal.bind_service("embedded")
+    with pytest.raises(JournalServiceMismatch, match="embedded"):
+        journal.bind_service("https://api.example.com")
+
+
+def test_second_lock_is_refused_and_released_on_close(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite3"
+    first, second = Journal(path), Journal(path)
+    first.lock()
+    with pytest.raises(JournalLocked):
+        second.lock()
+    first.close()
+    second.lock()  # the lock died with its holder
+    second.close()
+
+
+def test_intent_is_on_disk_before_the_answer(journal: Journal) -> None:
+    attempt = _intent(journal)
+    # another connection (another process after a crash) sees the intent and its body
+    other = sqlite3.connect(str(journal.path))
+    row = other.execute("SELECT quote_id, body_json, outcome FROM attempts WHERE id = ?",
+                        (attempt,)).fetchone()
+    assert row[0] == "q1" and '"quoteId":"q1"' in row[1] and row[2] is None
+    assert journal.entry("R1").status == SENDING
+    journal.record_answer(attempt, "accepted", status="PENDING", payout_id="p1",
+                          reference_number="ABC")
+    entry = journal.entry("R1")
+    assert (entry.status, entry.payout_id, entry.reference_number) == ("PENDING", "p1", "ABC")
+
+
+def test_states_never_move_backwards(journal: Journal) -> None:
+    attempt = _intent(journal)
+    journal.record_answer(attempt, "accepted", status="PENDING", payout_id="p1")
+    moves = [("PROCESSING", True), ("PENDING", False), ("FAILED", True), ("PROCESSING", False),
+             ("COMPLETED", False), ("REFUNDED", True), ("FAILED", False), ("REFUNDED", False)]
+    for state, changes in moves:
+        assert journal.apply_state("R1", state, source="test", payout_id="p1",
+                                   quote_id="q1") is changes, state
+    assert journal.entry("R1").status == "REFUNDED"
+
+
+def test_a_report_about_another_payout_changes_nothing(journal: Journal) -> None:
+    attempt = _intent(journal)
+    journal.record_answer(attempt, "accepted", status="PENDING", payout_id="p1")
+    assert not journal.apply_state("R1", "COMPLETED", source="t", payout_id="p0", quote_id="q1")
+    assert not journal.apply_state("R1", "COMPLETED", source="t", payout_id="p1", quote_id="q0")
+    assert journal.entry("R1").status == "PENDING"
+
+
+@pytest.mark.parametrize("events", list(itertools.permutations(
+    ["PENDING", "PROCESSING", "FAILED", "REFUNDED"])))
+def test_every_order_of_events_ends_in_the_same_state(tmp_path: Path, events: tuple) -> None:
+    j = Journal(":memory:")
+    attempt = _intent(j)
+    j.record_answer(attempt, "lost", status=SENDING)  # in doubt: learns its payout from events
+    for state in events:
+        j.apply_state("R1", state, source="webhook", payout_id="p1", quote_id="q1")
+    assert j.entry("R1").status == "REFUNDED"
+    assert j.entry("R1").payout_id == "p1"
+
+
+def test_values_keep_their_types() -> None:
+    values = ["6222021234567890123", Decimal("100000.50"), 7, None, "=SUM(A1)", "中国银行"]
+    assert unpack_values(pack_values(values)) == values
+    assert isinstance(unpack_values(pack_values(values))[1], Decimal)
+
+
+def _filled(tmp_path: Path) -> Journal:
+    j = Journal(tmp_path / "journal.sqlite3")
+    j.bind_service("embedded")
+    j.start_run(RunRecord("run1", "run", utcnow(), "s.xlsx", "abc", ["payout_ref"]),
+                [RunRow(0, 2, "R1", ["R1"], "NOT_SENT")])
+    attempt = _intent(j)
+    j.record_answer(attempt, "accepted", status="PENDING", payout_id="p1")
+    j.apply_state("R1", "COMPLETED", source="poll", payout_id="p1", quote_id="q1")
+    return j
+
+
+def test_untouched_chain_verifies(tmp_path: Path) -> None:
+    j = _filled(tmp_path)
+    check = j.verify(head=j.head())
+    assert check.ok and check.events >= 5
+    j.close()
+
+
+def test_edited_event_is_caught(tmp_path: Path) -> None:
+    j = _filled(tmp_path)
+    j.db.execute("UPDATE events SET data = replace(data, 'COMPLETED', 'FAILED') "
+                 "WHERE kind = 'payout.poll'")
+    check = j.verify()
+    assert not check.ok and "changed" in check.problem
+    j.close()
+
+
+def test_deleted_event_is_caught(tmp_path: Path) -> None:
+    j = _filled(tmp_path)
+    j.db.execute("DELETE FROM events WHERE seq = 3")
+    check = j.verify()
+    assert not check.ok and check.broken_at == 3
+    j.close()
+
+
+def test_inserted_event_is_caught(tmp_path: Path) -> None:
+    j = _filled(tmp_path)
+    last = j.db.execute("SELECT * FROM events WHERE seq = 2").fetchone()
+    j.db.execute("UPDATE events SET seq = seq + 100 WHERE seq > 2")
+    j.db.execute("INSERT INTO events VALUES (3, ?, 'payout.poll', '', 'R9', '{}', ?, ?)",
+                 (last["at"], last["hash"], "f" * 64))
+    j.db.execute("UPDATE events SET seq = seq - 99 WHERE seq > 100")
+    check = j.verify()
+    assert not check.ok and check.broken_at == 3
+    j.close()
+
+
+def test_reordered_events_are_caught(tmp_path: Path) -> None:
+    j = _filled(tmp_path)
+    a = j.db.execute("SELECT * FROM events WHERE seq = 2").fetchone()
+    b = j.db.execute("SELECT * FROM events WHERE seq = 3").fetchone()
+    cols = ("at", "kind", "run_id", "payout_ref", "data", "prev_hash", "hash")
+    for target, source in ((2, b), (3, a)):
+        j.db.execute(f"UPDATE events SET {', '.join(c + ' = ?' for c in cols)} WHERE seq = ?",
+                     (*[source[c] for c in cols], target))
+    check = j.verify()
+    assert not check.ok and check.broken_at == 2
+    j.close()
+
+
+def test_truncated_chain_is_caught_against_the_filed_head(tmp_path: Path) -> None:
+    j = _filled(tmp_path)
+    head = j.head()
+    assert j.verify(head=head).ok
+    j.db.execute("DELETE FROM events WHERE seq = (SELECT MAX(seq) FROM events)")
+    assert j.verify().ok  # a shorter chain is still a chain...
+    check = j.verify(head=head)
+    assert not check.ok and "truncated" in check.problem  # ...but not the one that was filed
+    j.close()
+
+
+def test_journal_file_is_not_world_readable_even_with_a_loose_umask(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        j = Journal(tmp_path / "loose" / "journal.sqlite3")
+    finally:
+        os.umask(old)
+    assert j.path is not None
+    assert stat.S_IMODE(j.path.stat().st_mode) & 0o077 == 0
+    j.close()
