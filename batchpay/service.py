@@ -7,6 +7,7 @@ no real money can move by accident.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,8 +61,10 @@ def open_service(settings: Settings, *, settle_seconds: float | None = None) -> 
     from batchpay.sandbox.server import start_in_thread
 
     state = private_dir(settings.journal.parent) / SANDBOX_STATE_FILE
-    extra = {} if settle_seconds is None else {"settle_seconds": settle_seconds}
-    running = start_in_thread(SandboxConfig(port=0, state_path=state, **extra))
+    config = SandboxConfig(port=0, state_path=state)
+    if settle_seconds is not None:
+        config = dataclasses.replace(config, settle_seconds=settle_seconds)
+    running = start_in_thread(config)
     try:
         yield Service(running.url, running.api_key, embedded=True, sandbox=running)
     finally:

@@ -561,9 +561,9 @@ class Journal:
                 (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at, utcnow()),
             )
             attempt_id = int(cur.lastrowid or 0)
+            fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
             self.set_status(ref, SENDING, run_id=run_id, details=details,
-                            event="payout.intent", quote_id=body["quoteId"], payout_id="",
-                            reference_number="", error="", **fields)
+                            event="payout.intent", **fields)
             self.db.execute("UPDATE payouts SET attempt_id = ? WHERE payout_ref = ?",
                             (attempt_id, ref))
         return attempt_id

@@ -1,0 +1,88 @@
+"""Results workbooks are rendered from the journal, never the other way round.
+
+`run`, `sync` and `report` all call `render_run`: the same journal gives the same cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from batchpay.engine.journal import SENDING, Journal, LedgerEntry, RunRecord, RunRow
+from batchpay.engine.sending import UNKNOWN_ERROR, as_decimal
+from batchpay.errors import JournalError
+from batchpay.sheet.results import ResultRow, ResultsSummary, write_results
+
+RUN_INFO_FIELDS = (
+    ("run_id", "run id"), ("kind", "kind"), ("started_at", "started (UTC)"),
+    ("finished_at", "finished (UTC)"), ("operator", "operator"), ("host", "host"),
+    ("tool_version", "batchpay version"), ("sheet", "input file"),
+    ("input_sha256", "input SHA-256"), ("service", "service"), ("base_url", "base URL"),
+    ("key_fingerprint", "API key fingerprint"), ("settings", "settings"),
+    ("outcome", "outcome"), ("totals", "totals per currency"),
+)
+
+
+def display_status(status: str) -> str:
+    return "UNKNOWN" if status == SENDING else status
+
+
+def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
+    if rr.linked and entry is not None:
+        status = display_status(entry.status)
+        error = entry.error or (UNKNOWN_ERROR if entry.status == SENDING else "")
+        return ResultRow(
+            row=rr.row, inputs=rr.inputs, status=status, error=error, warning=rr.warning,
+            reference_number=entry.reference_number, payout_id=entry.payout_id,
+            quote_id=entry.quote_id, rate=as_decimal(entry.rate), fee=as_decimal(entry.fee),
+            target_amount=as_decimal(entry.target_amount),
+            total_debit=as_decimal(entry.total_debit), updated_at=entry.updated_at,
+            amount=as_decimal(entry.amount) or as_decimal(rr.amount),
+            source_currency=entry.source_currency or rr.source_currency,
+            target_currency=entry.target_currency or rr.target_currency,
+        )
+    return ResultRow(
+        row=rr.row, inputs=rr.inputs, status=rr.status, error=rr.error, warning=rr.warning,
+        quote_id=rr.quote_id, rate=as_decimal(rr.rate), fee=as_decimal(rr.fee),
+        target_amount=as_decimal(rr.target_amount), total_debit=as_decimal(rr.total_debit),
+        updated_at=rr.updated_at, amount=as_decimal(rr.amount),
+        source_currency=rr.source_currency, target_currency=rr.target_currency,
+    )
+
+
+def result_rows(journal: Journal, run: RunRecord) -> Iterator[ResultRow]:
+    rows = list(journal.run_rows(run.id))
+    ledger = journal.entries(r.payout_ref for r in rows if r.linked)
+    for rr in rows:
+        yield result_row(rr, ledger.get(rr.payout_ref))
+
+
+def run_info(journal: Journal, run: RunRecord) -> list[tuple[str, str]]:
+    values: dict[str, Any] = {
+        "run_id": run.id, "kind": run.kind, "started_at": run.started_at,
+        "finished_at": run.finished_at or "", "sheet": run.sheet,
+        "input_sha256": run.input_sha256, "outcome": run.outcome or "", **run.info,
+    }
+    pairs = []
+    for key, label in RUN_INFO_FIELDS:
+        value = values.get(key, "")
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}={v}" for k, v in value.items())
+        pairs.append((label, str(value)))
+    pairs.append(("journal chain head", journal.head()))
+    return pairs
+
+
+def find_run(journal: Journal, run_id: str | None) -> RunRecord:
+    run = journal.run(run_id)
+    if run is None:
+        what = f"run {run_id}" if run_id else "any run"
+        raise JournalError(f"The journal {journal.path} holds no {what}.",
+                           hint="`batchpay runs` lists the runs it holds.")
+    return run
+
+
+def render_run(journal: Journal, run: RunRecord, path: Path) -> ResultsSummary:
+    return write_results(path, input_columns=run.input_columns, rows=result_rows(journal, run),
+                         run_info=run_info(journal, run))

@@ -1,0 +1,494 @@
+"""`run`, `rerun` and `--dry-run`: validate, plan against the journal, pay, track, report.
+
+    read + validate ─► plan (journal) ─► confirm (real money) ─► resolve rows in doubt
+        ─► send new rows (quote, intent, payout, answer) ─► resolve new doubts
+        ─► follow statuses (webhooks and list polling) ─► results workbook from the journal
+
+A row is sent only if no payout request for its payout_ref was ever accepted or may have
+been (design: "Exactly once").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import os
+import platform
+import secrets
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Protocol
+
+from batchpay import __version__
+from batchpay.config import Settings
+from batchpay.engine.journal import (
+    FINAL_STATES,
+    IN_DOUBT,
+    NOT_SENT_STATES,
+    Journal,
+    RunRecord,
+    RunRow,
+    canonical,
+    utcnow,
+)
+from batchpay.engine.render import find_run, render_run, result_rows
+from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
+from batchpay.engine.tracking import refresh
+from batchpay.errors import UsageError
+from batchpay.provider.client import PayoutClient
+from batchpay.provider.errors import AuthError, ProviderError
+from batchpay.provider.pacing import Pacer
+from batchpay.service import Service, open_service
+from batchpay.sheet.results import ResultsSummary
+
+# what `run` does with a row whose payout_ref the journal knows
+RESENDABLE = NOT_SENT_STATES
+DETAIL_FIELDS = (
+    "recipient_type", "recipient_name", "company_name", "company_id", "ic_number",
+    "account_number", "bank_name", "bank_city", "sort_code", "amount", "source_currency",
+    "currency", "country", "payment_channel",
+)
+GOOD_STATES = ("COMPLETED", "PENDING", "PROCESSING")
+
+
+class Reporter(Protocol):
+    def banner(self, text: str) -> None: ...
+    def note(self, text: str) -> None: ...
+    def start(self, label: str, total: int) -> None: ...
+    def advance(self, n: int = 1) -> None: ...
+    def done(self) -> None: ...
+    def confirm(self, text: str) -> bool: ...
+
+
+class QuietReporter:
+    def banner(self, text: str) -> None: ...
+    def note(self, text: str) -> None: ...
+    def start(self, label: str, total: int) -> None: ...
+    def advance(self, n: int = 1) -> None: ...
+    def done(self) -> None: ...
+    def confirm(self, text: str) -> bool:
+        return False
+
+
+@dataclass
+class RunOptions:
+    sheet: Path
+    kind: str = "run"  # run | rerun | dry-run
+    sheet_name: str | None = None
+    source_currency: str | None = None
+    out: Path | None = None
+    skip_invalid: bool = False
+    concurrency: int = 4
+    max_rps: float = 0.0
+    wait: float = 60.0
+    yes: bool = False
+    interactive: bool = False  # a terminal is there to answer the confirmation
+
+    @property
+    def dry_run(self) -> bool:
+        return self.kind == "dry-run"
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    exit_code: int
+    results_path: Path
+    summary: ResultsSummary
+    sandbox: bool
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(self.summary.counts)
+
+
+@dataclass
+class Plan:
+    rows: list[RunRow]
+    send: list[SendJob]
+    resolve: list[str]  # refs in doubt, looked up first
+    track: list[str]  # refs already sent, shown with their journal status
+    invalid: int
+
+
+def details_of(row: Any) -> str:
+    """What makes a payout the same payment: recipient, account, bank, amount, currencies."""
+    values = {}
+    for name in DETAIL_FIELDS:
+        value = getattr(row, name, None)
+        if isinstance(value, Decimal):
+            value = format(value.normalize(), "f")
+        values[name] = value or ""
+    return canonical(values)
+
+
+def _changed_fields(old: str, new: str) -> list[str]:
+    import json
+
+    try:
+        before, after = json.loads(old), json.loads(new)
+    except ValueError:
+        return ["details"]
+    return [k for k in DETAIL_FIELDS if before.get(k) != after.get(k)]
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: str,
+              settings: Settings, skip_invalid: bool) -> Plan:
+    ledger = journal.entries(c.payout.payout_ref for c in checks if c.payout is not None)
+    rows: list[RunRow] = []
+    send: list[SendJob] = []
+    resolve: list[str] = []
+    track: list[str] = []
+    for seq, check in enumerate(checks):
+        p = check.payout
+        ref = p.payout_ref if p is not None else _input_ref(check.values, columns)
+        rr = RunRow(seq=seq, row=check.row, payout_ref=ref, inputs=list(check.values),
+                    status="INVALID", error="; ".join(check.errors),
+                    warning="; ".join(check.warnings))
+        rows.append(rr)
+        if p is None:
+            continue
+        rr.amount, rr.source_currency, rr.target_currency = str(p.amount), p.source_currency, p.currency
+        details = details_of(p)
+        entry = ledger.get(ref)
+        country = settings.source_countries.get(p.source_currency)
+        # a paid (or possibly paid) ref met again with other details is another payment
+        if (entry is not None and entry.status not in (*RESENDABLE, "FAILED", "REFUNDED")
+                and entry.details != details):
+            rr.error = (f"payout_ref: {ref} was already sent in run {entry.run_id} "
+                        f"({_shown(entry.status)}) with other "
+                        f"{', '.join(_changed_fields(entry.details, details))}; a payout_ref "
+                        "is paid once — use a new payout_ref for a new payment")
+            continue
+        if country is None and (entry is None or entry.status in RESENDABLE):
+            rr.error = (f"source_currency: no source country is known for {p.source_currency}; "
+                        "add it under [source_countries] in batchpay.toml")
+            continue
+        rr.status, rr.error = "NOT_SENT", ""
+        if entry is None or entry.status in RESENDABLE or (
+                kind == "rerun" and entry.status in ("FAILED", "REFUNDED")):
+            send.append(SendJob(seq, ref, details, p, country or ""))
+        elif entry.status in IN_DOUBT:
+            rr.linked = True
+            resolve.append(ref)
+        else:
+            rr.linked = True
+            track.append(ref)
+    invalid = sum(r.status == "INVALID" for r in rows)
+    if invalid and not skip_invalid:
+        send = []  # an invalid row blocks the whole sheet: nothing is sent
+        resolve = []
+    return Plan(rows, send, resolve, track, invalid)
+
+
+def _input_ref(values: list[Any], columns: list[str]) -> str:
+    i = columns.index("payout_ref") if "payout_ref" in columns else -1
+    value = values[i] if 0 <= i < len(values) else None
+    return "" if value is None else str(value).strip()
+
+
+def _shown(status: str) -> str:
+    return "UNKNOWN" if status == "SENDING" else status
+
+
+def default_results_path(sheet: Path, run_id: str) -> Path:
+    stem = sheet.stem
+    if "-results-" in stem:
+        stem = stem.split("-results-")[0]
+    return sheet.with_name(f"{stem}-results-{run_id}.xlsx")
+
+
+def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
+              read: Callable[[], tuple[Any, Any]]) -> RunOutcome:
+    """Run one batch end to end. `read` returns (sheet, validation) for the input."""
+    sheet, validation = read()
+    journal = Journal(settings.journal)
+    try:
+        journal.lock()
+        with open_service(settings) as service, embedded_listener(settings, service):
+            journal.bind_service(service.identity)
+            return asyncio.run(_Batch(settings, options, reporter, journal, service,
+                                      sheet, validation).execute())
+    finally:
+        journal.close()
+
+
+@contextlib.contextmanager
+def embedded_listener(settings: Settings, service: Service) -> Iterator[None]:
+    """On the embedded sandbox, statuses arrive by signed webhooks to a listener of our own."""
+    if not service.embedded or service.sandbox is None:
+        yield
+        return
+    from batchpay.serving import ServerThread
+    from batchpay.webhooks import SignatureCheck, create_listener, random_secret
+
+    secret = random_secret()
+    app = create_listener(settings.journal, SignatureCheck(secret, settings.headers,
+                                                           settings.signature_algorithms))
+    with ServerThread(app, what="webhook listener") as listener:
+        service.sandbox.state.set_webhook(listener.url + "/webhook", secret)
+        try:
+            yield
+        finally:
+            service.sandbox.state.set_webhook(None, None)
+
+
+class _Batch:
+    def __init__(self, settings: Settings, options: RunOptions, reporter: Reporter,
+                 journal: Journal, service: Service, sheet: Any, validation: Any) -> None:
+        self.settings, self.options, self.reporter = settings, options, reporter
+        self.journal, self.service = journal, service
+        self.sheet, self.validation = sheet, validation
+        self.run_id = new_run_id()
+        self.notes: list[str] = []
+        self.stopped: AuthError | None = None
+        self.sandbox = service.embedded
+
+    def _client(self) -> PayoutClient:
+        pacer = Pacer(max_rps=self.options.max_rps,
+                      windows=None if self.service.embedded else self.settings.rate_limit)
+        return PayoutClient(
+            self.service.base_url, self.service.api_key, paths=self.settings.paths,
+            headers=self.settings.headers, concurrency=self.options.concurrency,
+            connect_timeout=self.settings.connect_timeout, read_timeout=self.settings.read_timeout,
+            pacer=pacer)
+
+    async def execute(self) -> RunOutcome:
+        plan = plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
+                         kind=self.options.kind,
+                         settings=self.settings, skip_invalid=self.options.skip_invalid)
+        run = RunRecord(
+            id=self.run_id, kind=self.options.kind, started_at=utcnow(),
+            sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
+            input_columns=list(self.sheet.columns), info=self._info())
+        async with self._client() as client:
+            sender = Sender(self.journal, client, self.run_id)
+            try:
+                if plan.send or plan.resolve:
+                    await self._confirm(client, plan)
+                self.journal.start_run(run, plan.rows)
+                if plan.invalid and not self.options.skip_invalid:
+                    self.notes.append(f"{plan.invalid} invalid row(s): nothing was sent. Fix them, "
+                                      "or run with --skip-invalid to pay the valid rows.")
+                if self.options.dry_run:
+                    await self._dry_run(client, plan)
+                else:
+                    await self._pay(client, sender, plan)
+            except AuthStop as stop:
+                self.stopped = stop.error
+            except AuthError as exc:
+                self.stopped = exc
+        if self.journal.run(self.run_id) is None:  # refused before the run started
+            assert self.stopped is not None
+            raise self.stopped
+        return self._finish(plan)
+
+    def _info(self) -> dict[str, Any]:
+        o = self.options
+        return {
+            "operator": _operator(), "host": platform.node(), "tool_version": __version__,
+            "service": self.service.identity, "base_url": self.service.base_url
+            if not self.service.embedded else "embedded sandbox",
+            "key_fingerprint": _fingerprint(self.service.api_key),
+            "settings": {"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
+                         "skip_invalid": o.skip_invalid, "sheet": o.sheet_name or "",
+                         "source_currency": o.source_currency or ""},
+        }
+
+    async def _confirm(self, client: PayoutClient, plan: Plan) -> None:
+        """Real money: show what will go, and ask (or require --yes)."""
+        if self.service.embedded:
+            self.reporter.banner("SANDBOX: embedded sandbox, no real money moves")
+            return
+        await client.wallets()  # a harmless read: tells sandbox from the real service
+        self.sandbox = bool(client.is_sandbox)
+        if client.is_sandbox:
+            self.reporter.banner(f"SANDBOX at {self.service.base_url}: no real money moves")
+            return
+        if self.options.dry_run:
+            return
+        totals: dict[str, Decimal] = {}
+        for job in plan.send:
+            totals[job.row.source_currency] = totals.get(job.row.source_currency, Decimal(0)) + job.row.amount
+        text = (f"About to pay {len(plan.send)} row(s) through {self.service.base_url}: "
+                + ", ".join(f"{v:,} {k}" for k, v in sorted(totals.items())) + ".")
+        if self.options.yes:
+            self.reporter.note(text)
+            return
+        if not self.options.interactive:
+            raise UsageError(text + " No terminal to confirm real payouts.",
+                             hint="Run it in a terminal, or add --yes to confirm in advance.")
+        if not self.reporter.confirm(text + " Pay now?"):
+            raise UsageError("Cancelled: nothing was sent.")
+
+    async def _pay(self, client: PayoutClient, sender: Sender, plan: Plan) -> None:
+        deadline = time.monotonic() + self.options.wait
+        max_pages = self.settings.sync_max_pages
+        if plan.resolve:
+            self.reporter.note(f"{len(plan.resolve)} row(s) in doubt from an earlier run: "
+                               "looking them up first")
+            await sender.resolve(plan.resolve, deadline=deadline, max_pages=max_pages)
+            again = self.journal.entries(plan.resolve)
+            by_ref = {r.payout_ref: r for r in plan.rows}
+            for ref in plan.resolve:
+                if again[ref].status in RESENDABLE:  # proven never received: send it now
+                    rr = by_ref[ref]
+                    check = self.validation.rows[rr.seq]
+                    plan.send.append(SendJob(rr.seq, ref, details_of(check.payout), check.payout,
+                                             self.settings.source_countries.get(
+                                                 check.payout.source_currency, "")))
+                else:
+                    plan.track.append(ref)
+        in_doubt = await self._send_all(sender, plan.send)
+        if in_doubt:
+            self.reporter.note(f"{len(in_doubt)} answer(s) lost: looking them up")
+            await sender.resolve(in_doubt, deadline=deadline, max_pages=max_pages)
+        await self._follow(client, [j.ref for j in plan.send] + plan.track, deadline)
+
+    async def _send_all(self, sender: Sender, jobs: list[SendJob]) -> list[str]:
+        if not jobs:
+            return []
+        self.reporter.start("Paying", len(jobs))
+        queue = list(reversed(jobs))
+        in_doubt: list[str] = []
+
+        async def worker() -> None:
+            while queue and sender.stopped is None:
+                job = queue.pop()
+                status = await sender.send(job)
+                if status == "SENDING":
+                    in_doubt.append(job.ref)
+                self.reporter.advance()
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(self.options.concurrency)))
+        finally:
+            self.reporter.done()
+        return in_doubt
+
+    async def _follow(self, client: PayoutClient, refs: list[str], deadline: float) -> None:
+        """Poll the list until every sent row is final or --wait is over."""
+        pause = 0.5
+        while True:
+            open_ = [e for e in self.journal.entries(refs).values()
+                     if e.status not in FINAL_STATES and e.payout_id]
+            if not open_ or time.monotonic() >= deadline:
+                return
+            await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            try:
+                await refresh(client, self.journal, open_, max_pages=self.settings.sync_max_pages)
+            except AuthError:
+                raise
+            except ProviderError as exc:
+                self.reporter.note(f"status poll failed ({exc.message}); will retry")
+            pause = min(pause * 1.5, 5.0)
+
+    async def _dry_run(self, client: PayoutClient, plan: Plan) -> None:
+        """Quote every row that would be sent; compare the debits with the wallets."""
+        self.reporter.start("Quoting", len(plan.send))
+        sender = Sender(self.journal, client, self.run_id)
+        queue = list(reversed(plan.send))
+
+        async def worker() -> None:
+            while queue and sender.stopped is None:
+                job = queue.pop()
+                try:
+                    quote = await sender.quote(job)
+                    fields = quote_fields(quote)
+                    fields.pop("source_currency"), fields.pop("target_currency")
+                    self.journal.update_run_row(self.run_id, job.seq, status="NOT_SENT",
+                                                error="dry run: quoted, not paid", **fields)
+                except ProviderError as exc:
+                    self.journal.update_run_row(self.run_id, job.seq, status="QUOTE_FAILED",
+                                                error=f"quote refused: {exc.message}")
+                self.reporter.advance()
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(self.options.concurrency)))
+        finally:
+            self.reporter.done()
+        if sender.stopped is not None:
+            raise AuthStop(sender.stopped)
+        await self._check_wallets(client)
+
+    async def _check_wallets(self, client: PayoutClient) -> None:
+        run = find_run(self.journal, self.run_id)
+        need: dict[str, Decimal] = {}
+        for r in result_rows(self.journal, run):
+            if r.total_debit is not None and r.status == "NOT_SENT":
+                need[r.source_currency] = need.get(r.source_currency, Decimal(0)) + r.total_debit
+        wallets = {w.currency: w.balance for w in await client.wallets()}
+        for currency, total in sorted(need.items()):
+            balance = wallets.get(currency, Decimal(0))
+            if balance < total:
+                self.notes.append(f"SHORTFALL {currency}: the batch needs {total:,} and the wallet "
+                                  f"holds {balance:,} (short by {total - balance:,})")
+            else:
+                self.notes.append(f"{currency}: the batch needs {total:,}; the wallet holds "
+                                  f"{balance:,}")
+
+    def _finish(self, plan: Plan) -> RunOutcome:
+        run = find_run(self.journal, self.run_id)
+        rows = list(result_rows(self.journal, run))
+        counts = Counter(r.status for r in rows)
+        if self.stopped is not None:
+            exit_code = 2
+            self.notes.append(f"Stopped: {self.stopped.message} No further requests were sent.")
+        elif self.options.dry_run:
+            ok = all(r.status in ("NOT_SENT",) for r in rows if r.status != "INVALID")
+            ok = ok and not counts.get("INVALID") and not any(
+                n.startswith("SHORTFALL") for n in self.notes)
+            exit_code = 0 if ok else 1
+        else:
+            exit_code = 0 if all(r.status in GOOD_STATES for r in rows) else 1
+        totals = _totals(rows)
+        outcome = "stopped" if self.stopped else ("ok" if exit_code == 0 else "rows need attention")
+        path = self.options.out or default_results_path(self.options.sheet, self.run_id)
+        self.journal.finish_run(self.run_id, outcome, exit_code,
+                                {"counts": dict(counts), "totals": totals,
+                                 "results": str(path.absolute())})
+        run = find_run(self.journal, self.run_id)
+        summary = render_run(self.journal, run, path)
+        return RunOutcome(
+            run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
+            sandbox=self.sandbox, notes=self.notes,
+            rows=[{"row": r.row, "payout_ref": _input_ref(list(r.inputs), run.input_columns),
+                   "status": r.status,
+                   "error": r.error or None, "reference_number": r.reference_number or None}
+                  for r in rows])
+
+
+def _totals(rows: list[Any]) -> dict[str, str]:
+    sums: dict[str, Decimal] = {}
+    for r in rows:
+        if r.status in ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "UNKNOWN") \
+                and r.total_debit is not None:
+            sums[r.source_currency] = sums.get(r.source_currency, Decimal(0)) + r.total_debit
+    return {k: str(v) for k, v in sorted(sums.items())}
+
+
+def _operator() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name is not worth failing a run for
+        return os.environ.get("USER", "unknown")
+
+
+def _fingerprint(key: str | None) -> str:
+    from batchpay.config import fingerprint
+
+    return fingerprint(key)
+
+

@@ -1,0 +1,249 @@
+"""One row's way to the service: quote, intent on disk, payout, answer on disk.
+
+The single-use quote id is the only de-duplication token the service has, so it is
+written to the journal (with the exact body) before the payout request leaves, and an
+in-doubt row is only ever resent with that same quote and body, never a new quote.
+
+    definite refusal of the quote        -> QUOTE_FAILED
+    service unreachable (budget spent)   -> NOT_SENT
+    first send refused: quote expired    -> one new quote, one more send
+    other definite refusal of the payout -> REJECTED (with the service's message)
+    401/403                              -> the whole run stops (AuthStop)
+    ambiguous (timeout, lost, 5xx)       -> in doubt: lookup, identical resend, else UNKNOWN
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from batchpay.engine.journal import SENDING, Journal, LedgerEntry
+from batchpay.engine.tracking import apply_found, scan
+from batchpay.provider.client import PayoutClient
+from batchpay.provider.errors import (
+    AuthError,
+    InvalidQuote,
+    ProviderError,
+    QuoteExpired,
+    RequestRejected,
+)
+from batchpay.provider.models import Payout, Quote
+
+# a quote this close to its end is not used for a (re)send: it could expire in flight
+QUOTE_MARGIN_SECONDS = 5.0
+DEFAULT_QUOTE_SECONDS = 600  # "a quote lives 10 minutes", when the service does not say
+UNKNOWN_ERROR = ("the payout request may have reached the service and no answer was found; "
+                 "it is never resent blindly: run `batchpay sync` to resolve it")
+
+
+class AuthStop(Exception):
+    """401/403 from the service: no further requests."""
+
+    def __init__(self, error: AuthError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+@dataclass(frozen=True)
+class SendJob:
+    seq: int
+    ref: str
+    details: str
+    row: Any  # batchpay.sheet PayoutRow
+    source_country: str
+
+
+def quote_fields(quote: Quote) -> dict[str, Any]:
+    return {
+        "quote_id": quote.id, "rate": quote.rate, "fee": quote.fee,
+        "target_amount": quote.target_amount, "total_debit": quote.total,
+        "amount": quote.source_amount, "source_currency": quote.source_currency,
+        "target_currency": quote.target_currency,
+    }
+
+
+def payout_fields(payout: Payout) -> dict[str, Any]:
+    return {"payout_id": payout.id, "reference_number": payout.reference_number or ""}
+
+
+class Sender:
+    def __init__(self, journal: Journal, client: PayoutClient, run_id: str) -> None:
+        self.journal = journal
+        self.client = client
+        self.run_id = run_id
+        self.stopped: AuthError | None = None
+
+    def _check_stop(self) -> None:
+        if self.stopped is not None:
+            raise AuthStop(self.stopped)
+
+    def _stop(self, error: AuthError) -> AuthStop:
+        self.stopped = error
+        return AuthStop(error)
+
+    async def quote(self, job: SendJob) -> Quote:
+        self._check_stop()
+        row = job.row
+        try:
+            return await self.client.create_quote(
+                source_amount=row.amount, source_currency=row.source_currency,
+                source_country=job.source_country, target_currency=row.currency,
+                target_country=row.country, payment_channel=row.payment_channel)
+        except AuthError as exc:
+            raise self._stop(exc) from None
+
+    async def send(self, job: SendJob) -> str:
+        """Pay one row; returns its status. In-doubt rows come back as SENDING."""
+        with self.journal.transaction():
+            self.journal.link_run_rows(self.run_id, [job.seq])
+        for round_ in (1, 2):
+            try:
+                quote = await self.quote(job)
+            except RequestRejected as exc:
+                return self._decide(job, "QUOTE_FAILED", f"quote refused: {exc.message}")
+            except ProviderError as exc:
+                return self._decide(job, "NOT_SENT", f"not sent: {exc.message}")
+            self._check_stop()
+            body = job.row.payout_body(quote.id)
+            attempt = self.journal.record_intent(
+                job.ref, self.run_id, job.details, quote.raw, body,
+                time.time() + float(quote.expires_in_seconds or DEFAULT_QUOTE_SECONDS),
+                **quote_fields(quote))
+            try:
+                payout = await self.client.submit_payout(body)
+            except AuthError as exc:
+                self.journal.record_answer(attempt, "not_sent", status="NOT_SENT",
+                                           http_status=exc.status, message=exc.message,
+                                           error=f"not sent: {exc.message}")
+                raise self._stop(exc) from None
+            except (QuoteExpired, InvalidQuote) as exc:
+                expired = isinstance(exc, QuoteExpired) or self._expired(attempt)
+                if expired and round_ == 1:
+                    self.journal.record_answer(attempt, "expired", status="NOT_SENT",
+                                               http_status=exc.status, message=exc.message,
+                                               error="quote expired before sending; requoted")
+                    continue
+                return self._answer(attempt, "rejected", "REJECTED", exc)
+            except RequestRejected as exc:
+                return self._answer(attempt, "rejected", "REJECTED", exc)
+            except ProviderError as exc:
+                if exc.definite:  # never reached the service (connect errors, 429 budget spent)
+                    return self._answer(attempt, "not_sent", "NOT_SENT", exc)
+                self.journal.record_note("payout.in_doubt", {
+                    "attempt": attempt, "error": type(exc).__name__, "message": exc.message},
+                    run_id=self.run_id)
+                return SENDING
+            self.journal.record_answer(attempt, "accepted", status=payout.state,
+                                       run_id=self.run_id, **payout_fields(payout))
+            return payout.state
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _expired(self, attempt_id: int) -> bool:
+        return time.time() >= self.journal.attempt(attempt_id).quote_expires_at
+
+    def _decide(self, job: SendJob, status: str, error: str) -> str:
+        with self.journal.transaction():
+            entry = self.journal.entry(job.ref)
+            self.journal.set_status(job.ref, status, run_id=self.run_id, details=job.details,
+                                    error=error, quote_id=entry.quote_id if entry else "",
+                                    amount=job.row.amount,
+                                    source_currency=job.row.source_currency,
+                                    target_currency=job.row.currency)
+        return status
+
+    def _answer(self, attempt: int, outcome: str, status: str, exc: ProviderError) -> str:
+        prefix = "refused" if outcome == "rejected" else "not sent"
+        self.journal.record_answer(attempt, outcome, status=status, http_status=exc.status,
+                                   message=exc.message, error=f"{prefix}: {exc.message}")
+        return status
+
+    # --- in doubt ---------------------------------------------------------------------------
+    async def resolve(self, refs: Iterable[str], *, deadline: float, max_pages: int,
+                      pause: float = 1.0) -> None:
+        """Look in-doubt rows up; resend the identical body while the quote is valid.
+
+        Repeats (lookup, resend) until every row is found, its quote is no longer usable,
+        or the deadline passes. Rows still not found end UNKNOWN, or NOT_SENT when their
+        quote has expired and a complete scan of the list does not hold them.
+        """
+        pending = {e.payout_ref: e for e in self.journal.entries(refs).values()
+                   if e.status in (SENDING, "UNKNOWN")}
+        while pending:
+            self._check_stop()
+            entries = list(pending.values())
+            found = await self._lookup(entries, max_pages)
+            for ref in [r for r, e in pending.items()
+                        if self.journal.entry(r).status not in (SENDING, "UNKNOWN")]:  # type: ignore[union-attr]
+                pending.pop(ref)
+            if not pending:
+                return
+            now = time.time()
+            resendable = [e for e in pending.values()
+                          if self._attempt_of(e).quote_expires_at - QUOTE_MARGIN_SECONDS > now]
+            if found.complete:
+                for entry in [e for e in pending.values() if e not in resendable]:
+                    if self._attempt_of(entry).quote_expires_at <= now:
+                        self._never_received(entry)
+                        pending.pop(entry.payout_ref)
+            if not resendable or time.monotonic() >= deadline:
+                break
+            await asyncio.gather(*(self._resend(e) for e in resendable))
+            for ref in [r for r in pending if self.journal.entry(r).status  # type: ignore[union-attr]
+                        not in (SENDING, "UNKNOWN")]:
+                pending.pop(ref)
+            if pending:
+                await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        for entry in pending.values():
+            if self.journal.entry(entry.payout_ref).status == SENDING:  # type: ignore[union-attr]
+                self.journal.set_status(entry.payout_ref, "UNKNOWN", run_id=self.run_id,
+                                        error=UNKNOWN_ERROR)
+
+    def _attempt_of(self, entry: LedgerEntry) -> Any:
+        assert entry.attempt_id is not None
+        return self.journal.attempt(entry.attempt_id)
+
+    async def _lookup(self, entries: list[LedgerEntry], max_pages: int) -> Any:
+        try:
+            found = await scan(self.client, quote_ids=[e.quote_id for e in entries],
+                               max_pages=max_pages)
+        except AuthError as exc:
+            raise self._stop(exc) from None
+        except ProviderError:
+            from batchpay.engine.tracking import ScanResult
+
+            return ScanResult()  # nothing learnt; try again next round
+        apply_found(self.journal, entries, found, "lookup")
+        return found
+
+    def _never_received(self, entry: LedgerEntry) -> None:
+        mark_never_received(self.journal, entry, self.run_id)
+
+    async def _resend(self, entry: LedgerEntry) -> None:
+        attempt = self._attempt_of(entry)
+        self._check_stop()
+        self.journal.mark_sent(attempt.id)
+        try:
+            payout = await self.client.submit_payout(attempt.body)
+        except AuthError as exc:
+            raise self._stop(exc) from None
+        except ProviderError:
+            return  # any answer but 200 leads to another lookup, never to a new quote
+        self.journal.record_answer(attempt.id, "accepted", status=payout.state,
+                                   run_id=self.run_id, **payout_fields(payout))
+
+
+def mark_never_received(journal: Journal, entry: LedgerEntry, run_id: str = "") -> None:
+    """Quote expired and a complete scan holds no payout for it: the request never arrived."""
+    assert entry.attempt_id is not None
+    journal.record_answer(
+        entry.attempt_id, "never_received", status="NOT_SENT", run_id=run_id,
+        error="not sent: the service holds no payout for its quote, which has expired; "
+              "the next run sends it with a new quote")
+
+
+def as_decimal(text: str | None) -> Decimal | None:
+    return Decimal(text) if text not in (None, "") else None

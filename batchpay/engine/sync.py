@@ -1,0 +1,90 @@
+"""`batchpay sync`: bring a run's rows up to date from the service's payout list.
+
+Rows that are PENDING, PROCESSING, in doubt (UNKNOWN) or FAILED (which may still become
+REFUNDED) are found in the list, pages of 100, in one scan: by payout id, or by quote id
+for rows whose answer was lost. A row in doubt whose quote has expired and that a
+*complete* scan does not hold was never received: it becomes NOT_SENT. A scan cut short
+by the page cap (setting `sync_max_pages`) proves nothing and leaves it UNKNOWN.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from batchpay.config import Settings
+from batchpay.engine.journal import IN_DOUBT, Journal
+from batchpay.engine.render import find_run, render_run
+from batchpay.engine.sending import mark_never_received
+from batchpay.engine.tracking import refresh
+from batchpay.provider.client import PayoutClient
+from batchpay.service import open_service
+from batchpay.sheet.results import ResultsSummary
+
+TRACKED = ("PENDING", "PROCESSING", "FAILED", *IN_DOUBT)
+
+
+@dataclass
+class SyncOutcome:
+    run_id: str
+    tracked: int
+    changed: int
+    never_received: int
+    requests: int
+    complete: bool
+    results_path: Path
+    summary: ResultsSummary
+    rows: list[dict[str, Any]]
+
+
+def sync_run(settings: Settings, run_id: str | None, out: Path | None) -> SyncOutcome:
+    journal = Journal(settings.journal)
+    try:
+        run = find_run(journal, run_id)
+        with open_service(settings) as service:
+            journal.bind_service(service.identity)
+            tracked, changed, never, requests, complete = asyncio.run(
+                _sync(settings, journal, run.id, service.base_url, service.api_key))
+        run = find_run(journal, run.id)
+        path = out or Path(run.info.get("results") or f"{Path(run.sheet).stem}-results-{run.id}.xlsx")
+        summary = render_run(journal, run, path)
+        journal.record_note("sync", {"run": run.id, "tracked": tracked, "changed": changed,
+                                     "never_received": never, "requests": requests,
+                                     "complete": complete}, run_id=run.id)
+        from batchpay.engine.render import result_rows
+
+        rows = [{"row": r.row, "status": r.status, "error": r.error or None,
+                 "reference_number": r.reference_number or None}
+                for r in result_rows(journal, run)]
+        return SyncOutcome(run.id, tracked, changed, never, requests, complete, path, summary, rows)
+    finally:
+        journal.close()
+
+
+async def _sync(settings: Settings, journal: Journal, run_id: str, base_url: str,
+                api_key: str | None) -> tuple[int, int, int, int, bool]:
+    refs = [r.payout_ref for r in journal.run_rows(run_id) if r.linked]
+    entries = [e for e in journal.entries(refs).values() if e.status in TRACKED]
+    if not entries:
+        return 0, 0, 0, 0, True
+    before = {e.payout_ref: e.status for e in entries}
+    async with PayoutClient.from_settings(settings, base_url=base_url, api_key=api_key) as client:
+        found = await refresh(client, journal, entries, max_pages=settings.sync_max_pages,
+                              source="sync")
+        requests = client.requests_sent
+    never = 0
+    now = time.time()
+    for entry in entries:
+        current = journal.entry(entry.payout_ref)
+        if current is None or current.status not in IN_DOUBT or not found.complete:
+            continue
+        attempt = journal.attempt(current.attempt_id) if current.attempt_id else None
+        if attempt is not None and attempt.quote_expires_at <= now:
+            mark_never_received(journal, current)
+            never += 1
+    after = journal.entries(before)
+    changed = sum(after[r].status != s for r, s in before.items())
+    return len(entries), changed, never, requests, found.complete

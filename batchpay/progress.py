@@ -1,0 +1,112 @@
+"""What the operator sees on stderr: banners, a progress bar, notes, the summary table.
+
+stdout is kept for `--json`. Colour follows NO_COLOR and the terminal; `--quiet` keeps
+only errors.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+STATUS_STYLE = {
+    "COMPLETED": "green", "VALID": "green", "PENDING": "cyan", "PROCESSING": "cyan",
+    "FAILED": "red", "REFUNDED": "red", "REJECTED": "red", "INVALID": "red",
+    "QUOTE_FAILED": "red", "UNKNOWN": "yellow", "NOT_SENT": "yellow",
+}
+
+
+def stderr_console(quiet: bool = False) -> Console:
+    return Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")), quiet=quiet,
+                   highlight=False)
+
+
+class RateColumn(ProgressColumn):
+    def render(self, task: Any) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.1f} rows/s")
+
+
+class RichReporter:
+    """Progress on stderr: rows done, rate and ETA."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.console = stderr_console(quiet)
+        self.quiet = quiet
+        self._progress: Progress | None = None
+        self._task: Any = None
+
+    def banner(self, text: str) -> None:
+        self.console.print(f"[bold yellow]{text}[/]")
+
+    def note(self, text: str) -> None:
+        self.console.print(text)
+
+    def start(self, label: str, total: int) -> None:
+        if self.quiet or total == 0:
+            return
+        self._progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            RateColumn(),
+            TimeElapsedColumn(), TimeRemainingColumn(), console=self.console, transient=False,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(label, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self._progress is not None:
+            self._progress.advance(self._task, n)
+
+    def done(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def confirm(self, text: str) -> bool:
+        from rich.prompt import Confirm
+
+        return Confirm.ask(text, console=self.console, default=False)
+
+
+def print_counts(console: Console, counts: dict[str, int], title: str = "Rows") -> None:
+    table = Table(title=title, title_justify="left")
+    table.add_column("status")
+    table.add_column("rows", justify="right")
+    for status, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        table.add_row(f"[{STATUS_STYLE.get(status, '')}]{status}[/]", str(n))
+    console.print(table)
+
+
+def print_problems(console: Console, rows: Iterable[tuple[Any, str, str]], limit: int = 20,
+                   title: str = "Rows to look at") -> None:
+    items = list(rows)
+    if not items:
+        return
+    table = Table(title=title, title_justify="left")
+    table.add_column("row", justify="right")
+    table.add_column("status")
+    table.add_column("message", overflow="fold")
+    for row, status, message in items[:limit]:
+        table.add_row(str(row), f"[{STATUS_STYLE.get(status, '')}]{status}[/]", message)
+    console.print(table)
+    if len(items) > limit:
+        console.print(f"... and {len(items) - limit} more: see the results workbook.")
+
+
+def is_interactive() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()

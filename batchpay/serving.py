@@ -1,0 +1,98 @@
+"""Serving a Starlette app with uvicorn, in a background thread or in the foreground.
+
+The socket is bound before uvicorn starts, so port 0 gives a free port whose URL is known
+at once and that nothing else can take meanwhile.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from types import TracebackType
+from typing import Any
+
+from batchpay.errors import UsageError
+
+START_TIMEOUT_SECONDS = 15.0
+STOP_TIMEOUT_SECONDS = 10.0
+
+
+def bind(host: str, port: int, what: str = "batchpay") -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(
+            f"The {what} cannot listen on {host}:{port}: {exc.strerror or exc}.",
+            hint="Pick another --port (0 picks a free one) or stop what is using it.",
+        ) from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def uvicorn_server(app: Any) -> Any:
+    import uvicorn
+
+    return uvicorn.Server(uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", loop="asyncio",
+        timeout_graceful_shutdown=3,
+    ))
+
+
+class ServerThread:
+    """An app served in a daemon thread; stop() (or leaving the `with`) shuts it down."""
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0,
+                 what: str = "server") -> None:
+        self.app = app
+        self._socket = bind(host, port, what)
+        self.url = url_of(self._socket)
+        self._server = uvicorn_server(app)
+        self._thread = threading.Thread(target=self._server.run,
+                                        kwargs={"sockets": [self._socket]},
+                                        name=f"{what} {self.url}", daemon=True)
+
+    def start(self) -> ServerThread:
+        self._thread.start()
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the server did not start on {self.url}")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(STOP_TIMEOUT_SECONDS)
+        self._socket.close()
+
+    def __enter__(self) -> ServerThread:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.stop()
+
+
+def serve_foreground(app: Any, host: str, port: int, what: str) -> str:
+    """Serve until Ctrl-C; returns when stopped."""
+    sock = bind(host, port, what)
+    server = uvicorn_server(app)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+    return url_of(sock)

@@ -1,0 +1,134 @@
+"""Webhook receiver: check the signature over the raw body, then move the journal forward.
+
+The service signs the raw body: `X-Signature` is the hex HMAC-SHA512 and
+`X-meCash-Signature` is `sha256=<hex HMAC-SHA256>` (header names and the accepted
+algorithms are settings). A missing or wrong signature gets 401 and changes nothing.
+The receiver trusts `data.state`, not the event name; the same event many times makes one
+change, events out of order never move a payout backwards (Journal.apply_state), and an
+event about a payout the journal does not know by id is matched by `data.quote.id`
+against a row in doubt: that is how an UNKNOWN row learns its payout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import threading
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from batchpay.config import Headers
+from batchpay.engine.journal import IN_DOUBT, Journal
+
+log = logging.getLogger("batchpay.webhooks")
+
+ALGORITHMS = {"sha512": hashlib.sha512, "sha256": hashlib.sha256}
+
+
+@dataclass(frozen=True)
+class SignatureCheck:
+    secret: str | None  # None: --insecure-no-signature
+    headers: Headers = Headers()
+    algorithms: tuple[str, ...] = ("sha512", "sha256")
+
+    def verify(self, raw: bytes, headers: Mapping[str, str]) -> bool:
+        if self.secret is None:
+            return True
+        key = self.secret.encode()
+        for algo in self.algorithms:
+            name = self.headers.signature_sha512 if algo == "sha512" else self.headers.signature_sha256
+            given = headers.get(name)
+            if not given:
+                continue
+            given = given.strip()
+            if algo == "sha256" and given.lower().startswith("sha256="):
+                given = given[len("sha256="):]
+            expected = hmac.new(key, raw, ALGORITHMS[algo]).hexdigest()
+            if hmac.compare_digest(expected, given.lower()):
+                return True
+        return False
+
+
+def sign(raw: bytes, secret: str) -> dict[str, str]:
+    """The headers the service sends (used by tests and by the sandbox's description)."""
+    key = secret.encode()
+    return {
+        "X-Signature": hmac.new(key, raw, hashlib.sha512).hexdigest(),
+        "X-meCash-Signature": "sha256=" + hmac.new(key, raw, hashlib.sha256).hexdigest(),
+    }
+
+
+def apply_event(journal: Journal, payload: Any) -> str:
+    """Record one event; returns `applied`, `unchanged`, `unmatched` or `malformed`."""
+    data = payload.get("data") if isinstance(payload, dict) else None
+    if not isinstance(data, dict) or not data.get("id") or not data.get("state"):
+        return "malformed"
+    payout_id = str(data["id"])
+    quote = data.get("quote")
+    quote_id = str(quote.get("id")) if isinstance(quote, dict) and quote.get("id") else ""
+    quote_id = quote_id or str(data.get("quoteId") or "")
+    ref = journal.ref_for_payout(payout_id)
+    if ref is None and quote_id:
+        candidate = journal.ref_for_quote(quote_id)
+        entry = journal.entry(candidate) if candidate else None
+        if entry is not None and entry.status in IN_DOUBT and entry.quote_id == quote_id:
+            ref = candidate
+    if ref is None:
+        log.info("webhook for unknown payout %s acknowledged", payout_id)
+        return "unmatched"
+    entry = journal.entry(ref)
+    if entry is None:
+        return "unmatched"
+    changed = journal.apply_state(
+        ref, str(data["state"]).upper(), source="webhook", payout_id=payout_id,
+        quote_id=quote_id or entry.quote_id,
+        reference_number=str(data.get("referenceNumber") or entry.reference_number))
+    return "applied" if changed else "unchanged"
+
+
+def create_listener(journal_path: Path, check: SignatureCheck) -> Any:
+    """The Starlette app of `batchpay listen` (and of the listener embedded in `run`)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    journal = Journal(journal_path)  # its own connection: it writes beside a run
+    lock = threading.Lock()
+
+    async def receive(request: Request) -> JSONResponse:
+        raw = await request.body()
+        if not check.verify(raw, request.headers):
+            return JSONResponse({"message": "invalid signature", "status": "failed"}, 401)
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            return JSONResponse({"message": "body is not JSON", "status": "failed"}, 400)
+        with lock:
+            result = apply_event(journal, payload)
+        return JSONResponse({"message": result, "status": "success"})
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "success", "message": "listening"})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        journal.close()
+
+    app = Starlette(routes=[Route("/", receive, methods=["POST"]),
+                            Route("/webhook", receive, methods=["POST"]),
+                            Route("/health", health, methods=["GET"])],
+                    lifespan=lifespan)
+    app.state.journal = journal
+    return app
+
+
+def random_secret() -> str:
+    return secrets.token_hex(32)

@@ -1,0 +1,71 @@
+"""Payout sheets made in the tests: realistic rows with valid ids, written as xlsx with text ids."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import xlsxwriter
+
+from batchpay.sheet.checks import resident_id_check_digit, uscc_check_char
+
+HEADERS = ["payout_ref", "recipient_type", "recipient_name", "company_name", "company_id",
+           "ic_number", "account_number", "bank_name", "bank_city", "amount",
+           "source_currency", "reason", "remark"]
+
+BANKS = ["中国工商银行", "中国建设银行", "中国银行", "招商银行", "交通银行"]
+
+
+def uscc(n: int) -> str:
+    first17 = f"91440300MA{n:07d}"
+    return first17 + uscc_check_char(first17)
+
+
+def resident_id(n: int) -> str:
+    first17 = f"440305{1980 + n % 20}{1 + n % 9:02d}{10 + n % 18:02d}{100 + n % 900:03d}"
+    return first17 + resident_id_check_digit(first17)
+
+
+def row(n: int, **overrides: Any) -> dict[str, Any]:
+    business = n % 2 == 0
+    values: dict[str, Any] = {
+        "payout_ref": f"T-{n:05d}",
+        "recipient_type": "BUSINESS" if business else "INDIVIDUAL",
+        "recipient_name": f"深圳市测试{n}电子有限公司" if business else f"张{n}",
+        "company_name": f"深圳市测试{n}电子有限公司" if business else None,
+        "company_id": uscc(n) if business else None,
+        "ic_number": None if business else resident_id(n),
+        "account_number": f"6222{n:015d}",
+        "bank_name": BANKS[n % len(BANKS)],
+        "bank_city": "深圳",
+        "amount": Decimal(100000 + n * 1000) + Decimal("0.50"),
+        "source_currency": "NGN",
+        "reason": f"Invoice INV-{n:05d}",
+        "remark": None,
+    }
+    values.update(overrides)
+    return values
+
+
+def write_sheet(path: Path, rows: list[dict[str, Any]], headers: list[str] = HEADERS) -> Path:
+    """Ids as text cells, amounts as numbers, as an operator's careful sheet has them."""
+    workbook = xlsxwriter.Workbook(str(path))
+    sheet = workbook.add_worksheet("Payouts")
+    for c, name in enumerate(headers):
+        sheet.write_string(0, c, name)
+    for r, values in enumerate(rows, start=1):
+        for c, name in enumerate(headers):
+            value = values.get(name)
+            if value is None:
+                continue
+            if isinstance(value, (Decimal, int, float)) and name == "amount":
+                sheet.write_number(r, c, float(value))
+            else:
+                sheet.write_string(r, c, str(value))
+    workbook.close()
+    return path
+
+
+def rows(count: int, start: int = 1, **overrides: Any) -> list[dict[str, Any]]:
+    return [row(n, **overrides) for n in range(start, start + count)]
