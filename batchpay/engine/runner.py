@@ -41,7 +41,7 @@ from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
 from batchpay.errors import UsageError
-from batchpay.provider.client import PayoutClient
+from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Service, open_service
@@ -263,7 +263,7 @@ class _Batch:
             self.service.base_url, self.service.api_key, paths=self.settings.paths,
             headers=self.settings.headers, concurrency=self.options.concurrency,
             connect_timeout=self.settings.connect_timeout, read_timeout=self.settings.read_timeout,
-            pacer=pacer)
+            pacer=pacer, retry=RetryBudget(self.settings.retry_attempts, self.settings.retry_seconds))
 
     async def execute(self) -> RunOutcome:
         plan = plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
