@@ -1,0 +1,134 @@
+"""Client-side pacing: even spacing (``--max-rps``) and the provider's sliding windows.
+
+The service allows 100 requests a minute, 1,000 an hour and 10,000 a day per key and
+answers 429 beyond that. Provoking a 429 costs a request and a wait, so the client keeps
+the same windows itself and never sends the request that would exceed one. The sandbox
+has no such limits, so the client switches the windows off (``windows_enabled``) once a
+response carries the sandbox header.
+
+Every ``acquire`` reserves a send time synchronously (no ``await`` between reading and
+writing the schedule), which makes the schedule consistent across all tasks of one event
+loop without a lock; the task then sleeps until its time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from batchpay.errors import UsageError
+
+UNIT_SECONDS = {
+    "s": 1.0, "sec": 1.0, "second": 1.0,
+    "m": 60.0, "min": 60.0, "minute": 60.0,
+    "h": 3600.0, "hour": 3600.0,
+    "d": 86400.0, "day": 86400.0,
+}
+WINDOW_SYNTAX = re.compile(r"^\s*(\d+)\s*/\s*(\d*\.?\d*)\s*([a-z]+?)s?\s*$", re.IGNORECASE)
+WINDOWS_HINT = "Write limits like 100/min,1000/hour,10000/day (units: sec, min, hour, day)."
+
+
+@dataclass
+class Window:
+    """At most ``limit`` requests in any ``seconds``-long interval."""
+
+    limit: int
+    seconds: float
+    sent: deque[float] = field(default_factory=deque, repr=False)
+
+    def earliest(self, now: float, margin: float) -> float:
+        """The first time a new request keeps the window; forgets sends that left it."""
+        while self.sent and self.sent[0] <= now - self.seconds - margin:
+            self.sent.popleft()
+        if len(self.sent) < self.limit:
+            return now
+        # the limit-th most recent send must have left the window (plus a margin for
+        # clock and network differences between us and the service)
+        return self.sent[-self.limit] + self.seconds + margin
+
+
+def parse_windows(text: str | None) -> list[Window]:
+    """``"100/min,1000/hour"`` → windows; empty or None → none. Bad text → UsageError."""
+    if text is None or not text.strip():
+        return []
+    windows = []
+    for part in text.split(","):
+        match = WINDOW_SYNTAX.match(part)
+        unit = match and UNIT_SECONDS.get(match.group(3).lower())
+        if not match or not unit:
+            raise UsageError(f"Cannot read the rate limit {part.strip()!r} in {text!r}.",
+                             hint=WINDOWS_HINT)
+        limit = int(match.group(1))
+        multiple = float(match.group(2)) if match.group(2) not in ("", ".") else 1.0
+        if limit < 1 or multiple <= 0:
+            raise UsageError(f"The rate limit {part.strip()!r} must allow at least one "
+                             "request in a period longer than zero.", hint=WINDOWS_HINT)
+        windows.append(Window(limit=limit, seconds=multiple * unit))
+    return windows
+
+
+class Pacer:
+    """Spaces requests evenly at ``max_rps`` and keeps every sliding window.
+
+    ``windows_enabled`` is turned off by the client when the service is the sandbox.
+    ``clock`` and ``sleep`` can be replaced in tests.
+    """
+
+    def __init__(
+        self,
+        max_rps: float = 0,
+        windows: str | None = None,
+        *,
+        margin: float = 0.05,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if not isinstance(max_rps, int | float) or math.isnan(max_rps) or max_rps < 0 \
+                or math.isinf(max_rps):
+            raise UsageError(f"--max-rps must be a number of requests per second, 0 or more "
+                             f"(got {max_rps!r}).", hint="Use 0 for no pacing, e.g. --max-rps 2.5.")
+        self.max_rps = float(max_rps)
+        self.windows = parse_windows(windows)
+        self.windows_enabled = True
+        self.margin = margin
+        self._clock = clock
+        self._sleep = sleep
+        self._next_even_slot = -math.inf
+        self._last_reserved = -math.inf
+
+    def __repr__(self) -> str:
+        windows = ",".join(f"{w.limit}/{w.seconds:g}s" for w in self.windows)
+        return (f"Pacer(max_rps={self.max_rps:g}, windows={windows!r}, "
+                f"windows_enabled={self.windows_enabled})")
+
+    @property
+    def active(self) -> bool:
+        return self.max_rps > 0 or (self.windows_enabled and bool(self.windows))
+
+    def reserve(self) -> float:
+        """Book the next send time and return how long to wait for it (0 = now)."""
+        if not self.active:
+            return 0.0
+        now = self._clock()
+        at = max(now, self._last_reserved)  # first come, first served
+        if self.max_rps > 0:
+            at = max(at, self._next_even_slot)
+            self._next_even_slot = at + 1.0 / self.max_rps
+        if self.windows_enabled:
+            for window in self.windows:
+                at = max(at, window.earliest(now, self.margin))
+            for window in self.windows:
+                window.sent.append(at)
+        self._last_reserved = at
+        return at - now
+
+    async def acquire(self) -> None:
+        """Wait until this request may be sent without a burst or a broken window."""
+        delay = self.reserve()
+        if delay > 0:
+            await self._sleep(delay)
