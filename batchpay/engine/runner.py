@@ -79,7 +79,8 @@ class QuietReporter:
 @dataclass
 class RunOptions:
     sheet: Path
-    kind: str = "run"  # run | rerun | dry-run
+    kind: str = "run"  # run | rerun
+    dry_run: bool = False
     sheet_name: str | None = None
     source_currency: str | None = None
     out: Path | None = None
@@ -91,8 +92,8 @@ class RunOptions:
     interactive: bool = False  # a terminal is there to answer the confirmation
 
     @property
-    def dry_run(self) -> bool:
-        return self.kind == "dry-run"
+    def record_kind(self) -> str:
+        return "dry-run" if self.dry_run else self.kind
 
 
 @dataclass
@@ -270,7 +271,7 @@ class _Batch:
                          kind=self.options.kind,
                          settings=self.settings, skip_invalid=self.options.skip_invalid)
         run = RunRecord(
-            id=self.run_id, kind=self.options.kind, started_at=utcnow(),
+            id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
             sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
             input_columns=list(self.sheet.columns), info=self._info())
         async with self._client() as client:

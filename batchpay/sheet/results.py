@@ -1,0 +1,683 @@
+"""The results workbook: every input row beside what happened to it, and totals that reconcile.
+
+Sheets (design.md, "Results workbook"):
+
+- ``Results``: the input columns as read (a name that collides with a result column becomes
+  ``<name>_input``), then the result columns. Header frozen, filters on, status cells
+  coloured, identifiers as text, amounts as numbers with their currency's decimals.
+- ``Summary``: rows per status, money per source currency with the control totals
+  (valid = sent + not sent) and one line saying whether they reconcile.
+- ``Run`` (when run information is given): field / value.
+
+No cell is ever a formula: every text is written with ``write_string`` (never ``write``,
+which would turn ``=HYPERLINK(...)`` in a recipient's name into a live formula), and the
+workbook options switch xlsxwriter's own conversions off as a second guard. The Results
+sheet is streamed (xlsxwriter ``constant_memory``), so 100,000 rows need little memory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import xlsxwriter
+from xlsxwriter.exceptions import FileCreateError
+from xlsxwriter.format import Format
+from xlsxwriter.utility import xl_col_to_name
+from xlsxwriter.worksheet import Worksheet
+
+from batchpay.errors import InputError
+from batchpay.sheet.columns import AMOUNT_COLUMN, IDENTIFIER_COLUMNS, normalize_header
+from batchpay.sheet.currency import EXPONENTS
+
+if TYPE_CHECKING:
+    from batchpay.sheet.read import Sheet
+
+RESULT_COLUMNS = ("row", "status", "error", "warning", "reference_number", "payout_id",
+                  "quote_id", "rate", "fee", "target_amount", "total_debit", "updated_at")
+VALIDATE_COLUMNS = ("row", "status", "error", "warning")
+
+STATUSES = ("VALID", "INVALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED", "PENDING",
+            "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "UNKNOWN")
+SENT_STATUSES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "UNKNOWN")
+# VALID appears only in a validate report, where nothing is ever sent.
+NOT_SENT_STATUSES = ("VALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED")
+
+RESULTS_SHEET, SUMMARY_SHEET, RUN_SHEET = "Results", "Summary", "Run"
+INPUT_SUFFIX = "_input"
+
+_STATUS_COLOURS = {  # (fill, font): green done, red not paid, amber look again, blue under way
+    "COMPLETED": ("#C6EFCE", "#006100"),
+    "VALID": ("#C6EFCE", "#006100"),
+    "FAILED": ("#FFC7CE", "#9C0006"),
+    "REFUNDED": ("#FFC7CE", "#9C0006"),
+    "REJECTED": ("#FFC7CE", "#9C0006"),
+    "INVALID": ("#FFC7CE", "#9C0006"),
+    "QUOTE_FAILED": ("#FFC7CE", "#9C0006"),
+    "UNKNOWN": ("#FFEB9C", "#9C5700"),
+    "NOT_SENT": ("#FFEB9C", "#9C5700"),
+    "PENDING": ("#DDEBF7", "#1F4E78"),
+    "PROCESSING": ("#DDEBF7", "#1F4E78"),
+}
+_WORKBOOK_OPTIONS = {
+    "constant_memory": True,
+    "strings_to_formulas": False,
+    "strings_to_numbers": False,
+    "strings_to_urls": False,
+}
+_RATE_FORMAT = "0.00########"
+_WIDTH_SAMPLE_ROWS = 1000  # widths come from the header and the first rows: cheap, and enough
+_MIN_WIDTH, _MAX_WIDTH = 8, 60
+_DEFAULT_EXPONENT = 2  # for a currency code that is not ISO 4217 (an INVALID row's typo)
+
+
+@dataclass
+class ResultRow:
+    row: int  # row number in the original sheet
+    inputs: Sequence[Any]  # input values as read, aligned with input_columns
+    status: str
+    error: str = ""
+    warning: str = ""
+    reference_number: str = ""
+    payout_id: str = ""
+    quote_id: str = ""
+    rate: Decimal | None = None
+    fee: Decimal | None = None  # in source currency
+    target_amount: Decimal | None = None  # in target currency
+    total_debit: Decimal | None = None  # in source currency
+    updated_at: str = ""  # UTC ISO 8601
+    amount: Decimal | None = None  # the row's source amount (for the Summary money totals)
+    source_currency: str = ""
+    target_currency: str = ""
+
+
+# --------------------------------------------------------------------------- summary
+
+
+@dataclass
+class Tally:
+    """Rows and money of one group of rows (one status, or sent / not sent / valid)."""
+
+    rows: int = 0
+    amount: Decimal = Decimal(0)
+    fee: Decimal = Decimal(0)
+    total_debit: Decimal = Decimal(0)
+    missing_amount: int = 0  # rows without an amount: their money cannot be counted
+    debit_mismatch: int = 0  # rows whose total_debit is not amount + fee
+    target: dict[str, Decimal] = field(default_factory=dict)  # target currency → amount
+
+    def add(self, row: ResultRow) -> None:
+        self.rows += 1
+        if row.amount is None:
+            self.missing_amount += 1
+        else:
+            self.amount += row.amount
+        if row.fee is not None:
+            self.fee += row.fee
+        if row.total_debit is not None:
+            self.total_debit += row.total_debit
+            if row.amount is not None and row.fee is not None \
+                    and row.total_debit != row.amount + row.fee:
+                self.debit_mismatch += 1
+        if row.target_amount is not None:
+            currency = row.target_currency or "?"
+            self.target[currency] = self.target.get(currency, Decimal(0)) + row.target_amount
+
+    def merge(self, other: Tally) -> None:
+        self.rows += other.rows
+        self.amount += other.amount
+        self.fee += other.fee
+        self.total_debit += other.total_debit
+        self.missing_amount += other.missing_amount
+        self.debit_mismatch += other.debit_mismatch
+        for currency, value in other.target.items():
+            self.target[currency] = self.target.get(currency, Decimal(0)) + value
+
+
+@dataclass
+class CurrencyTotals:
+    """Money of one source currency, per status, with the control totals."""
+
+    currency: str
+    by_status: dict[str, Tally] = field(default_factory=dict)
+
+    def _combined(self, statuses: Iterable[str]) -> Tally:
+        total = Tally()
+        for status in statuses:
+            if status in self.by_status:
+                total.merge(self.by_status[status])
+        return total
+
+    @property
+    def valid(self) -> Tally:
+        """Every row that passed validation, whatever happened next (counted on its own)."""
+        return self._combined(s for s in self.by_status if s != "INVALID")
+
+    @property
+    def sent(self) -> Tally:
+        return self._combined(SENT_STATUSES)
+
+    @property
+    def not_sent(self) -> Tally:
+        return self._combined(NOT_SENT_STATUSES)
+
+    @property
+    def invalid(self) -> Tally:
+        return self._combined(["INVALID"])
+
+    def problems(self) -> list[str]:
+        """Why the control totals do not reconcile; empty when they do."""
+        valid, sent, not_sent = self.valid, self.sent, self.not_sent
+        name = self.currency or "(no currency)"
+        found = []
+        if valid.rows != sent.rows + not_sent.rows:
+            odd = sorted(set(self.by_status) - set(SENT_STATUSES) - set(NOT_SENT_STATUSES)
+                         - {"INVALID"})
+            found.append(f"{name}: {valid.rows} valid rows but {sent.rows} sent + "
+                         f"{not_sent.rows} not sent (statuses {', '.join(odd)})")
+        elif valid.amount != sent.amount + not_sent.amount:
+            found.append(f"{name}: valid amount {valid.amount} is not sent {sent.amount} + "
+                         f"not sent {not_sent.amount}")
+        if valid.missing_amount:
+            found.append(f"{name}: {valid.missing_amount} valid rows without an amount")
+        if sent.debit_mismatch:
+            found.append(f"{name}: {sent.debit_mismatch} sent rows whose total debit is not "
+                         "amount + fee")
+        return found
+
+
+@dataclass
+class ResultsSummary:
+    counts: dict[str, int] = field(default_factory=dict)  # status → rows, in STATUSES order
+    currencies: dict[str, CurrencyTotals] = field(default_factory=dict)  # by source currency
+
+    @property
+    def rows(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def problems(self) -> list[str]:
+        return [p for totals in self.currencies.values() for p in totals.problems()]
+
+    @property
+    def reconciles(self) -> bool:
+        return not self.problems
+
+    def add(self, row: ResultRow) -> None:
+        self.counts[row.status] = self.counts.get(row.status, 0) + 1
+        currency = row.source_currency.strip().upper()
+        totals = self.currencies.get(currency)
+        if totals is None:
+            totals = self.currencies[currency] = CurrencyTotals(currency)
+        tally = totals.by_status.get(row.status)
+        if tally is None:
+            tally = totals.by_status[row.status] = Tally()
+        tally.add(row)
+
+    def ordered_counts(self) -> list[tuple[str, int]]:
+        """Counts in the order of STATUSES, then any status batchpay does not know."""
+        known = [(s, self.counts[s]) for s in STATUSES if s in self.counts]
+        return known + sorted((s, n) for s, n in self.counts.items() if s not in STATUSES)
+
+
+def summarize(rows: Iterable[ResultRow]) -> ResultsSummary:
+    """The Summary sheet's figures, without writing a workbook."""
+    summary = ResultsSummary()
+    for row in rows:
+        summary.add(row)
+    return summary
+
+
+# --------------------------------------------------------------------------- writing
+
+
+class _ShortNumber(float):
+    """A float that xlsxwriter writes in its shortest form.
+
+    xlsxwriter writes numbers with ``{:.16G}``, which turns 9.95 into 9.949999999999999;
+    ``repr`` gives the shortest text that reads back as the same float, so an amount
+    typed as 9.95 is 9.95 in the file too.
+    """
+
+    __slots__ = ()
+
+    def __format__(self, spec: str) -> str:
+        value = float(self)
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))  # "2", not "2.0": readers take "2.0" for a float
+        return repr(value)
+
+
+class StreamingWorksheet(Worksheet):
+    """A constant_memory worksheet that serialises plain rows in one go, about twice as fast.
+
+    xlsxwriter spends most of a 100,000-row write building each cell's XML through several
+    calls. This writes a row whose cells are plain text and numbers as one string, exactly
+    as xlsxwriter would (a test compares the XML byte for byte with the stock class); any
+    cell it does not cover (text to escape, rich text, a column format, row formatting)
+    goes through xlsxwriter's own ``_write_cell``.
+    """
+
+    _COLUMN_NAMES = tuple(xl_col_to_name(col) for col in range(256))
+    # Text that xlsxwriter would escape or mark as whitespace-preserving.
+    _NOT_PLAIN = re.compile(r"[&<>\x00-\x08\x0b-\x1f\ufffe\uffff]|_x[0-9a-fA-F]{4}_|^\s|\s$")
+
+    def _write_single_row(self, current_row_num: int = 0) -> None:
+        row_num: int = self.previous_row  # type: ignore[has-type]
+        cells = self.table.get(row_num)
+        if (not cells or row_num in self.row_info or row_num in self.comments
+                or self.excel_version != 2007):
+            super()._write_single_row(current_row_num)
+            return
+        self.previous_row = current_row_num
+        names, not_plain, column_info = self._COLUMN_NAMES, self._NOT_PLAIN, self.col_info
+        ref_row = str(row_num + 1)
+        parts = [f'<row r="{ref_row}">']
+        for col_num in sorted(cells):
+            cell = cells[col_num]
+            kind = cell.__class__.__name__
+            style = "" if cell.format is None else f' s="{cell.format._get_xf_index()}"'
+            if col_num < len(names) and (cell.format is not None or col_num not in column_info):
+                if kind == "String" and not not_plain.search(cell.string):
+                    parts.append(f'<c r="{names[col_num]}{ref_row}"{style} t="inlineStr">'
+                                 f"<is><t>{cell.string}</t></is></c>")
+                    continue
+                if kind == "Number":
+                    parts.append(f'<c r="{names[col_num]}{ref_row}"{style}>'
+                                 f"<v>{cell.number:.16G}</v></c>")
+                    continue
+            self.fh.write("".join(parts))
+            parts.clear()
+            self._write_cell(row_num, col_num, cell)
+        parts.append("</row>")
+        self.fh.write("".join(parts))
+        self.table.clear()
+
+
+def _decimals(value: Decimal | float | int) -> int:
+    if isinstance(value, Decimal):
+        exp = value.as_tuple().exponent
+        return -exp if isinstance(exp, int) and exp < 0 else 0
+    return 0
+
+
+def currency_exponent(code: str) -> int:
+    return EXPONENTS.get(code.strip().upper(), _DEFAULT_EXPONENT)
+
+
+def _amount_format_string(decimals: int) -> str:
+    return "#,##0" + ("." + "0" * decimals if decimals else "")
+
+
+def result_headers(input_columns: Sequence[str]) -> list[str]:
+    """Input column names as written: one colliding with a result column gets ``_input``.
+
+    A name that already ends in ``_input`` over a result column's name gets one more, so
+    that ``input_column_name`` can always undo it.
+    """
+    return [name + INPUT_SUFFIX if _is_result_name(name) else name for name in input_columns]
+
+
+def input_column_name(header: str) -> str:
+    """The input column's own name, from its header in the Results sheet."""
+    if header.endswith(INPUT_SUFFIX) and _is_result_name(header[: -len(INPUT_SUFFIX)]):
+        return header[: -len(INPUT_SUFFIX)]
+    return header
+
+
+def _is_result_name(name: str) -> bool:
+    base = normalize_header(name)
+    while base.endswith(INPUT_SUFFIX):
+        base = base[: -len(INPUT_SUFFIX)]
+    return base in RESULT_COLUMNS
+
+
+def text_width(text: str) -> int:
+    """Columns a text takes in a spreadsheet, roughly."""
+    # CJK characters take two columns in Excel's default font.
+    return sum(2 if ord(ch) >= 0x2E80 else 1 for ch in text)
+
+
+def _id_text(value: Any) -> str:
+    """An identifier read as a number, written as text that shows what was read.
+
+    A float with more than 15 digits is shown in exponent form on purpose: its last
+    digits are already lost, and 19 plausible digits would hide that.
+    """
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return str(value.quantize(Decimal(1)))
+    return str(value)
+
+
+class _Formats:
+    """The workbook's cell formats, made once each (xlsxwriter allows ~64,000)."""
+
+    def __init__(self, workbook: xlsxwriter.Workbook) -> None:
+        self._workbook = workbook
+        self.header = workbook.add_format({"bold": True, "bg_color": "#D9D9D9",
+                                           "bottom": 1, "text_wrap": False})
+        self.bold = workbook.add_format({"bold": True})
+        self.rate = workbook.add_format({"num_format": _RATE_FORMAT})
+        self.count = workbook.add_format({"num_format": "#,##0"})
+        self.status = {
+            status: workbook.add_format({"bg_color": fill, "font_color": font})
+            for status, (fill, font) in _STATUS_COLOURS.items()
+        }
+        self.good = self.status["COMPLETED"]
+        self.bad = self.status["FAILED"]
+        self._amounts: dict[int, Format] = {}
+        self._money: dict[tuple[str, int | str], Format] = {}  # (currency, exponent) → format
+
+    def amount(self, decimals: int) -> Format:
+        fmt = self._amounts.get(decimals)
+        if fmt is None:
+            fmt = self._amounts[decimals] = self._workbook.add_format(
+                {"num_format": _amount_format_string(decimals)})
+        return fmt
+
+    def money(self, value: Decimal | float | int, currency: str) -> Format:
+        """The format of an amount: its currency's decimals, more if the value has more."""
+        key = (currency, value.as_tuple().exponent if isinstance(value, Decimal) else 0)
+        fmt = self._money.get(key)
+        if fmt is None:
+            decimals = min(max(currency_exponent(currency), _decimals(value)), 10)
+            fmt = self._money[key] = self.amount(decimals)
+        return fmt
+
+
+def write_text(sheet: Worksheet, row: int, col: int, text: str,
+               cell_format: Format | None = None) -> None:
+    """Write `text` as a literal text cell, whatever it looks like.
+
+    In constant_memory mode xlsxwriter copies a string that starts with ``<r>`` and ends
+    with ``</r>`` into the XML unescaped (it takes it for its own rich text); such a text
+    is written as three plain runs instead, which reads back as the same text.
+    """
+    if text.startswith("<r>") and text.endswith("</r>"):
+        if cell_format is None:
+            sheet.write_rich_string(row, col, text[:1], text[1:3], text[3:])
+        else:
+            sheet.write_rich_string(row, col, text[:1], text[1:3], text[3:], cell_format)
+    else:
+        sheet.write_string(row, col, text, cell_format)
+
+
+def write_number(sheet: Worksheet, row: int, col: int, value: Decimal | float | int,
+                 cell_format: Format | None = None) -> None:
+    """Write a number (Decimal money is converted only here, at the last byte)."""
+    if isinstance(value, Decimal) and not value.is_finite():
+        sheet.write_string(row, col, str(value), cell_format)
+        return
+    sheet.write_number(row, col, _ShortNumber(value), cell_format)
+
+
+# Kinds of column, decided once per column rather than per cell.
+_TEXT, _ID, _INPUT_AMOUNT, _NUMBER, _STATUS, _RATE, _SOURCE_MONEY, _TARGET_MONEY = range(8)
+_RESULT_KINDS = {
+    "row": _NUMBER, "status": _STATUS, "rate": _RATE, "fee": _SOURCE_MONEY,
+    "total_debit": _SOURCE_MONEY, "target_amount": _TARGET_MONEY,
+}
+
+
+def _input_kind(name: str) -> int:
+    canonical = normalize_header(name)
+    if canonical in IDENTIFIER_COLUMNS:
+        return _ID
+    if canonical == AMOUNT_COLUMN:
+        return _INPUT_AMOUNT
+    return _TEXT
+
+
+def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[ResultRow],
+                  result_columns: Sequence[str] = RESULT_COLUMNS,
+                  run_info: Sequence[tuple[str, str]] | None = None) -> ResultsSummary:
+    """Write the results workbook to `path` (atomically) and return its Summary figures.
+
+    `rows` is consumed once, in order, and may be a generator: the Results sheet is
+    streamed to disk, so memory does not grow with the number of rows.
+    """
+    unknown = [c for c in result_columns if c not in RESULT_COLUMNS]
+    if unknown:
+        raise ValueError(f"unknown result columns: {unknown}")
+    path = Path(path)
+    partial = path.with_name(f"~{path.stem}.{os.getpid()}.partial.xlsx")
+    workbook = xlsxwriter.Workbook(str(partial), _WORKBOOK_OPTIONS)
+    try:
+        formats = _Formats(workbook)
+        results = workbook.add_worksheet(RESULTS_SHEET, worksheet_class=StreamingWorksheet)
+        summary_sheet = workbook.add_worksheet(SUMMARY_SHEET)
+        summary = _write_results_sheet(results, formats, input_columns, rows, result_columns)
+        _write_summary_sheet(summary_sheet, formats, summary)
+        if run_info is not None:
+            _write_run_sheet(workbook.add_worksheet(RUN_SHEET), formats, run_info)
+        results.activate()
+        workbook.close()
+        os.replace(partial, path)
+    except FileCreateError as exc:
+        # xlsxwriter wraps the OSError: give the CLI the original (it names path and cause).
+        cause = exc.args[0] if exc.args and isinstance(exc.args[0], OSError) else exc
+        raise cause from exc
+    finally:
+        partial.unlink(missing_ok=True)
+    return summary
+
+
+def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Sequence[str],
+                         rows: Iterable[ResultRow],
+                         result_columns: Sequence[str]) -> ResultsSummary:
+    headers = result_headers(input_columns) + list(result_columns)
+    kinds = [_input_kind(name) for name in input_columns]
+    kinds += [_RESULT_KINDS.get(name, _TEXT) for name in result_columns]
+    n_inputs = len(input_columns)
+    widths = [text_width(h) + 2 for h in headers]  # room for the filter button
+    for col, header in enumerate(headers):
+        write_text(sheet, 0, col, header, formats.header)
+
+    summary = ResultsSummary()
+    # Bound once: this loop runs for every cell of up to 100,000 rows.
+    write_string, write_num = sheet._write_string, sheet._write_number
+    status_formats, money, rate_format = formats.status, formats.money, formats.rate
+    r = 0
+    for r, result in enumerate(rows, start=1):
+        summary.add(result)
+        if len(result.inputs) != n_inputs:
+            raise ValueError(f"row {result.row}: {len(result.inputs)} input values for "
+                             f"{n_inputs} input columns")
+        values = list(result.inputs)
+        values += [getattr(result, name) for name in result_columns]
+        for col, value in enumerate(values):
+            if value is None or value == "":
+                continue
+            kind = kinds[col]
+            if isinstance(value, str):
+                fmt = status_formats.get(value) if kind == _STATUS else None
+                if value[:3] == "<r>":
+                    write_text(sheet, r, col, value, fmt)
+                else:
+                    write_string(r, col, value, fmt)
+            elif kind == _ID or isinstance(value, bool) \
+                    or not isinstance(value, Decimal | int | float):
+                write_text(sheet, r, col, _id_text(value))
+            elif kind in (_INPUT_AMOUNT, _SOURCE_MONEY):
+                write_num(r, col, _ShortNumber(value), money(value, result.source_currency))
+            elif kind == _TARGET_MONEY:
+                write_num(r, col, _ShortNumber(value), money(value, result.target_currency))
+            elif kind == _RATE:
+                write_num(r, col, _ShortNumber(value), rate_format)
+            else:
+                write_num(r, col, _ShortNumber(value))
+            if r <= _WIDTH_SAMPLE_ROWS:
+                width = text_width(value) if isinstance(value, str) else len(str(value)) + 3
+                if width > widths[col]:
+                    widths[col] = width
+    last_row = r
+
+    for col, width in enumerate(widths):
+        sheet.set_column(col, col, min(max(width + 1, _MIN_WIDTH), _MAX_WIDTH))
+    sheet.freeze_panes(1, 0)
+    sheet.autofilter(0, 0, last_row, len(headers) - 1)
+    return summary
+
+
+class _Lines:
+    """Writes a sheet top to bottom (constant_memory needs rows in order)."""
+
+    def __init__(self, sheet: Worksheet) -> None:
+        self.sheet = sheet
+        self.row = 0
+
+    def write(self, *cells: tuple[Any, Format | None] | Any) -> None:
+        for col, cell in enumerate(cells):
+            value, fmt = cell if isinstance(cell, tuple) else (cell, None)
+            if value is None or value == "":
+                continue
+            if isinstance(value, str):
+                write_text(self.sheet, self.row, col, value, fmt)
+            else:
+                write_number(self.sheet, self.row, col, value, fmt)
+        self.row += 1
+
+
+def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSummary) -> None:
+    lines = _Lines(sheet)
+    problems = summary.problems
+    verdict = "reconcile" if not problems else "DO NOT reconcile: " + "; ".join(problems)
+    lines.write(("Control totals", formats.bold),
+                (verdict, formats.good if not problems else formats.bad))
+    lines.write("valid = sent + not sent; sent = " + " + ".join(SENT_STATUSES)
+                + "; not sent = " + " + ".join(NOT_SENT_STATUSES))
+    lines.write()
+
+    lines.write(("Rows by status", formats.bold))
+    lines.write(("status", formats.header), ("rows", formats.header))
+    for status, count in summary.ordered_counts():
+        lines.write((status, formats.status.get(status)), (count, formats.count))
+    lines.write(("total", formats.bold), (summary.rows, formats.count))
+    lines.write()
+
+    lines.write(("Money by source currency", formats.bold))
+    lines.write(*((h, formats.header) for h in
+                  ("source_currency", "rows of", "rows", "amount", "fee", "total_debit")))
+    for currency in sorted(summary.currencies):
+        totals = summary.currencies[currency]
+        money = formats.amount(currency_exponent(currency))
+        groups: list[tuple[str, Tally]] = [
+            (status, totals.by_status[status])
+            for status in STATUSES + tuple(sorted(set(totals.by_status) - set(STATUSES)))
+            if status in totals.by_status
+        ]
+        valid, sent, not_sent = totals.valid, totals.sent, totals.not_sent
+        groups += [("valid", valid), ("sent", sent), ("not sent", not_sent)]
+        for label, tally in groups:
+            lines.write(currency or "(none)", label, (tally.rows, formats.count),
+                        (tally.amount, _wide(formats, money, tally.amount, currency)),
+                        (tally.fee, _wide(formats, money, tally.fee, currency)),
+                        (tally.total_debit, _wide(formats, money, tally.total_debit, currency)))
+        rows_diff = valid.rows - sent.rows - not_sent.rows
+        amount_diff = valid.amount - sent.amount - not_sent.amount
+        lines.write(currency or "(none)", "valid - sent - not sent",
+                    (rows_diff, formats.count),
+                    (amount_diff, _wide(formats, money, amount_diff, currency)))
+    lines.write()
+
+    lines.write(("Target amounts", formats.bold))
+    lines.write(*((h, formats.header) for h in
+                  ("source_currency", "target_currency", "rows of", "target_amount")))
+    for currency in sorted(summary.currencies):
+        totals = summary.currencies[currency]
+        for label, tally in (("sent", totals.sent),
+                             ("COMPLETED", totals._combined(["COMPLETED"]))):
+            for target in sorted(tally.target):
+                value = tally.target[target]
+                lines.write(currency or "(none)", target, label,
+                            (value, formats.money(value, target)))
+
+    sheet.set_column(0, 0, 18)
+    sheet.set_column(1, 1, 24)
+    sheet.set_column(2, 5, 18)
+
+
+def _wide(formats: _Formats, money: Format, value: Decimal, currency: str) -> Format:
+    # An INVALID row's amount may carry more decimals than its currency: show them all.
+    return money if _decimals(value) <= currency_exponent(currency) \
+        else formats.money(value, currency)
+
+
+def _write_run_sheet(sheet: Worksheet, formats: _Formats,
+                     run_info: Sequence[tuple[str, str]]) -> None:
+    lines = _Lines(sheet)
+    lines.write(("field", formats.header), ("value", formats.header))
+    for name, value in run_info:
+        lines.write(str(name), str(value))
+    sheet.set_column(0, 0, 24)
+    sheet.set_column(1, 1, 80)
+
+
+# --------------------------------------------------------------------------- reading
+
+def read_results_sheet(path: Path, *, sheet: str | None = None,
+                       max_bytes: int = 50 * 2**20) -> Sheet:
+    """The input part of a results workbook's Results sheet, as a payout sheet, for ``rerun``.
+
+    The sheet is read by the same reader as a payout sheet (the operator may have
+    corrected cells in it). Result columns are dropped, input column names lose the
+    ``_input`` a collision gave them, and every row keeps the row number of the original
+    sheet (from the ``row`` column), so that messages still point at the operator's sheet.
+    """
+    from batchpay.sheet.read import SheetRow, read_sheet
+
+    read = read_sheet(Path(path), sheet=sheet or RESULTS_SHEET, max_bytes=max_bytes)
+    missing = [name for name in ("row", "status") if name not in read.columns]
+    if missing:
+        raise InputError(
+            f"Sheet {read.sheet_name!r} of {Path(path).name} has no {' or '.join(missing)} "
+            "column, so it is not a batchpay results workbook.",
+            hint="Give the results workbook a run wrote (…-results-….xlsx), unchanged "
+                 "apart from the cells you corrected.")
+    row_at = read.columns.index("row")
+    inputs = [i for i, name in enumerate(read.columns) if name not in RESULT_COLUMNS]
+    rows: list[SheetRow] = []
+    for line in read.rows:
+        number = line.values[row_at]
+        if not isinstance(number, int) or number < 2:
+            raise InputError(
+                f"Row {line.row} of sheet {read.sheet_name!r} has no row number in its row "
+                f"column (it holds {number!r}).",
+                hint="Each row must keep the row number the run wrote; delete rows you "
+                     "added by hand, or copy them into a new payout sheet instead.")
+        errors = {input_column_name(name): message for name, message in line.errors.items()
+                  if name not in RESULT_COLUMNS}
+        rows.append(SheetRow(number, [line.values[i] for i in inputs], errors))
+    return dataclasses.replace(
+        read, columns=[input_column_name(read.columns[i]) for i in inputs],
+        headers=[input_column_name(read.headers[i]) for i in inputs], rows=rows)
+
+
+def read_results(path: Path) -> tuple[list[str], list[ResultRow]]:
+    """Read a results workbook back: the input columns and every row with its inputs and the
+    ``row``, ``status`` and ``reference_number`` it had; ``error`` holds what the reader finds
+    wrong in the cells now (e.g. an account number retyped as a number), not the run's error.
+    """
+    from batchpay.sheet.read import read_sheet
+
+    sheet = read_results_sheet(path)
+    full = read_sheet(Path(path), sheet=RESULTS_SHEET)
+    at = {name: i for i, name in enumerate(full.columns)}
+    rows: list[ResultRow] = []
+    for line, original in zip(sheet.rows, full.rows, strict=True):
+        ref = original.values[at["reference_number"]] if "reference_number" in at else None
+        status = original.values[at["status"]]
+        rows.append(ResultRow(
+            row=line.row, inputs=line.values, status=str(status or ""),
+            reference_number=str(ref or ""),
+            error="; ".join(f"{name}: {message}" for name, message in line.errors.items()),
+        ))
+    return sheet.columns, rows
