@@ -7,6 +7,8 @@
   ends with every row COMPLETED.
 - november-payouts-mistakes.xlsx: the same kind of sheet with the mistakes operators make,
   for `batchpay validate`.
+- november-payouts-corrected.xlsx: that sheet after the operator corrected every mistake
+  (the repeated payout_ref became NOV26-M06), for the fix-and-run-again walkthrough.
 
 Every value is fixed here (no randomness), so the files are the same on every run; the
 check characters of the company codes and ID numbers are computed, never typed. The
@@ -30,6 +32,7 @@ from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS_BY_NAME  # noqa: E402
 
 MAIN_SAMPLE = "november-payouts.xlsx"
 MISTAKES_SAMPLE = "november-payouts-mistakes.xlsx"
+CORRECTED_SAMPLE = "november-payouts-corrected.xlsx"
 CREATED = dt.datetime(2026, 11, 25, 9, 0, 0)  # fixed: the same bytes on every run
 
 # Debit card BINs and lengths of the banks (the sandbox's CN bank list has these names).
@@ -171,6 +174,20 @@ def mistake_rows() -> list[dict[str, Any]]:
     ]
 
 
+def corrected_rows() -> list[dict[str, Any]]:
+    """The mistakes sheet after the operator fixed it: each row as it should have been."""
+    by_ref = {r["payout_ref"]: r for r in main_rows()}
+    originals = {"NOV26-M01": 0, "NOV26-M02": 1, "NOV26-M03": 2, "NOV26-M07": 4,
+                 "NOV26-M08": 5, "NOV26-M10": 6, "NOV26-M12": 7}
+    businesses = [r for r in by_ref.values() if r["recipient_type"] == "BUSINESS"]
+    people = [r for r in by_ref.values() if r["recipient_type"] == "INDIVIDUAL"]
+    fixed = [dict(businesses[i], payout_ref=ref) for ref, i in originals.items()]
+    fixed += [dict(people[0], payout_ref="NOV26-M04"), dict(people[1], payout_ref="NOV26-M05"),
+              dict(businesses[3], payout_ref="NOV26-M06"),
+              dict(people[2], payout_ref="NOV26-M09"), dict(people[3], payout_ref="NOV26-M11")]
+    return sorted(fixed, key=lambda r: r["payout_ref"])
+
+
 def write_sample(path: Path, rows: list[dict[str, Any]]) -> Path:
     """A sheet as a careful operator keeps it: identifier columns formatted as Text."""
     workbook = xlsxwriter.Workbook(str(path), {"strings_to_numbers": False,
@@ -210,7 +227,8 @@ def write_sample(path: Path, rows: list[dict[str, Any]]) -> Path:
 def make_samples(out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     return [write_sample(out_dir / MAIN_SAMPLE, main_rows()),
-            write_sample(out_dir / MISTAKES_SAMPLE, mistake_rows())]
+            write_sample(out_dir / MISTAKES_SAMPLE, mistake_rows()),
+            write_sample(out_dir / CORRECTED_SAMPLE, corrected_rows())]
 
 
 if __name__ == "__main__":

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import openpyxl
 import pytest
-from make_samples import MAIN_SAMPLE, MISTAKES_SAMPLE, make_samples
+from make_samples import CORRECTED_SAMPLE, MAIN_SAMPLE, MISTAKES_SAMPLE, make_samples
 
 from batchpay.sheet.checks import is_valid_resident_id, is_valid_uscc
 from batchpay.sheet.columns import IDENTIFIER_COLUMNS
@@ -24,7 +25,7 @@ def content(path: Path) -> dict[str, Any]:
                           for row in sheet.iter_rows()] for sheet in book}
 
 
-@pytest.mark.parametrize("name", [MAIN_SAMPLE, MISTAKES_SAMPLE])
+@pytest.mark.parametrize("name", [MAIN_SAMPLE, MISTAKES_SAMPLE, CORRECTED_SAMPLE])
 def test_committed_samples_are_what_the_script_writes(tmp_path: Path, name: str) -> None:
     make_samples(tmp_path)
     assert content(SAMPLES / name) == content(tmp_path / name)
@@ -85,3 +86,14 @@ def test_mistakes_sample_shows_each_typical_mistake() -> None:
         assert by_row[row].status == "INVALID" and by_row[row].error.startswith(start), by_row[row]
     assert "3 decimals" in by_row[9].error
     assert [r.row for r in rows if r.status == "VALID"] == [2, 13]
+
+
+def test_corrected_sample_fixes_every_mistake_and_keeps_the_valid_rows() -> None:
+    mistakes = validate_file(SAMPLES / MISTAKES_SAMPLE).validation
+    corrected = validate_file(SAMPLES / CORRECTED_SAMPLE).validation
+    assert corrected.all_valid and len(corrected.rows) == 12
+    kept = {p.payout_ref: p for p in mistakes.valid}
+    again = {p.payout_ref: p for p in corrected.valid}
+    assert set(kept) == {"NOV26-M01", "NOV26-M12"} and set(kept) <= set(again)
+    for ref in kept:  # the rows that were right stay exactly the same payments
+        assert dataclasses.replace(kept[ref], row=0) == dataclasses.replace(again[ref], row=0)
