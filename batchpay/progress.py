@@ -84,12 +84,32 @@ class RichReporter:
 
 
 def print_counts(console: Console, counts: dict[str, int], title: str = "Rows") -> None:
-    table = Table(title=title, title_justify="left")
+    console.print(f"[bold]{title}[/]: {sum(counts.values())} row(s)")
+    table = Table()
     table.add_column("status")
     table.add_column("rows", justify="right")
     for status, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         table.add_row(f"[{STATUS_STYLE.get(status, '')}]{status}[/]", str(n))
     console.print(table)
+
+
+def print_money(console: Console, summary: Any) -> None:
+    """Per source currency: what was sent and debited, what was not sent."""
+    table = Table()
+    for name in ("currency", "sent rows", "sent amount", "total debit", "recipients get",
+                 "not sent rows", "not sent amount"):
+        table.add_column(name, justify="left" if name == "currency" else "right")
+    for currency, totals in sorted(summary.currencies.items()):
+        sent, not_sent = totals.sent, totals.not_sent
+        if not currency or (not sent.rows and not not_sent.rows):
+            continue
+        target = ", ".join(f"{v:,} {k}" for k, v in sorted(sent.target.items()))
+        table.add_row(currency, str(sent.rows), f"{sent.amount:,}", f"{sent.total_debit:,}",
+                      target, str(not_sent.rows), f"{not_sent.amount:,}")
+    if table.row_count:
+        console.print(table)
+    for problem in summary.problems:
+        console.print(f"[red]Control totals do not reconcile: {problem}[/]")
 
 
 def print_problems(console: Console, rows: Iterable[tuple[Any, str, str]], limit: int = 20,

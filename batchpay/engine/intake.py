@@ -11,7 +11,7 @@ from batchpay.sheet.results import read_results_sheet
 
 
 def load_input(options: Any, settings: Settings) -> tuple[Sheet, Any]:
-    from batchpay.sheet.schema import validate_sheet
+    from batchpay.sheet.validate import validate_sheet
 
     max_bytes = int(settings.max_file_mb * 2**20)
     if options.kind == "rerun":

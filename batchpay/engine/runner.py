@@ -45,7 +45,7 @@ from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Service, open_service
-from batchpay.sheet.results import ResultsSummary
+from batchpay.sheet.results import ResultsSummary, summarize
 
 # what `run` does with a row whose payout_ref the journal knows
 RESENDABLE = NOT_SENT_STATES
@@ -105,6 +105,12 @@ class RunOutcome:
     sandbox: bool
     rows: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    dry_run: bool = False
+
+    @property
+    def fine_statuses(self) -> tuple[str, ...]:
+        """Statuses that need nothing from the operator (a dry run sends nothing by design)."""
+        return (*GOOD_STATES, "NOT_SENT") if self.dry_run else GOOD_STATES
 
     @property
     def counts(self) -> dict[str, int]:
@@ -280,6 +286,9 @@ class _Batch:
                 if plan.send or plan.resolve:
                     await self._confirm(client, plan)
                 self.journal.start_run(run, plan.rows)
+                if not plan.send and not plan.resolve and not plan.invalid:
+                    self.notes.append("Nothing to send: every row is already in the journal "
+                                      "(paid, in progress or final).")
                 if plan.invalid and not self.options.skip_invalid:
                     self.notes.append(f"{plan.invalid} invalid row(s): nothing was sent. Fix them, "
                                       "or run with --skip-invalid to pay the valid rows.")
@@ -454,7 +463,9 @@ class _Batch:
             exit_code = 0 if ok else 1
         else:
             exit_code = 0 if all(r.status in GOOD_STATES for r in rows) else 1
-        totals = _totals(rows)
+        summary = summarize(rows)
+        totals = {c: str(t.sent.total_debit) for c, t in sorted(summary.currencies.items())
+                  if c and t.sent.rows}
         outcome = "stopped" if self.stopped else ("ok" if exit_code == 0 else "rows need attention")
         path = self.options.out or default_results_path(self.options.sheet, self.run_id)
         self.journal.finish_run(self.run_id, outcome, exit_code,
@@ -464,20 +475,11 @@ class _Batch:
         summary = render_run(self.journal, run, path)
         return RunOutcome(
             run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
-            sandbox=self.sandbox, notes=self.notes,
+            sandbox=self.sandbox, notes=self.notes, dry_run=self.options.dry_run,
             rows=[{"row": r.row, "payout_ref": _input_ref(list(r.inputs), run.input_columns),
                    "status": r.status,
                    "error": r.error or None, "reference_number": r.reference_number or None}
                   for r in rows])
-
-
-def _totals(rows: list[Any]) -> dict[str, str]:
-    sums: dict[str, Decimal] = {}
-    for r in rows:
-        if r.status in ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "UNKNOWN") \
-                and r.total_debit is not None:
-            sums[r.source_currency] = sums.get(r.source_currency, Decimal(0)) + r.total_debit
-    return {k: str(v) for k, v in sorted(sums.items())}
 
 
 def _operator() -> str:

@@ -1,0 +1,532 @@
+"""Commands only: parse options, call one library function, map errors to messages and exit codes.
+
+Heavy libraries (pandas, httpx, starlette) are imported inside the commands, so that
+``batchpay --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from batchpay import __version__
+from batchpay.errors import BatchpayError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_OK, EXIT_ROWS, EXIT_FAILED = 0, 1, 2
+
+
+def fail(message: str, hint: str | None = None, code: int = EXIT_FAILED) -> None:
+    click.secho(f"Error: {message}", fg="red", err=True)
+    if hint:
+        click.echo(hint, err=True)
+    sys.exit(code)
+
+
+def handle_errors(func: F) -> F:
+    """Turn every error into one or two lines and an exit code; --debug shows the traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        debug = kwargs.pop("debug", False) or _debug_requested()
+        try:
+            return func(*args, **kwargs)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+            raise
+        except BatchpayError as exc:
+            if debug:
+                raise
+            fail(exc.message, exc.hint, exc.exit_code)
+        except KeyboardInterrupt:
+            if debug:
+                raise
+            fail("Interrupted.", "Nothing is lost: the journal holds every request sent. "
+                 "Run the same command again to go on.", EXIT_FAILED)
+        except OSError as exc:
+            if debug:
+                raise
+            fail(_os_error_message(exc), "Check the path, free space and permissions.")
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            if debug:
+                raise
+            fail(f"Unexpected {type(exc).__name__}: {exc}",
+                 "This is a bug in batchpay. Run again with --debug and report the traceback.")
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _os_error_message(exc: OSError) -> str:
+    import errno
+
+    if exc.errno == errno.ENOSPC:
+        return "The disk is full: batchpay could not write its files."
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"{exc.strerror or exc}{where}"
+
+
+def _debug_requested() -> bool:
+    ctx = click.get_current_context(silent=True)
+    root = ctx.find_root() if ctx else None
+    return bool(root and root.obj and root.obj.get("debug"))
+
+
+def debug_option(func: F) -> F:
+    return click.option("--debug", is_flag=True, help="Show the full traceback of an error.")(func)
+
+
+def settings_for(**options: Any) -> Any:
+    from batchpay.config import load_settings
+
+    return load_settings().with_options(**options)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="batchpay")
+@click.option("--debug", is_flag=True, help="Show the full traceback of any error.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Pay a spreadsheet of recipients, one payout per row, exactly once.
+
+    With no BATCHPAY_BASE_URL set, every command uses the embedded sandbox: no real
+    money moves until you configure a real service.
+    """
+    ctx.obj = {"debug": debug}
+
+
+def sandbox_banner() -> None:
+    click.secho("SANDBOX: test data, no real money moves.", fg="yellow", err=True)
+
+
+@cli.command()
+@click.option("--country", required=True, help="Country code of the bank list, e.g. NG.")
+@click.option("--currency", required=True, help="Currency code of the bank list, e.g. NGN.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the list as JSON (bankName, sortCode, branchCode, country).")
+@debug_option
+@handle_errors
+def banks(country: str, currency: str, as_json: bool) -> None:
+    """List the banks the service pays to for a country and currency (with sort codes)."""
+    import asyncio
+    import json
+
+    from batchpay.provider.client import PayoutClient
+    from batchpay.service import open_service
+
+    settings = settings_for()
+    country, currency = country.strip().upper(), currency.strip().upper()
+
+    async def fetch(base_url: str, api_key: str | None) -> tuple[list[Any], bool]:
+        async with PayoutClient.from_settings(settings, base_url=base_url,
+                                              api_key=api_key) as client:
+            found = await client.banks(country, currency)
+            return found, bool(client.is_sandbox)
+
+    with open_service(settings) as service:
+        if service.embedded:  # said first, so that an error below is known to be the sandbox's
+            sandbox_banner()
+        found, sandbox = asyncio.run(fetch(service.base_url, service.api_key))
+    if sandbox and not service.embedded:  # a `batchpay sandbox` at a configured URL
+        sandbox_banner()
+    if as_json:
+        click.echo(json.dumps([bank.to_json() for bank in found], ensure_ascii=False, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Banks for {country} / {currency} ({len(found)})")
+    table.add_column("Bank name")
+    table.add_column("Sort code")
+    for bank in found:
+        table.add_row(bank.bank_name, bank.sort_code or "")
+    Console(soft_wrap=True).print(table)
+
+
+@cli.command()
+@click.argument("sheet", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--report", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write every row with its status and messages to this .xlsx workbook.")
+@click.option("--sheet", "sheet_name", help="The sheet to read (default: Payouts, else the first).")
+@click.option("--source-currency", help="Wallet currency for rows that leave source_currency "
+              "empty, e.g. NGN.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON document (counts, rows, outputs) on stdout.")
+@debug_option
+@handle_errors
+def validate(sheet: Path, report: Path | None, sheet_name: str | None,
+             source_currency: str | None, as_json: bool) -> None:
+    """Check every row of SHEET (.xlsx or .csv) without sending anything.
+
+    Exit 0: every row is valid; 1: some rows are invalid (see the table or --report);
+    2: the file cannot be read.
+    """
+    from batchpay.console import print_validation
+    from batchpay.progress import stderr_console
+    from batchpay.sheet.validate import validate_file
+
+    settings = settings_for()
+    outcome = validate_file(sheet, sheet_name=sheet_name, source_currency=source_currency,
+                            report=report, max_bytes=int(settings.max_file_mb * 2**20))
+    print_validation(stderr_console(), outcome)
+    if as_json:
+        click.echo(json_document(None, outcome.validation.counts, outcome.json_rows(),
+                                 [report] if report else []))
+    sys.exit(outcome.exit_code)
+
+
+def run_options(func: F) -> F:
+    """Options shared by `run` and `rerun`."""
+    options = [
+        click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Write the results workbook exactly here "
+                     "(default: <sheet>-results-<run id>.xlsx beside the sheet)."),
+        click.option("--dry-run", is_flag=True,
+                     help="Validate and quote every row, compare with the wallet; pay nothing."),
+        click.option("--skip-invalid", is_flag=True,
+                     help="Pay the valid rows even if some rows are invalid."),
+        click.option("--concurrency", type=click.IntRange(1, 32), default=None,
+                     help="Rows in flight at once (default 4)."),
+        click.option("--max-rps", type=click.FloatRange(0), default=None,
+                     help="Pace all requests evenly at this many per second (0 = no pacing)."),
+        click.option("--wait", "wait_seconds", type=click.FloatRange(0), default=None,
+                     help="Seconds to follow statuses after sending (default 60)."),
+        click.option("--journal", type=click.Path(dir_okay=False, path_type=Path),
+                     help="The journal file (default .batchpay/journal.sqlite3, "
+                     "or BATCHPAY_JOURNAL)."),
+        click.option("--sheet", "sheet_name", help="The sheet to read (default: Payouts, "
+                     "else the first)."),
+        click.option("--source-currency", help="Wallet currency for rows that leave "
+                     "source_currency empty, e.g. NGN."),
+        click.option("--yes", is_flag=True, help="Confirm real payouts in advance (no prompt)."),
+        click.option("--quiet", is_flag=True, help="Print only errors and the results path."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print one JSON document (counts, rows, outputs) on stdout."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: bool,
+         concurrency: int | None, max_rps: float | None, wait_seconds: float | None,
+         journal: Path | None, sheet_name: str | None, source_currency: str | None,
+         yes: bool, quiet: bool, as_json: bool) -> None:
+    from batchpay.engine.intake import load_input
+    from batchpay.engine.runner import RunOptions, run_batch
+    from batchpay.progress import (
+        RichReporter,
+        is_interactive,
+        print_counts,
+        print_money,
+        print_problems,
+    )
+
+    settings = settings_for(journal=journal, concurrency=concurrency, max_rps=max_rps,
+                            wait_seconds=wait_seconds)
+    options = RunOptions(
+        sheet=sheet, kind=kind, dry_run=dry_run, sheet_name=sheet_name,
+        source_currency=source_currency, out=out, skip_invalid=skip_invalid,
+        concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
+        yes=yes, interactive=is_interactive())
+    reporter = RichReporter(quiet=quiet)
+    outcome = run_batch(settings, options, reporter,
+                        lambda: load_input(options, settings))
+    console = reporter.console
+    for note in outcome.notes:
+        console.print(note)
+    print_counts(console, outcome.counts, title=f"Run {outcome.run_id}")
+    print_money(console, outcome.summary)
+    print_problems(console, ((r["row"], r["status"], r["error"] or "") for r in outcome.rows
+                             if r["status"] not in outcome.fine_statuses))
+    if as_json:
+        click.echo(json_document(outcome.run_id, outcome.counts, outcome.rows,
+                                 [outcome.results_path]))
+    else:
+        click.echo(f"Results: {shown_path(outcome.results_path)}")
+    sys.exit(outcome.exit_code)
+
+
+def shown_path(path: Path) -> str:
+    """A path as the operator would type it: relative to the current folder when inside it."""
+    try:
+        return str(path.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def json_document(run_id: str | None, counts: dict[str, int], rows: list[dict[str, Any]],
+                  outputs: list[Path]) -> str:
+    import json
+
+    return json.dumps({"run_id": run_id, "counts": counts, "rows": rows,
+                       "outputs": [str(p) for p in outputs]}, ensure_ascii=False, indent=2)
+
+
+@cli.command()
+@click.argument("sheet", type=click.Path(dir_okay=False, path_type=Path))
+@run_options
+@debug_option
+@handle_errors
+def run(sheet: Path, **options: Any) -> None:
+    """Pay every valid row of SHEET exactly once and write the results workbook.
+
+    Rows already paid (in this journal) are shown, not paid again. Exit 0: every valid
+    row COMPLETED, PENDING or PROCESSING; 1: some rows need attention; 2: could not run.
+    """
+    _run("run", sheet, **options)
+
+
+@cli.command()
+@click.argument("results", type=click.Path(dir_okay=False, path_type=Path))
+@run_options
+@debug_option
+@handle_errors
+def rerun(results: Path, **options: Any) -> None:
+    """Send again the rows of a RESULTS workbook that were not paid or failed.
+
+    Fix the cells in the Results sheet first; rows already paid are never paid twice.
+    """
+    _run("rerun", results, **options)
+
+
+def journal_option(func: F) -> F:
+    return click.option("--journal", type=click.Path(dir_okay=False, path_type=Path),
+                        help="The journal file (default .batchpay/journal.sqlite3, "
+                        "or BATCHPAY_JOURNAL).")(func)
+
+
+def _open_journal(journal: Path | None) -> Any:
+    from batchpay.engine.journal import Journal
+    from batchpay.errors import JournalError
+
+    settings = settings_for(journal=journal)
+    if not settings.journal.exists():
+        raise JournalError(f"No journal at {settings.journal}.",
+                           hint="Run `batchpay run SHEET` first, or point --journal at one.")
+    return Journal(settings.journal)
+
+
+@cli.command()
+@journal_option
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON on stdout.")
+@debug_option
+@handle_errors
+def runs(journal: Path | None, as_json: bool) -> None:
+    """List the runs in the journal (id, time, sheet, counts)."""
+    import json
+
+    from rich.table import Table
+
+    from batchpay.progress import stderr_console
+
+    with _open_journal(journal) as j:
+        records = j.runs()
+    if as_json:
+        click.echo(json.dumps([{"run_id": r.id, "kind": r.kind, "started_at": r.started_at,
+                                "finished_at": r.finished_at, "sheet": r.sheet,
+                                "outcome": r.outcome, "exit_code": r.exit_code,
+                                "counts": r.info.get("counts", {})} for r in records],
+                              ensure_ascii=False, indent=2))
+        return
+    table = Table(title="Runs", title_justify="left")
+    for col in ("run id", "kind", "started (UTC)", "sheet", "outcome", "counts"):
+        table.add_column(col)
+    for r in records:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(r.info.get("counts", {}).items()))
+        table.add_row(r.id, r.kind, r.started_at[:19], r.sheet, r.outcome or "(unfinished)",
+                      counts)
+    from rich.console import Console
+
+    Console(soft_wrap=True).print(table)
+    if not records:
+        stderr_console().print("No runs yet.")
+
+
+@cli.command()
+@journal_option
+@click.option("--run", "run_id", help="The run to render (default: the latest).")
+@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the results workbook.")
+@debug_option
+@handle_errors
+def report(journal: Path | None, run_id: str | None, out: Path) -> None:
+    """Re-render a run's results workbook from the journal."""
+    from batchpay.engine.render import find_run, render_run
+
+    with _open_journal(journal) as j:
+        run_record = find_run(j, run_id)
+        render_run(j, run_record, out)
+    click.echo(f"Results: {shown_path(out)}")
+
+
+@cli.command()
+@journal_option
+@click.option("--head", help="The chain head printed in a filed workbook's Run sheet: "
+              "also detects events removed from the end.")
+@debug_option
+@handle_errors
+def verify(journal: Path | None, head: str | None) -> None:
+    """Check the journal's hash chain: names the first broken link."""
+    with _open_journal(journal) as j:
+        check = j.verify(head=head)
+    if check.ok:
+        click.echo(f"OK: {check.events} events, chain head {check.head}")
+        return
+    fail(f"The journal's chain is broken: {check.problem}.",
+         "The journal was changed outside batchpay. Keep this copy for the auditor and "
+         "restore the journal from a backup.", EXIT_ROWS)
+
+
+@cli.command()
+@debug_option
+@handle_errors
+def config() -> None:
+    """Print the effective settings (the API key only as a fingerprint)."""
+    settings = settings_for()
+    width = max(len(k) for k, _ in settings.public_items())
+    for key, value in settings.public_items():
+        click.echo(f"{key.ljust(width)}  {value}")
+
+
+def _rate_limit_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from batchpay.sandbox.faults import parse_rate_limit
+
+    if value:
+        try:
+            parse_rate_limit(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
+
+def _webhook_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value and not value.startswith(("http://", "https://")):
+        raise click.BadParameter("give an http:// or https:// URL")
+    return value
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (keep it on loopback: the sandbox has no TLS).")
+@click.option("--port", default=8787, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on; 0 picks a free one.")
+@click.option("--api-key", default="sandbox-key", show_default=True,
+              help="The test key the sandbox accepts in X-API-KEY (not a real key).")
+@click.option("--latency-ms", default=0.0, type=click.FloatRange(min=0),
+              help="Delay every API request by this many milliseconds.")
+@click.option("--error-rate", default=0.0, type=click.FloatRange(0, 1),
+              help="Share of API requests (0-1) that answer 500 without doing anything.")
+@click.option("--drop-rate", default=0.0, type=click.FloatRange(0, 1),
+              help="Share of payout requests (0-1) committed and then left without a response.")
+@click.option("--rate-limit", callback=_rate_limit_option, metavar="N/UNIT[,N/UNIT...]",
+              help="Sliding-window limits, e.g. 100/min,1000/hour; beyond them 429 with Retry-After.")
+@click.option("--webhook-url", callback=_webhook_url_option,
+              help="POST every payout state change to this URL.")
+@click.option("--webhook-secret", help="Secret that signs the webhooks (X-Signature, HMAC-SHA512).")
+@click.option("--settle-seconds", default=2.0, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds from PENDING to a final state (remark \"fail\" ends FAILED, then REFUNDED).")
+@click.option("--quote-ttl", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a quote can be used.")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seed of the rates and of the injected faults, so runs repeat.")
+@click.option("--state", "state_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="SQLite file keeping payouts, quotes and wallets across restarts (default: memory).")
+@debug_option
+@handle_errors
+def sandbox(**options: Any) -> None:
+    """Run the sandbox: a fake payout service for trying and testing batchpay (no real money)."""
+    from batchpay.sandbox.app import SandboxConfig
+    from batchpay.sandbox.server import serve
+
+    serve(SandboxConfig(**options))
+
+
+@cli.command()
+@journal_option
+@click.option("--run", "run_id", help="The run to refresh (default: the latest).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the updated results (default: the run's results workbook).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print one JSON document (counts, rows, outputs) on stdout.")
+@debug_option
+@handle_errors
+def sync(journal: Path | None, run_id: str | None, out: Path | None, as_json: bool) -> None:
+    """Refresh a run's rows that are not final (and FAILED ones) from the service.
+
+    Rows in doubt (UNKNOWN) are looked up by their quote: found, they take the payout's
+    state; not found in a complete scan once their quote expired, they become NOT_SENT.
+    """
+    from batchpay.engine.sync import sync_run
+    from batchpay.progress import print_counts, stderr_console
+
+    outcome = sync_run(settings_for(journal=journal), run_id, out)
+    console = stderr_console()
+    console.print(f"Tracked {outcome.tracked} row(s) with {outcome.requests} request(s): "
+                  f"{outcome.changed} changed, {outcome.never_received} proven never received"
+                  + ("" if outcome.complete else " (scan cut short by the page cap)"))
+    print_counts(console, outcome.summary.counts, title=f"Run {outcome.run_id}")
+    if as_json:
+        click.echo(json_document(outcome.run_id, dict(outcome.summary.counts), outcome.rows,
+                                 [outcome.results_path]))
+    else:
+        click.echo(f"Results: {shown_path(outcome.results_path)}")
+    bad = set(outcome.summary.counts) - {"COMPLETED", "PENDING", "PROCESSING"}
+    sys.exit(EXIT_ROWS if bad else EXIT_OK)
+
+
+@cli.command()
+@click.option("--host", default=None, help="Address to listen on (default 127.0.0.1).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="Port to listen on (default 8788).")
+@journal_option
+@click.option("--insecure-no-signature", is_flag=True,
+              help="Accept unsigned webhooks (tests only: anyone could change your journal).")
+@debug_option
+@handle_errors
+def listen(host: str | None, port: int | None, journal: Path | None,
+           insecure_no_signature: bool) -> None:
+    """Receive the service's webhooks and record payout states in the journal."""
+    from batchpay.errors import ConfigError
+    from batchpay.progress import stderr_console
+    from batchpay.serving import serve_foreground
+    from batchpay.webhooks import SignatureCheck, create_listener
+
+    settings = settings_for(journal=journal)
+    console = stderr_console()
+    if not settings.webhook_secret and not insecure_no_signature:
+        raise ConfigError("No webhook secret: the listener would accept forged events.",
+                          hint="Set BATCHPAY_WEBHOOK_SECRET to the secret the service signs "
+                          "with (or, for tests only, --insecure-no-signature).")
+    if insecure_no_signature:
+        console.print("[bold red]INSECURE: signatures are NOT checked. Anyone who can reach "
+                      "this port can change payout states in your journal.[/]")
+    secret = None if insecure_no_signature else settings.webhook_secret
+    check = SignatureCheck(secret, settings.headers, settings.signature_algorithms)
+    app = create_listener(settings.journal, check)
+    host = host or settings.listen_host
+    port = settings.listen_port if port is None else port
+    console.print(f"Listening for webhooks on http://{host}:{port}/webhook "
+                  f"(journal {settings.journal}); Ctrl-C stops.")
+    serve_foreground(app, host, port, "webhook listener")
+
+
+@cli.command()
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("payouts-template.xlsx"), show_default=True,
+              help="Where to write it: .xlsx (dropdowns, Text columns, help sheet) or .csv.")
+@debug_option
+@handle_errors
+def template(out: Path) -> None:
+    """Write an empty payout sheet to fill in: the columns, dropdowns and how to fill each."""
+    from batchpay.sheet.template import write_template
+
+    click.echo(str(write_template(out)))
+
+
+def main() -> None:
+    cli(prog_name="batchpay")

@@ -1,0 +1,368 @@
+"""Read a payout sheet (.xlsx or .csv) exactly, or refuse it with one line.
+
+Cells keep their type: text stays text ("NA" too, leading zeros too), numbers become int
+or Decimal (via the float's shortest repr, never float arithmetic). An identifier typed
+as a number with more than 15 digits has already lost digits inside the spreadsheet, so
+the cell is marked with an error that names it and says how to fix it. Problems with a
+cell are kept per row and column (`SheetRow.errors`); problems with the file raise
+InputError before anything is parsed.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import gc
+import hashlib
+import io
+import zipfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from batchpay.errors import InputError
+from batchpay.sheet.columns import (
+    AMOUNT_COLUMN,
+    COLUMN_NAMES,
+    COLUMNS_BY_NAME,
+    IDENTIFIER_COLUMNS,
+    normalize_header,
+)
+from batchpay.sheet.xlsx_guard import (
+    CellIssues,
+    column_letters,
+    formula_problems,
+    inspect_xlsx,
+    sheet_parts,
+)
+
+DEFAULT_SHEET = "Payouts"
+MAX_EXACT_DIGITS = 15  # a spreadsheet number keeps 15 significant digits, no more
+_ZIP_MAGIC = b"PK\x03\x04"
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0"  # .xls and password-protected .xlsx
+
+
+@dataclass(slots=True)
+class SheetRow:
+    row: int  # row number in the sheet (the header is row 1)
+    # aligned with Sheet.columns: str, int, Decimal or None (empty); an identifier number
+    # that lost digits stays the float it is (its error says so)
+    values: list[Any]
+    errors: dict[str, str] = field(default_factory=dict)  # column → message (cell-level)
+
+
+@dataclass
+class Sheet:
+    path: Path
+    sheet_name: str
+    columns: list[str]  # normalized names, input order, unknown ones included
+    headers: list[str]  # the header texts as written
+    rows: list[SheetRow]
+    sha256: str
+    sheet_names: list[str] = field(default_factory=list)
+
+    def column_values(self, name: str) -> list[Any]:
+        """One column's values in row order (None for every row when the column is absent)."""
+        if name not in self.columns:
+            return [None] * len(self.rows)
+        index = self.columns.index(name)
+        return [r.values[index] for r in self.rows]
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while millions of cells are created.
+
+    None of these objects form cycles, yet each collection rescans all of them: with the
+    collector running, reading 100,000 rows takes twice as long.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def read_sheet(path: Path, *, sheet: str | None = None, max_bytes: int = 50 * 2**20) -> Sheet:
+    """Read the sheet at `path`; InputError (exit 2) when it cannot be read safely."""
+    with paused_gc():
+        return _read_sheet(Path(path), sheet, max_bytes)
+
+
+def _read_sheet(path: Path, sheet: str | None, max_bytes: int) -> Sheet:
+    if not path.exists():
+        raise InputError(f"File not found: {path}", hint="Check the name and the folder.")
+    if not path.is_file():
+        raise InputError(f"{path} is a folder, not a spreadsheet.")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise InputError(
+            f"{path.name} is {size / 2**20:,.1f} MB, over the {max_bytes / 2**20:,.0f} MB limit.",
+            hint="Split the payouts into smaller sheets, or raise the max_file_mb setting.",
+        )
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if data.startswith(_ZIP_MAGIC):
+        name, grid, issues, names = _read_xlsx(path, data, sheet)
+    elif data.startswith(_OLE_MAGIC):
+        raise InputError(
+            f"{path.name} is an old .xls workbook or a password-protected one.",
+            hint="Remove the password if any, then save it as .xlsx (Excel Workbook).",
+        )
+    elif path.suffix.lower() in {".csv", ".txt"}:
+        if sheet is not None:
+            raise InputError(f"--sheet {sheet} was given, but {path.name} is a CSV file "
+                             "with no sheets.", hint="Leave --sheet out for a CSV file.")
+        name, grid, issues, names = path.stem, _read_csv(data, path.name), {}, []
+    else:
+        raise InputError(
+            f"{path.name} is not a spreadsheet batchpay can read.",
+            hint="Give an .xlsx workbook or a .csv file (see `batchpay template`).",
+        )
+    columns, headers, keep = _header(grid, name, path.name)
+    rows = _rows(grid, columns, keep, issues)
+    return Sheet(path, name, columns, headers, rows, digest, names)
+
+
+# --- xlsx --------------------------------------------------------------------------------
+
+
+def _read_xlsx(path: Path, data: bytes, wanted: str | None
+               ) -> tuple[str, list[list[Any]], CellIssues, list[str]]:
+    from python_calamine import CalamineError, CalamineWorkbook
+
+    flagged = inspect_xlsx(io.BytesIO(data))
+    try:
+        workbook = CalamineWorkbook.from_filelike(io.BytesIO(data))
+    except CalamineError as exc:
+        raise InputError(f"{path.name} cannot be read as a workbook ({exc}).",
+                         hint="Open it in Excel, save it as a new .xlsx, and try again.") from None
+    names = list(workbook.sheet_names)
+    name = _pick_sheet(names, wanted, path.name)
+    try:
+        grid = workbook.get_sheet_by_name(name).to_python(skip_empty_area=False)
+    except CalamineError as exc:
+        raise InputError(f"Sheet {name!r} of {path.name} cannot be read ({exc}).") from None
+    finally:
+        workbook.close()
+    issues: CellIssues = {}
+    if flagged:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            part = sheet_parts(archive).get(name)
+        if part in flagged:
+            issues = formula_problems(io.BytesIO(data), part)
+    return name, grid, issues, names
+
+
+def _pick_sheet(names: list[str], wanted: str | None, file_name: str) -> str:
+    if not names:
+        raise InputError(f"{file_name} has no sheets.")
+    if wanted is None:
+        for name in names:
+            if name.strip().lower() == DEFAULT_SHEET.lower():
+                return name
+        return names[0]
+    if wanted in names:
+        return wanted
+    for name in names:
+        if name.strip().lower() == wanted.strip().lower():
+            return name
+    raise InputError(
+        f"{file_name} has no sheet named {wanted!r}.",
+        hint="Its sheets are: " + ", ".join(repr(n) for n in names) + ".",
+    )
+
+
+# --- csv ---------------------------------------------------------------------------------
+
+
+def _read_csv(data: bytes, file_name: str) -> list[list[Any]]:
+    if b"\x00" in data[:65536]:
+        raise InputError(f"{file_name} is not a text (CSV) file.",
+                         hint="Give an .xlsx workbook or a .csv file (see `batchpay template`).")
+    if data.startswith(b"\xef\xbb\xbf"):
+        text = data[3:].decode("utf-8", errors="strict")
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            try:
+                # Excel on a Chinese Windows saves "CSV" in the ANSI code page: GBK ⊂ GB18030
+                text = data.decode("gb18030")
+            except UnicodeDecodeError:
+                raise InputError(
+                    f"{file_name} is neither UTF-8 nor GB18030 text.",
+                    hint="Save it from Excel as 'CSV UTF-8 (Comma delimited)'.",
+                ) from None
+    first_line = text.split("\n", 1)[0]
+    delimiter = max(",;\t", key=first_line.count)
+    try:
+        return [list(record) for record in csv.reader(io.StringIO(text, newline=""),
+                                                       delimiter=delimiter)]
+    except csv.Error as exc:
+        raise InputError(f"{file_name} is not a valid CSV file ({exc}).") from None
+
+
+# --- headers and rows --------------------------------------------------------------------
+
+
+def _header(grid: list[list[Any]], sheet_name: str, file_name: str
+            ) -> tuple[list[str], list[str], list[int]]:
+    """The columns to keep: their normalized names, header texts and indexes in the grid."""
+    first = [_as_text(cell) or "" for cell in grid[0]] if grid else []
+    if not any(normalize_header(h) in COLUMNS_BY_NAME for h in first):
+        raise InputError(_no_header_message(grid, sheet_name, file_name),
+                         hint="Row 1 must be the headers (payout_ref, recipient_type, ...): "
+                              "delete any title rows above them, or start from `batchpay template`.")
+    width = max(len(r) for r in grid)
+    columns: list[str] = []
+    headers: list[str] = []
+    keep: list[int] = []
+    seen: dict[str, int] = {}
+    for index in range(width):
+        text = first[index] if index < len(first) else ""
+        name = normalize_header(text)
+        if not name:
+            if all(_is_empty(r[index]) for r in grid[1:] if index < len(r)):
+                continue  # an empty column, e.g. left of the table
+            name = f"column_{column_letters(index)}"
+        if name in seen:
+            if name in COLUMNS_BY_NAME:
+                raise InputError(
+                    f"Two columns are named {name} ({column_letters(seen[name])} and "
+                    f"{column_letters(index)}) in sheet {sheet_name!r}.",
+                    hint="Keep one of them, or rename the other.")
+            suffix = 2
+            while f"{name}_{suffix}" in seen:
+                suffix += 1
+            name = f"{name}_{suffix}"
+        seen[name] = index
+        columns.append(name)
+        headers.append(text)
+        keep.append(index)
+    return columns, headers, keep
+
+
+def _no_header_message(grid: list[list[Any]], sheet_name: str, file_name: str) -> str:
+    where = f"Sheet {sheet_name!r} of {file_name}" if sheet_name != Path(file_name).stem else file_name
+    for index, row in enumerate(grid[1:20], start=2):
+        if any(normalize_header(_as_text(c) or "") in COLUMNS_BY_NAME for c in row):
+            return (f"{where}: headers not found in row 1; they seem to be in row {index}, "
+                    "below a title row.")
+    found = next((t for t in (_as_text(c) for c in grid[0]) if t), None) if grid else None
+    if found:
+        return f"{where}: headers not found in row 1 (it holds {found[:60]!r}, no column name)."
+    return f"{where}: headers not found: row 1 is empty."
+
+
+def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: CellIssues
+          ) -> list[SheetRow]:
+    """The data rows, converted column by column (fast), blank rows left out."""
+    body = grid[1:]
+    width = max(keep) + 1 if keep else 0
+    if any(len(r) < width for r in body):  # CSV lines may be short
+        body = [r + [None] * (width - len(r)) if len(r) < width else r for r in body]
+    by_column = list(zip(*body, strict=False)) if body else []
+    converted: list[list[Any]] = []
+    errors: dict[int, dict[str, str]] = {}
+    for c_index, name in zip(keep, columns, strict=True):
+        cells = by_column[c_index] if c_index < len(by_column) else (None,) * len(body)
+        values, problems = _convert_column(name, cells)
+        if name in COLUMNS_BY_NAME and issues:
+            # a formula without a saved value, or an error value: the cell counts as unread
+            for (r_index, column_index), issue in issues.items():
+                if column_index == c_index and r_index >= 1:
+                    problems[r_index - 1] = issue
+                    values[r_index - 1] = None
+        letters = column_letters(c_index)
+        for position, problem in problems.items():
+            errors.setdefault(position, {})[name] = f"cell {letters}{position + 2} {problem}"
+        converted.append(values)
+    rows: list[SheetRow] = []
+    for position, line in enumerate(zip(*converted, strict=True)):
+        row_errors = errors.get(position)
+        if row_errors or any(v is not None for v in line):
+            rows.append(SheetRow(position + 2, list(line), row_errors or {}))
+    return rows
+
+
+# Every Unicode white space (non-breaking and ideographic spaces too) and zero-width marks.
+_STRIP = (" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+          "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+          "\u200b\u200c\u200d\u2060\ufeff")
+
+
+def _convert_column(name: str, cells: Sequence[Any]) -> tuple[list[Any], dict[int, str]]:
+    """Values of one column as read, and problems by position (0 = first data row)."""
+    problems: dict[int, str] = {}
+    if name in IDENTIFIER_COLUMNS:
+        def other(position: int, cell: Any) -> Any:
+            value, problem = _identifier(cell)
+            if problem:
+                problems[position] = problem
+            return value
+    elif name == AMOUNT_COLUMN:
+        def other(position: int, cell: Any) -> Any:
+            return Decimal(repr(cell)) if type(cell) is float else _other(cell)
+    else:
+        def other(position: int, cell: Any) -> Any:
+            return _other(cell)
+    values = [(cell.strip(_STRIP) or None) if type(cell) is str else other(position, cell)
+              for position, cell in enumerate(cells)]
+    return values, problems
+
+
+def _identifier(cell: Any) -> tuple[Any, str | None]:
+    if type(cell) is not float:
+        return _other(cell), None
+    value = _number(cell)
+    digits = len(str(abs(value))) if isinstance(value, int) else len(value.as_tuple().digits)
+    if digits > MAX_EXACT_DIGITS:
+        # kept as the float it is, so that no report shows it as 19 plausible digits
+        return cell, (
+            f"is a number with {digits} digits, but a spreadsheet keeps only "
+            f"{MAX_EXACT_DIGITS}, so the last digits are already lost (it shows {cell:.6G}); "
+            "format the column as Text and type the number again"
+        )
+    return value, None
+
+
+def _number(value: float) -> int | Decimal:
+    if value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    return Decimal(repr(value))
+
+
+def _other(cell: Any) -> Any:
+    if cell is None:
+        return None
+    if isinstance(cell, str):
+        return cell.strip(_STRIP) or None
+    if isinstance(cell, bool):
+        return "TRUE" if cell else "FALSE"
+    if isinstance(cell, int):
+        return cell
+    if isinstance(cell, float):
+        return _number(cell)
+    if isinstance(cell, dt.datetime | dt.date | dt.time):
+        return cell.isoformat()
+    return str(cell).strip(_STRIP) or None
+
+
+def _is_empty(cell: Any) -> bool:
+    return cell is None or (isinstance(cell, str) and not cell.strip())
+
+
+def _as_text(cell: Any) -> str | None:
+    value = _other(cell)
+    return None if value is None else str(value)
+
+
+def known_columns_missing(sheet: Sheet, names: Sequence[str] = COLUMN_NAMES) -> list[str]:
+    """Known column names the sheet does not have, in the column table's order."""
+    return [name for name in names if name not in sheet.columns]

@@ -1,0 +1,302 @@
+"""Validate a sheet as read: every row VALID (with its payout request ready) or INVALID.
+
+`validate_sheet` is what `batchpay validate` and the batch engine call. Each failure is
+one message per row and column ("company_id: check character is wrong — expected 3 ...");
+a row that pays the same account the same amount as another gets a warning, not an error.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from batchpay.errors import InputError, UsageError
+from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, COLUMNS_BY_NAME
+from batchpay.sheet.currency import exponent, is_currency
+from batchpay.sheet.read import Sheet, paused_gc, read_sheet
+
+VALID, INVALID = "VALID", "INVALID"
+
+
+@dataclass(frozen=True)
+class PayoutRow:
+    """The normalized values of a VALID row: everything a quote and a payout need."""
+
+    row: int
+    payout_ref: str
+    recipient_type: str
+    recipient_name: str
+    company_name: str | None
+    company_id: str | None
+    ic_number: str | None
+    account_number: str  # digits only
+    bank_name: str
+    bank_city: str | None
+    sort_code: str | None
+    amount: Decimal  # with the source currency's decimals
+    source_currency: str
+    reason: str
+    remark: str | None
+    item_category: str | None
+    currency: str = "CNY"
+    country: str = "CN"
+    payment_channel: str = "BANK_TRANSFER"
+
+    def payout_body(self, quote_id: str) -> dict[str, Any]:
+        """The payout request body; optional fields without a value are left out, never null."""
+        body: dict[str, Any] = {"quoteId": quote_id}
+        for column in COLUMNS:
+            if column.api_field is None or column.api_field.startswith("quote:"):
+                continue
+            value = getattr(self, column.name)
+            if value is None or value == "":
+                continue
+            target = body
+            *parents, leaf = column.api_field.split(".")
+            for part in parents:
+                target = target.setdefault(part, {})
+            target[leaf] = value
+        return body
+
+
+@dataclass
+class RowCheck:
+    row: int  # row number in the sheet
+    values: list[Any]  # as read, aligned with Sheet.columns
+    status: str  # VALID | INVALID
+    errors: list[str] = field(default_factory=list)  # each "column: message"
+    warnings: list[str] = field(default_factory=list)
+    payout: PayoutRow | None = None
+    payout_ref: str = ""  # as written (for reports), "" when empty
+
+    @property
+    def error(self) -> str:
+        return "; ".join(self.errors)
+
+    @property
+    def warning(self) -> str:
+        return "; ".join(self.warnings)
+
+
+@dataclass
+class Validation:
+    rows: list[RowCheck]  # in input order
+
+    @property
+    def counts(self) -> dict[str, int]:
+        counts = Counter(r.status for r in self.rows)
+        return {status: counts[status] for status in (VALID, INVALID) if counts[status]}
+
+    @property
+    def valid(self) -> list[PayoutRow]:
+        return [r.payout for r in self.rows if r.payout is not None]
+
+    @property
+    def all_valid(self) -> bool:
+        return all(r.status == VALID for r in self.rows)
+
+
+def validate_sheet(sheet: Sheet, *, source_currency: str | None = None) -> Validation:
+    """Check every row against the column table; the sheet-wide problems raise InputError."""
+    with paused_gc():
+        return _validate(sheet, source_currency)
+
+
+def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
+    from batchpay.sheet import schema
+
+    option = _source_currency_option(source_currency)
+    _require_columns(sheet, currency_given=option is not None)
+    values = [r.values for r in sheet.rows]
+    blocked = [list(r.errors) for r in sheet.rows]
+    frame = schema.normalized_frame(sheet.columns, values, blocked)
+    errors: list[dict[str, str]] = [dict(r.errors) for r in sheet.rows]
+    if option is not None:
+        _apply_option(frame, option, errors)
+    for failure in schema.failures(frame, required_currency=option is None):
+        errors[failure.position].setdefault(failure.column, failure.message)
+    _name_duplicate_refs(frame, sheet, errors)
+    warnings = _same_account_same_amount(frame, sheet)
+    checks: list[RowCheck] = []
+    # row-major normalized texts, in the column table's order (= PayoutRow's field order)
+    texts = [[v if isinstance(v, str) and v else None for v in frame[name].tolist()]
+             for name in COLUMN_NAMES]
+    records = list(zip(*texts, strict=True)) if sheet.rows else []
+    order = {name: i for i, name in enumerate(COLUMN_NAMES)}
+    for position, row in enumerate(sheet.rows):
+        row_errors = errors[position]
+        record = records[position]
+        ref_text = record[_REF] or ""
+        if row_errors:
+            messages = [f"{c}: {m}" for c, m in sorted(row_errors.items(),
+                                                          key=lambda i: order.get(i[0], 99))]
+            checks.append(RowCheck(row.row, row.values, INVALID, messages,
+                                   warnings.get(position, []), None, ref_text))
+        else:
+            checks.append(RowCheck(row.row, row.values, VALID, [], warnings.get(position, []),
+                                   _payout_row(row.row, record), ref_text))
+    return Validation(checks)
+
+
+def _source_currency_option(code: str | None) -> str | None:
+    if code is None or not code.strip():
+        return None
+    if not is_currency(code):
+        raise UsageError(f"--source-currency {code} is not an ISO 4217 currency code.",
+                         hint="Use a code like NGN or USD.")
+    return code.strip().upper()
+
+
+def _require_columns(sheet: Sheet, *, currency_given: bool) -> None:
+    missing = [c.name for c in COLUMNS
+               if c.name not in sheet.columns
+               and (c.required == "yes" or (c.required == "yes*" and not currency_given))]
+    if not missing:
+        return
+    unknown = [c for c in sheet.columns if c not in COLUMNS_BY_NAME]
+    guesses = []
+    for name in missing:
+        close = difflib.get_close_matches(name, unknown, n=1, cutoff=0.6)
+        if close:
+            guesses.append(f"rename {close[0]} to {name}")
+    if "source_currency" in missing:
+        missing[missing.index("source_currency")] = "source_currency (or --source-currency)"
+    plural = "s" if len(missing) > 1 else ""
+    hint = ("Maybe: " + "; ".join(guesses) + "." if guesses
+            else "Add the column" + plural + ", or start from `batchpay template`.")
+    raise InputError(f"Sheet {sheet.sheet_name!r} has no column{plural} "
+                     f"{', '.join(missing)} (required).", hint=hint)
+
+
+def _apply_option(frame: Any, option: str, errors: list[dict[str, str]]) -> None:
+    """--source-currency fills empty cells; a cell that says otherwise is an error, not overruled."""
+    column = frame["source_currency"]
+    differs = column.notna() & (column != option)
+    for position in differs[differs].index:
+        errors[position].setdefault(
+            "source_currency",
+            f"{column.iat[position]} in the sheet, but --source-currency {option} was given; "
+            "correct the cell or leave it empty")
+    frame["source_currency"] = column.fillna(option)
+
+
+def _name_duplicate_refs(frame: Any, sheet: Sheet, errors: list[dict[str, str]]) -> None:
+    refs = frame["payout_ref"]
+    shared = refs[refs.notna() & refs.duplicated(keep=False)]
+    if shared.empty:
+        return
+    rows_by_ref: dict[str, list[int]] = defaultdict(list)
+    for position, ref in shared.items():
+        rows_by_ref[ref].append(int(position))
+    for ref, positions in rows_by_ref.items():
+        for position in positions:
+            others = ", ".join(str(sheet.rows[p].row) for p in positions if p != position)
+            if errors[position].get("payout_ref", "").endswith("is used by more than one row"):
+                errors[position]["payout_ref"] = (
+                    f"{ref} is also used in row {others}; every payout needs its own payout_ref")
+
+
+def _same_account_same_amount(frame: Any, sheet: Sheet) -> dict[int, list[str]]:
+    """Rows paying the same account the same amount: maybe a double payment, maybe not."""
+    accounts = frame["account_number"]
+    candidates = accounts.notna() & accounts.duplicated(keep=False)
+    groups: dict[tuple[str, Decimal, str], list[int]] = defaultdict(list)
+    for position in candidates[candidates].index:
+        amount = _decimal(frame["amount"].iat[position])
+        if amount is None:
+            continue
+        key = (accounts.iat[position], amount, str(frame["source_currency"].iat[position]))
+        groups[key].append(int(position))
+    warnings: dict[int, list[str]] = {}
+    for positions in groups.values():
+        if len(positions) < 2:
+            continue
+        for position in positions:
+            others = ", ".join(str(sheet.rows[p].row) for p in positions if p != position)
+            warnings[position] = [f"account_number: same account and amount as row {others}; "
+                                  "check this is not a double payment"]
+    return warnings
+
+
+def _decimal(text: Any) -> Decimal | None:
+    from decimal import InvalidOperation
+
+    if not isinstance(text, str):
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        return None
+    return value.normalize() if value.is_finite() else None
+
+
+_REF = COLUMN_NAMES.index("payout_ref")
+_AMOUNT = COLUMN_NAMES.index("amount")
+_SOURCE_CURRENCY = COLUMN_NAMES.index("source_currency")
+_QUANTUM: dict[str, Decimal] = {}
+
+
+def _payout_row(row: int, record: Sequence[str | None]) -> PayoutRow:
+    """A VALID row's PayoutRow from its normalized texts (in the column table's order)."""
+    fields: list[Any] = list(record)
+    currency = fields[_SOURCE_CURRENCY]
+    quantum = _QUANTUM.get(currency)
+    if quantum is None:
+        quantum = _QUANTUM[currency] = Decimal(1).scaleb(-exponent(currency))
+    # exact: the amount has at most the currency's decimals, this only pads zeros
+    fields[_AMOUNT] = Decimal(fields[_AMOUNT]).quantize(quantum)
+    return PayoutRow(row, *fields)
+
+
+# --- the library function behind `batchpay validate` ---------------------------------------
+
+
+@dataclass
+class ValidateOutcome:
+    sheet: Sheet
+    validation: Validation
+    report: Path | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.validation.all_valid else 1
+
+    def json_rows(self) -> list[dict[str, Any]]:
+        """The rows of the `--json` document (run_id and reference_number are for runs)."""
+        return [{"row": r.row, "payout_ref": r.payout_ref or None, "status": r.status,
+                 "error": r.error, "reference_number": None} for r in self.validation.rows]
+
+
+def validate_file(path: Path, *, sheet_name: str | None = None,
+                  source_currency: str | None = None, report: Path | None = None,
+                  max_bytes: int = 50 * 2**20) -> ValidateOutcome:
+    """Read and validate a sheet; with `report`, write the results-format workbook there."""
+    sheet = read_sheet(path, sheet=sheet_name, max_bytes=max_bytes)
+    if not sheet.rows:
+        raise InputError(f"Sheet {sheet.sheet_name!r} has headers but no payout rows.",
+                         hint="Fill one row per payout below the headers.")
+    validation = validate_sheet(sheet, source_currency=source_currency)
+    if report is not None:
+        write_validation_report(report, sheet, validation)
+    return ValidateOutcome(sheet, validation, report)
+
+
+def write_validation_report(path: Path, sheet: Sheet, validation: Validation) -> None:
+    """The results-format workbook: every input row as read, then row, status, error, warning."""
+    from batchpay.sheet.results import VALIDATE_COLUMNS, ResultRow, write_results
+
+    rows = (
+        ResultRow(row=check.row, inputs=check.values, status=check.status,
+                  error=check.error, warning=check.warning,
+                  amount=check.payout.amount if check.payout else None,
+                  source_currency=check.payout.source_currency if check.payout else "")
+        for check in validation.rows
+    )
+    # headers as the operator wrote them; an empty header keeps its generated name
+    headers = [text or name for text, name in zip(sheet.headers, sheet.columns, strict=True)]
+    write_results(Path(path), input_columns=headers, rows=rows, result_columns=VALIDATE_COLUMNS)

@@ -1,0 +1,150 @@
+"""Benchmark sheet intake: read + validate N rows against bare pandas.read_excel.
+
+    python tests/benchmarks/bench_intake.py [--rows 100000] [--keep DIR]
+
+Builds an .xlsx of N realistic rows (xlsxwriter, identifiers as text), then prints:
+- read_sheet and validate_sheet times, in this process;
+- `batchpay validate FILE` as a subprocess (start-up included) with its peak memory;
+- `pandas.read_excel(FILE)` (default engine, openpyxl) as a subprocess, start-up included;
+- the ratio of the two. Target: ratio <= 0.35 and peak memory < 500 MB at 100,000 rows.
+Exit 1 when a target is missed (only checked from 50,000 rows up: small runs measure
+mostly start-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from batchpay.sheet.checks import (  # noqa: E402
+    USCC_ALPHABET,
+    resident_id_check_digit,
+    uscc_check_char,
+)
+from batchpay.sheet.columns import COLUMN_NAMES  # noqa: E402
+
+TARGET_RATIO = 0.35
+TARGET_PEAK_MB = 500
+BANKS = ["中国工商银行", "中国建设银行", "中国银行", "中国农业银行", "招商银行", "交通银行"]
+CITIES = ["深圳", "上海", "北京", "广州", "杭州", "成都"]
+SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗"
+GIVEN = "伟芳娜秀英敏静丽强磊军洋勇艳杰娟涛明超秀兰霞平刚桂英"
+
+
+def make_rows(n: int, seed: int = 7) -> list[list[str | float | None]]:
+    rnd = random.Random(seed)
+    rows: list[list[str | float | None]] = []
+    for i in range(n):
+        business = i % 3 == 0
+        name = (rnd.choice(CITIES) + "市" + "".join(rnd.choices(GIVEN, k=2)) + "贸易有限公司"
+                if business else rnd.choice(SURNAMES) + "".join(rnd.choices(GIVEN, k=2)))
+        uscc = ic = None
+        if business:
+            body = "91" + f"{rnd.randint(110000, 659999)}" + "".join(rnd.choices(USCC_ALPHABET, k=9))
+            uscc = body + uscc_check_char(body)
+        else:
+            body = (f"{rnd.randint(110000, 659999)}{rnd.randint(1950, 2000)}"
+                    f"{rnd.randint(1, 12):02d}{rnd.randint(1, 28):02d}{rnd.randint(0, 999):03d}")
+            ic = body + resident_id_check_digit(body)
+        account = str(rnd.choice([6222, 6217, 6228, 6214])) + "".join(
+            rnd.choices("0123456789", k=rnd.choice([12, 15])))
+        amount = round(rnd.uniform(10_000, 5_000_000), 2)
+        values = {
+            "payout_ref": f"INV-2024-{i + 1:06d}",
+            "recipient_type": "BUSINESS" if business else "INDIVIDUAL",
+            "recipient_name": name, "company_name": name if business else None,
+            "company_id": uscc, "ic_number": ic, "account_number": account,
+            "bank_name": rnd.choice(BANKS), "bank_city": rnd.choice(CITIES), "sort_code": None,
+            "amount": amount, "source_currency": "NGN" if i % 4 else "USD",
+            "reason": "Payment for goods" if business else "Salary",
+            "remark": f"March batch {i % 50}", "item_category": None,
+            "currency": None, "country": None, "payment_channel": None,
+        }
+        rows.append([values[name] for name in COLUMN_NAMES])
+    return rows
+
+
+def build(path: Path, n: int) -> None:
+    import xlsxwriter
+
+    workbook = xlsxwriter.Workbook(str(path), {"constant_memory": True})
+    sheet = workbook.add_worksheet("Payouts")
+    sheet.write_row(0, 0, COLUMN_NAMES)
+    for r, row in enumerate(make_rows(n), start=1):
+        for c, value in enumerate(row):
+            if isinstance(value, str):
+                sheet.write_string(r, c, value)
+            elif value is not None:
+                sheet.write_number(r, c, value)
+    workbook.close()
+
+
+def in_process(path: Path) -> tuple[float, float, dict[str, int]]:
+    from batchpay.sheet.read import read_sheet
+    from batchpay.sheet.validate import validate_sheet
+
+    started = time.perf_counter()
+    sheet = read_sheet(path, max_bytes=500 * 2**20)
+    read_s = time.perf_counter() - started
+    started = time.perf_counter()
+    validation = validate_sheet(sheet)
+    return read_s, time.perf_counter() - started, validation.counts
+
+
+def timed_child(args: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MB and exit code of one child process."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    started = time.perf_counter()
+    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return seconds, usage.ru_maxrss / 1024, child.returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--keep", type=Path, help="write the workbook into this folder")
+    options = parser.parse_args()
+    folder = options.keep or Path(tempfile.mkdtemp(prefix="bench-intake-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"payouts-{options.rows}.xlsx"
+
+    started = time.perf_counter()
+    build(path, options.rows)
+    print(f"rows                     {options.rows:,}  ({path.stat().st_size / 2**20:.1f} MB, "
+          f"built in {time.perf_counter() - started:.1f} s)")
+    read_s, validate_s, counts = in_process(path)
+    print(f"read_sheet               {read_s:6.2f} s")
+    print(f"validate_sheet           {validate_s:6.2f} s   {counts}")
+    cli_s, cli_mb, code = timed_child([sys.executable, "-m", "batchpay", "validate", str(path)])
+    print(f"batchpay validate (proc) {cli_s:6.2f} s   peak {cli_mb:,.0f} MB   exit {code}")
+    pandas_s, pandas_mb, _ = timed_child(
+        [sys.executable, "-c", f"import pandas; pandas.read_excel({str(path)!r})"])
+    print(f"pandas.read_excel (proc) {pandas_s:6.2f} s   peak {pandas_mb:,.0f} MB")
+    ratio = cli_s / pandas_s
+    print(f"ratio                    {ratio:6.2f}  (target <= {TARGET_RATIO})")
+    if options.keep is None:
+        path.unlink()
+        folder.rmdir()
+    if code != 0:
+        print("batchpay validate did not find every generated row valid")
+        return 1
+    if options.rows >= 50_000 and (ratio > TARGET_RATIO or cli_mb > TARGET_PEAK_MB):
+        print("target missed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
