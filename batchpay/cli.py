@@ -493,7 +493,7 @@ def listen(host: str | None, port: int | None, journal: Path | None,
     """Receive the service's webhooks and record payout states in the journal."""
     from batchpay.errors import ConfigError
     from batchpay.progress import stderr_console
-    from batchpay.serving import serve_foreground
+    from batchpay.serving import bind, serve_foreground, url_of
     from batchpay.webhooks import SignatureCheck, create_listener
 
     settings = settings_for(journal=journal)
@@ -508,11 +508,11 @@ def listen(host: str | None, port: int | None, journal: Path | None,
     secret = None if insecure_no_signature else settings.webhook_secret
     check = SignatureCheck(secret, settings.headers, settings.signature_algorithms)
     app = create_listener(settings.journal, check)
-    host = host or settings.listen_host
-    port = settings.listen_port if port is None else port
-    console.print(f"Listening for webhooks on http://{host}:{port}/webhook "
+    sock = bind(host or settings.listen_host,
+                settings.listen_port if port is None else port, "webhook listener")
+    console.print(f"Listening for webhooks on {url_of(sock)}/webhook "
                   f"(journal {settings.journal}); Ctrl-C stops.")
-    serve_foreground(app, host, port, "webhook listener")
+    serve_foreground(app, sock)
 
 
 @cli.command()

@@ -18,9 +18,13 @@ START_TIMEOUT_SECONDS = 15.0
 STOP_TIMEOUT_SECONDS = 10.0
 
 
-def bind(host: str, port: int, what: str = "batchpay") -> socket.socket:
+def bind(host: str, port: int, what: str = "server") -> socket.socket:
+    """A listening socket on host:port (port 0: any free port)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP (not 0): accepted sockets inherit it, and asyncio turns Nagle off
+    # (TCP_NODELAY) only on sockets that say TCP; with Nagle on, every answer on a kept-alive
+    # connection waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
@@ -30,7 +34,9 @@ def bind(host: str, port: int, what: str = "batchpay") -> socket.socket:
             f"The {what} cannot listen on {host}:{port}: {exc.strerror or exc}.",
             hint="Pick another --port (0 picks a free one) or stop what is using it.",
         ) from None
-    sock.set_inheritable(True)
+    # listening now: a client that reads the printed URL before uvicorn is up waits in the
+    # backlog instead of being refused
+    sock.listen(2048)
     return sock
 
 
@@ -85,14 +91,12 @@ class ServerThread:
         self.stop()
 
 
-def serve_foreground(app: Any, host: str, port: int, what: str) -> str:
-    """Serve until Ctrl-C; returns when stopped."""
-    sock = bind(host, port, what)
+def serve_foreground(app: Any, sock: socket.socket) -> None:
+    """Serve on a bound socket until Ctrl-C (or SIGTERM)."""
     server = uvicorn_server(app)
     try:
         server.run(sockets=[sock])
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: we are done
         pass
     finally:
         sock.close()
-    return url_of(sock)

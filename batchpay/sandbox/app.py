@@ -1,0 +1,327 @@
+"""The sandbox: a faithful fake of the payout service (provider.md) plus /_sandbox/ extensions.
+
+Every request outside /_sandbox/ goes through the gate, in this order: latency
+(asyncio.sleep, so other requests go on meanwhile) → API key (401) → rate-limit windows
+(429 with Retry-After) → injected server error (500, nothing done) → the endpoint. The drop
+dice are rolled for every payout request; a picked one that the service accepts is
+committed, and then its connection is closed with no HTTP response at all, as when a
+network or a proxy loses the answer (a refused one is answered as usual). Every response carries
+`X-Batchpay-Sandbox: 1`. Requests are counted by "METHOD /path/template status"; a dropped
+payout counts under the status "dropped".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import math
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Match, Route
+
+from batchpay.errors import UsageError
+from batchpay.sandbox import banks, rates
+from batchpay.sandbox.checks import Refusal, check_payout_request, check_quote_request
+from batchpay.sandbox.faults import parse_rate_limit, retry_after_header
+from batchpay.sandbox.state import LISTABLE_STATES, SandboxState
+from batchpay.sandbox.webhooks_out import WebhookDispatcher
+from batchpay.sandbox.wire import SANDBOX_HEADER, JSONBody, bare, failed, loads, success
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+FLAGS = "batchpay.sandbox.flags"  # scope key: what the endpoint tells the gate
+MAX_PAGE_SIZE = 100
+MAX_BODY_BYTES = 1_000_000
+
+
+@dataclass
+class SandboxConfig:
+    """How a sandbox runs: where it listens, the key it accepts, the faults it injects."""
+
+    host: str = "127.0.0.1"
+    port: int = 8787
+    api_key: str = "sandbox-key"
+    latency_ms: float = 0
+    error_rate: float = 0
+    drop_rate: float = 0
+    rate_limit: str | None = None  # "100/min,1000/hour"
+    webhook_url: str | None = None
+    webhook_secret: str | None = None
+    settle_seconds: float = 2.0
+    quote_ttl: float = 600
+    seed: int = 0
+    state_path: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.state_path is not None:
+            self.state_path = Path(self.state_path)
+        problems = []
+        if not 0 <= self.port <= 65535:
+            problems.append(f"port {self.port} is not 0-65535")
+        if not self.api_key:
+            problems.append("the API key is empty")
+        for name in ("error_rate", "drop_rate"):
+            if not 0 <= getattr(self, name) <= 1:
+                problems.append(f"{name} {getattr(self, name)} is not between 0 and 1")
+        for name in ("latency_ms", "settle_seconds"):
+            if not getattr(self, name) >= 0:
+                problems.append(f"{name} {getattr(self, name)} is negative")
+        if not self.quote_ttl > 0:
+            problems.append(f"quote_ttl {self.quote_ttl} must be above 0")
+        if self.webhook_url is not None and not self.webhook_url.startswith(("http://", "https://")):
+            problems.append(f"webhook URL {self.webhook_url!r} does not start with http:// or https://")
+        if self.rate_limit:
+            try:
+                parse_rate_limit(self.rate_limit)
+            except ValueError as exc:
+                problems.append(str(exc))
+        if problems:
+            raise UsageError("Cannot start the sandbox: " + "; ".join(problems) + ".",
+                             hint="Fix the option and start it again.")
+
+
+class SandboxApp(Starlette):
+    """Starlette with the gate outermost: it alone sees uvicorn's own `send`."""
+
+    gate: Gate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        await self.gate(scope, receive, send, super().__call__)
+
+
+class Gate:
+    """Latency, key, windows and injected failures before the endpoints; counters after."""
+
+    def __init__(self, config: SandboxConfig, state: SandboxState, routes: list[Route]) -> None:
+        self.config = config
+        self.state = state
+        self.routes = routes
+        self.key = config.api_key.encode("utf-8")
+
+    def template(self, scope: Scope) -> str:
+        for route in self.routes:
+            match, _ = route.matches(scope)
+            if match is not Match.NONE:
+                return route.path
+        return scope["path"]
+
+    def refusal(self, scope: Scope, template: str) -> Response | None:
+        key = Headers(scope=scope).get("x-api-key")
+        if key is None or not hmac.compare_digest(key.encode("utf-8"), self.key):
+            return bare(401, "Invalid API key") if template == "/v1/bank" else failed(401, "Invalid API key")
+        wait = self.state.limiter.admit(time.monotonic())
+        if wait is not None:
+            return failed(429, "API rate limit exceeded", {"Retry-After": retry_after_header(wait)})
+        if self.state.dice.roll(self.config.error_rate):
+            return failed(500, "Internal server error")
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
+        flags = {"drop": False}
+        scope[FLAGS] = flags
+        statuses: list[int] = []
+
+        async def send_marked(message: Message) -> None:
+            if flags["drop"]:
+                if message["type"] == "http.response.start":
+                    drop_connection(send)
+                return
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+                message = {**message, "headers": [*message.get("headers", ()), SANDBOX_HEADER]}
+            await send(message)
+
+        if scope["path"].startswith("/_sandbox/"):
+            await app(scope, receive, send_marked)
+            return
+        self.state.traffic.arrived(time.monotonic())
+        template = self.template(scope)
+        try:
+            if self.config.latency_ms:
+                await asyncio.sleep(self.config.latency_ms / 1000)
+            refusal = self.refusal(scope, template)
+            await (refusal or app)(scope, receive, send_marked)
+        finally:
+            outcome = "dropped" if flags["drop"] else str(statuses[0]) if statuses else "none"
+            self.state.traffic.answered(f"{scope['method']} {template} {outcome}")
+
+
+def drop_connection(server_send: Send) -> None:
+    """Close the connection without a response. uvicorn's `send` is a bound method of the
+    request cycle, which holds the socket's transport; marking the cycle disconnected stops
+    uvicorn from answering 500 for the response the app never started."""
+    cycle = getattr(server_send, "__self__", None)
+    transport = getattr(cycle, "transport", None)
+    if transport is None:
+        raise RuntimeError("this server does not let the sandbox drop a connection")
+    cycle.disconnected = True  # type: ignore[union-attr]
+    transport.close()
+
+
+def _refusals_as_responses(
+    endpoint: Callable[[Request], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    async def answer(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except Refusal as refusal:
+            return failed(refusal.status_code, refusal.message)
+
+    answer.__name__ = endpoint.__name__
+    return answer
+
+
+async def _json_body(request: Request) -> Any:
+    try:
+        return loads(await request.body())
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise Refusal(400, "Request body must be JSON") from None
+
+
+def _whole_number(request: Request, name: str, default: int, minimum: int) -> int:
+    text = request.query_params.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < minimum:
+        raise Refusal(400, f"{name} must be a whole number of at least {minimum}")
+    return int(text)
+
+
+def _currency(text: str | None) -> str | None:
+    return text.strip().upper() or None if text is not None else None
+
+
+def create_app(config: SandboxConfig) -> Starlette:
+    """The sandbox as an ASGI app; `app.state.sandbox` holds its books."""
+    state = SandboxState(config)
+    webhooks = WebhookDispatcher(state)
+
+    async def bank_list(request: Request) -> Response:
+        params = {name: request.query_params.get(name, "").strip() for name in ("country", "currency")}
+        missing = [name for name, value in params.items() if not value]
+        if missing:
+            plural = "s" if len(missing) > 1 else ""
+            return bare(400, f"Missing required parameter{plural}: {', '.join(missing)}")
+        found = banks.bank_list(params["country"], params["currency"])
+        if found is None:
+            return bare(400, "Bank list not available for the specified country and currency")
+        return success(*found)
+
+    async def create_quote(request: Request) -> Response:
+        quote = state.create_quote(*check_quote_request(await _json_body(request)))
+        return success("Quote created successfully", quote)
+
+    async def read_quote(request: Request) -> Response:
+        quote = state.read_quote(request.path_params["id"])
+        if quote is None:
+            return failed(404, "Quote not found")
+        return success("Quote retrieved successfully", quote)
+
+    async def create_payout(request: Request) -> Response:
+        drop = state.dice.roll(config.drop_rate)  # drawn for every payout request
+        record = state.create_payout(check_payout_request(await _json_body(request)))
+        webhooks.wake()
+        request.scope[FLAGS]["drop"] = drop  # committed above; now the answer may be lost
+        return success("Payout initiated successfully", record)
+
+    async def read_transaction(request: Request) -> Response:
+        record = state.read_payout(request.path_params["id"])
+        if record is None:
+            return failed(404, "Transaction not found")
+        return success("Transaction retrieved successfully", record)
+
+    async def list_transactions(request: Request) -> Response:
+        wanted = request.query_params.get("state", "").strip().upper() or None
+        if wanted is not None and wanted not in LISTABLE_STATES:
+            raise Refusal(400, f"Invalid state: use one of {', '.join(LISTABLE_STATES)}")
+        page = _whole_number(request, "page", 0, 0)
+        size = min(_whole_number(request, "size", MAX_PAGE_SIZE, 1), MAX_PAGE_SIZE)
+        records, total = state.list_payouts(wanted, page, size)
+        return JSONBody({
+            "message": "Transactions retrieved successfully", "status": "success",
+            "data": records, "page": page, "size": size, "totalPages": math.ceil(total / size),
+        })
+
+    async def read_wallets(request: Request) -> Response:
+        wallets = state.wallets(_currency(request.query_params.get("currency")))
+        return success("Wallets retrieved successfully", wallets)
+
+    async def sandbox_payouts(request: Request) -> Response:
+        return JSONBody({"data": state.inspection_list()})
+
+    async def sandbox_stats(request: Request) -> Response:
+        return JSONBody(state.traffic.snapshot())
+
+    async def sandbox_reset(request: Request) -> Response:
+        state.reset()
+        return JSONBody({"message": "Sandbox reset", "status": "success"})
+
+    async def sandbox_wallet(request: Request) -> Response:
+        body = await _json_body(request)
+        currency = _currency(body.get("currency")) if isinstance(body, dict) else None
+        if currency not in rates.UNITS_PER_USD:
+            raise Refusal(400, "currency must be a currency code the sandbox knows, e.g. NGN")
+        balance = body.get("balance")
+        try:
+            if isinstance(balance, bool) or balance is None:
+                raise InvalidOperation
+            amount = Decimal(balance)
+        except (InvalidOperation, TypeError, ValueError):
+            raise Refusal(400, "balance must be a number") from None
+        if not amount.is_finite() or amount < 0:
+            raise Refusal(400, "balance must be 0 or more")
+        state.set_wallet(currency, amount)
+        return success("Wallet set", state.wallets(currency))
+
+    endpoints = [
+        ("/v1/bank", bank_list, "GET"),
+        ("/v1/quote", create_quote, "POST"),
+        ("/v1/quote/{id}", read_quote, "GET"),
+        ("/v2/payout", create_payout, "POST"),
+        ("/v1/transaction/{id}", read_transaction, "GET"),
+        ("/v1/transaction", list_transactions, "GET"),
+        ("/v1/wallet", read_wallets, "GET"),
+        ("/_sandbox/payouts", sandbox_payouts, "GET"),
+        ("/_sandbox/stats", sandbox_stats, "GET"),
+        ("/_sandbox/reset", sandbox_reset, "POST"),
+        ("/_sandbox/wallet", sandbox_wallet, "PUT"),
+    ]
+    routes = [Route(path, _refusals_as_responses(func), methods=[method]) for path, func, method in endpoints]
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        webhooks.start()
+        try:
+            yield
+        finally:
+            webhooks.stop()
+            state.close()
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        return failed(status, "Not found" if status == 404 else str(getattr(exc, "detail", exc)))
+
+    app = SandboxApp(routes=routes, lifespan=lifespan, max_body_size=MAX_BODY_BYTES,
+                     exception_handlers={HTTPException: http_error})
+    app.gate = Gate(config, state, routes)
+    app.state.sandbox = state
+    app.state.webhooks = webhooks
+    return app

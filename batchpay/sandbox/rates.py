@@ -1,0 +1,116 @@
+"""Exchange rates, fees and currency facts of the sandbox: deterministic per seed, all Decimal.
+
+Rates are quoted as the provider does, "units of the weaker currency per unit of the
+stronger": NGN→CNY 230 means 100000 NGN buy 434.78 CNY, USD→CNY 7.1 means 100 USD buy
+710 CNY. Seed 0 gives the round rates of the documentation; any other seed moves every
+currency by up to ±3 %, the same way every time. Target amounts and fees are rounded
+ROUND_HALF_UP to the currency's decimals.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+# Rough units per US dollar (sandbox values): only their ratios matter.
+UNITS_PER_USD: dict[str, Decimal] = {
+    "USD": Decimal("1"),
+    "CNY": Decimal("7.1"),
+    "NGN": Decimal("1633"),
+    "GBP": Decimal("0.79"),
+    "EUR": Decimal("0.92"),
+    "MWK": Decimal("1735"),
+    "KES": Decimal("129"),
+    "GHS": Decimal("15.5"),
+    "ZAR": Decimal("18.2"),
+    "XOF": Decimal("603"),
+    "XAF": Decimal("603"),
+    "UGX": Decimal("3700"),
+    "TZS": Decimal("2650"),
+    "RWF": Decimal("1400"),
+    "ZMW": Decimal("26.5"),
+    "EGP": Decimal("49"),
+}
+
+# Countries whose wallets may hold each currency (the quote's source country must be one).
+CURRENCY_COUNTRIES: dict[str, frozenset[str]] = {
+    "USD": frozenset({"US"}),
+    "CNY": frozenset({"CN"}),
+    "NGN": frozenset({"NG"}),
+    "GBP": frozenset({"GB"}),
+    "EUR": frozenset({"DE", "FR", "NL", "IE", "IT", "ES", "BE", "AT", "PT", "FI"}),
+    "MWK": frozenset({"MW"}),
+    "KES": frozenset({"KE"}),
+    "GHS": frozenset({"GH"}),
+    "ZAR": frozenset({"ZA"}),
+    "XOF": frozenset({"SN", "CI", "BJ", "BF", "ML", "NE", "TG", "GW"}),
+    "XAF": frozenset({"CM", "GA", "CG", "TD", "CF", "GQ"}),
+    "UGX": frozenset({"UG"}),
+    "TZS": frozenset({"TZ"}),
+    "RWF": frozenset({"RW"}),
+    "ZMW": frozenset({"ZM"}),
+    "EGP": frozenset({"EG"}),
+}
+
+# ISO 4217 minor units; currencies not listed have 2.
+ZERO_DECIMAL_CURRENCIES = frozenset({"XOF", "XAF", "UGX", "RWF"})
+
+FEE_SHARE = Decimal("0.01")  # 1 % of the source amount ...
+FEE_CAP_USD = Decimal("50")  # ... capped at the source currency's worth of 50 USD
+RATE_STEP = Decimal("0.0001")
+
+
+def currency_decimals(currency: str) -> int:
+    return 0 if currency in ZERO_DECIMAL_CURRENCIES else 2
+
+
+def quantum(currency: str) -> Decimal:
+    return Decimal(1).scaleb(-currency_decimals(currency))
+
+
+def home_country(currency: str) -> str | None:
+    """The one country shown on a wallet of this currency (the first, alphabetically)."""
+    countries = CURRENCY_COUNTRIES.get(currency)
+    return sorted(countries)[0] if countries else None
+
+
+def _units_per_usd(currency: str, seed: int) -> Decimal:
+    base = UNITS_PER_USD[currency]
+    if seed == 0 or currency == "USD":
+        return base
+    # string seeds hash the same way in every process (unlike hash() of a str)
+    basis_points = random.Random(f"{seed}/{currency}").randint(-300, 300)
+    return base * (1 + Decimal(basis_points) / 10000)
+
+
+def _without_trailing_zeros(value: Decimal) -> Decimal:
+    """230.0000 → 230 (not 2.3E+2): shown as the rate a person reads."""
+    normal = value.normalize()
+    exponent = normal.as_tuple().exponent
+    return normal.quantize(Decimal(1)) if isinstance(exponent, int) and exponent > 0 else normal
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a quote locks: the rate and the amounts it gives."""
+
+    rate: Decimal
+    target_amount: Decimal
+    fee: Decimal
+    total: Decimal
+
+
+def price(source_amount: Decimal, source: str, target: str, seed: int) -> Price:
+    """The locked price of `source_amount` of `source` paid out in `target` (both known)."""
+    source_units, target_units = _units_per_usd(source, seed), _units_per_usd(target, seed)
+    source_is_weaker = source_units >= target_units
+    weaker, stronger = (
+        (source_units, target_units) if source_is_weaker else (target_units, source_units)
+    )
+    rate = _without_trailing_zeros((weaker / stronger).quantize(RATE_STEP, rounding=ROUND_HALF_UP))
+    raw_target = source_amount / rate if source_is_weaker else source_amount * rate
+    target_amount = raw_target.quantize(quantum(target), rounding=ROUND_HALF_UP)
+    cap = FEE_CAP_USD * source_units
+    fee = min(source_amount * FEE_SHARE, cap).quantize(quantum(source), rounding=ROUND_HALF_UP)
+    return Price(rate=rate, target_amount=target_amount, fee=fee, total=source_amount + fee)

@@ -1,0 +1,37 @@
+"""Shared fixtures: sandboxes served for real (uvicorn in a thread, a free port each)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from batchpay.sandbox.app import SandboxConfig
+from batchpay.sandbox.server import RunningSandbox, start_in_thread
+
+SandboxFactory = Callable[..., RunningSandbox]
+
+
+@pytest.fixture
+def sandbox_factory() -> Iterator[SandboxFactory]:
+    """Start sandboxes with SandboxConfig keyword arguments (port 0 unless given); all are
+    stopped at teardown."""
+    started: list[RunningSandbox] = []
+
+    def start(**options: Any) -> RunningSandbox:
+        options.setdefault("port", 0)
+        running = start_in_thread(SandboxConfig(**options))
+        started.append(running)
+        return running
+
+    yield start
+    for running in reversed(started):
+        running.stop()
+
+
+@pytest.fixture
+def sandbox(sandbox_factory: SandboxFactory, tmp_path: Path) -> RunningSandbox:
+    """A sandbox with the default settings, its state in a file under tmp_path."""
+    return sandbox_factory(state_path=tmp_path / "sandbox-state.sqlite3")
