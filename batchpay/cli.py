@@ -240,7 +240,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
     for note in outcome.notes:
         console.print(note)
     print_counts(console, outcome.counts, title=f"Run {outcome.run_id}")
-    print_money(console, outcome.summary)
+    print_money(console, outcome.summary, dry_run=outcome.dry_run)
     print_problems(console, ((r["row"], r["status"], r["error"] or "") for r in outcome.rows
                              if r["status"] not in outcome.fine_statuses))
     if as_json:
@@ -333,13 +333,14 @@ def runs(journal: Path | None, as_json: bool) -> None:
                                 "counts": r.info.get("counts", {})} for r in records],
                               ensure_ascii=False, indent=2))
         return
-    table = Table(title="Runs", title_justify="left")
-    for col in ("run id", "kind", "started (UTC)", "sheet", "outcome", "counts"):
-        table.add_column(col)
+    table = Table()
+    for col in ("run id", "kind", "started (UTC)", "sheet", "outcome", "rows"):
+        table.add_column(col, no_wrap=col in ("run id", "kind", "started (UTC)"),
+                         overflow="fold")
     for r in records:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(r.info.get("counts", {}).items()))
-        table.add_row(r.id, r.kind, r.started_at[:19], r.sheet, r.outcome or "(unfinished)",
-                      counts)
+        table.add_row(r.id, r.kind, r.started_at[:16].replace("T", " "), r.sheet,
+                      r.outcome or "(unfinished)", counts)
     from rich.console import Console
 
     Console(soft_wrap=True).print(table)

@@ -83,8 +83,9 @@ class RichReporter:
         return Confirm.ask(text, console=self.console, default=False)
 
 
-def print_counts(console: Console, counts: dict[str, int], title: str = "Rows") -> None:
-    console.print(f"[bold]{title}[/]: {sum(counts.values())} row(s)")
+def print_counts(console: Console, counts: dict[str, int], title: str | None = None) -> None:
+    if title:
+        console.print(f"[bold]{title}[/]: {sum(counts.values())} row(s)")
     table = Table()
     table.add_column("status")
     table.add_column("rows", justify="right")
@@ -93,19 +94,19 @@ def print_counts(console: Console, counts: dict[str, int], title: str = "Rows") 
     console.print(table)
 
 
-def print_money(console: Console, summary: Any) -> None:
-    """Per source currency: what was sent and debited, what was not sent."""
+def print_money(console: Console, summary: Any, *, dry_run: bool = False) -> None:
+    """Per source currency: what was sent and debited (a dry run: what would be)."""
     table = Table()
-    for name in ("currency", "sent rows", "sent amount", "total debit", "recipients get",
-                 "not sent rows", "not sent amount"):
+    for name in ("currency", "quoted" if dry_run else "sent", "amount", "debit incl. fees",
+                 "recipients get", "not sent"):
         table.add_column(name, justify="left" if name == "currency" else "right")
     for currency, totals in sorted(summary.currencies.items()):
-        sent, not_sent = totals.sent, totals.not_sent
-        if not currency or (not sent.rows and not not_sent.rows):
+        money = totals.not_sent if dry_run else totals.sent
+        if not currency or not (totals.sent.rows or totals.not_sent.rows):
             continue
-        target = ", ".join(f"{v:,} {k}" for k, v in sorted(sent.target.items()))
-        table.add_row(currency, str(sent.rows), f"{sent.amount:,}", f"{sent.total_debit:,}",
-                      target, str(not_sent.rows), f"{not_sent.amount:,}")
+        target = ", ".join(f"{v:,} {k}" for k, v in sorted(money.target.items()))
+        table.add_row(currency, str(money.rows), f"{money.amount:,}", f"{money.total_debit:,}",
+                      target, "" if dry_run else str(totals.not_sent.rows))
     if table.row_count:
         console.print(table)
     for problem in summary.problems:
