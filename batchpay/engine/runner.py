@@ -280,6 +280,8 @@ class _Batch:
             id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
             sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
             input_columns=list(self.sheet.columns), info=self._info())
+        if self.service.embedded:
+            self.reporter.banner("SANDBOX: embedded sandbox, no real money moves")
         async with self._client() as client:
             sender = Sender(self.journal, client, self.run_id)
             try:
@@ -320,7 +322,6 @@ class _Batch:
     async def _confirm(self, client: PayoutClient, plan: Plan) -> None:
         """Real money: show what will go, and ask (or require --yes)."""
         if self.service.embedded:
-            self.reporter.banner("SANDBOX: embedded sandbox, no real money moves")
             return
         await client.wallets()  # a harmless read: tells sandbox from the real service
         self.sandbox = bool(client.is_sandbox)

@@ -49,7 +49,11 @@ class Window:
             return now
         # the limit-th most recent send must have left the window (plus a margin for
         # clock and network differences between us and the service)
-        return self.sent[-self.limit] + self.seconds + margin
+        oldest = self.sent[-self.limit]
+        at = oldest + self.seconds + margin
+        while at - self.seconds < oldest:  # float rounding must not put it back inside
+            at = math.nextafter(at, math.inf)
+        return at
 
 
 def parse_windows(text: str | None) -> list[Window]:
