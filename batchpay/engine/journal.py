@@ -577,11 +577,14 @@ class Journal:
                       http_status: int | None = None, message: str = "", **fields: Any) -> None:
         """The answer to an attempt, and the payout_ref's resulting status, in one transaction."""
         with self.transaction():
-            r = self.db.execute("SELECT payout_ref FROM attempts WHERE id = ?",
-                                (attempt_id,)).fetchone()
+            r = self.db.execute(
+                "SELECT a.payout_ref, p.status FROM attempts a JOIN payouts p "
+                "ON p.payout_ref = a.payout_ref WHERE a.id = ?", (attempt_id,)).fetchone()
             self.db.execute(
                 "UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
                 "WHERE id = ?", (utcnow(), outcome, http_status, message, attempt_id))
+            if r[1] in _RANK and status in _RANK and not _moves_forward(r[1], status):
+                status = r[1]  # a webhook about this payout outran its own answer: keep it
             self.set_status(r[0], status, run_id=run_id, event=f"payout.{outcome}", **fields)
 
     def attempt(self, attempt_id: int) -> Attempt:

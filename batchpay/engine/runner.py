@@ -273,16 +273,18 @@ class _Batch:
             pacer=pacer, retry=RetryBudget(self.settings.retry_attempts, self.settings.retry_seconds))
 
     async def execute(self) -> RunOutcome:
-        plan = plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
-                         kind=self.options.kind,
-                         settings=self.settings, skip_invalid=self.options.skip_invalid)
-        run = RunRecord(
-            id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
-            sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
-            input_columns=list(self.sheet.columns), info=self._info())
         if self.service.embedded:
             self.reporter.banner("SANDBOX: embedded sandbox, no real money moves")
         async with self._client() as client:
+            # before the plan: plan_rows copies each row's warnings into the run rows
+            await self._check_bank_names(client)
+            plan = plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
+                             kind=self.options.kind,
+                             settings=self.settings, skip_invalid=self.options.skip_invalid)
+            run = RunRecord(
+                id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
+                sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
+                input_columns=list(self.sheet.columns), info=self._info())
             sender = Sender(self.journal, client, self.run_id)
             try:
                 if plan.send or plan.resolve:
@@ -306,6 +308,20 @@ class _Batch:
             assert self.stopped is not None
             raise self.stopped
         return self._finish(plan)
+
+    async def _check_bank_names(self, client: PayoutClient) -> None:
+        """A bank name the service's directory does not list: a row warning, said before paying."""
+        from batchpay.engine.banknames import add_bank_warnings
+
+        for note in await add_bank_warnings(self.validation, client,
+                                            cache_dir=self.settings.journal.parent,
+                                            service=self.service.identity):
+            self.reporter.note(note)
+        missed = sum(any(w.startswith("bank_name:") for w in r.warnings)
+                     for r in self.validation.rows)
+        if missed:
+            self.reporter.note(f"{missed} row(s) name a bank the service does not list: see "
+                               "their warning (the rows stay valid).")
 
     def _info(self) -> dict[str, Any]:
         o = self.options
@@ -392,12 +408,16 @@ class _Batch:
     async def _follow(self, client: PayoutClient, refs: list[str], deadline: float) -> None:
         """Poll the list until every sent row is final or --wait is over."""
         pause = 0.5
-        while True:
-            open_ = [e for e in self.journal.entries(refs).values()
-                     if e.status not in FINAL_STATES and e.payout_id]
-            if not open_ or time.monotonic() >= deadline:
-                return
+
+        def still_open() -> list[Any]:  # read afresh: webhooks may have finished rows
+            return [e for e in self.journal.entries(refs).values()
+                    if e.status not in FINAL_STATES and e.payout_id]
+
+        while still_open() and time.monotonic() < deadline:
             await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            open_ = still_open()
+            if not open_:
+                return
             try:
                 await refresh(client, self.journal, open_, max_pages=self.settings.sync_max_pages)
             except AuthError:
