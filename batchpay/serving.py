@@ -10,7 +10,7 @@ import socket
 import threading
 import time
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from batchpay.errors import UsageError
 
@@ -67,7 +67,7 @@ class ServerThread:
                                         kwargs={"sockets": [self._socket]},
                                         name=f"{what} {self.url}", daemon=True)
 
-    def start(self) -> ServerThread:
+    def start(self) -> Self:
         self._thread.start()
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not self._server.started:
@@ -83,7 +83,7 @@ class ServerThread:
             self._thread.join(STOP_TIMEOUT_SECONDS)
         self._socket.close()
 
-    def __enter__(self) -> ServerThread:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

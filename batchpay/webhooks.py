@@ -49,8 +49,10 @@ class SignatureCheck:
             given = given.strip()
             if algo == "sha256" and given.lower().startswith("sha256="):
                 given = given[len("sha256="):]
-            expected = hmac.new(key, raw, ALGORITHMS[algo]).hexdigest()
-            if hmac.compare_digest(expected, given.lower()):
+            expected = hmac.new(key, raw, ALGORITHMS[algo]).hexdigest().encode()
+            # compared as bytes: compare_digest refuses str with non-ASCII characters, and a
+            # forged header must get 401, not a 500
+            if hmac.compare_digest(expected, given.lower().encode("utf-8", "replace")):
                 return True
         return False
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from batchpay.config import Settings
 from batchpay.engine.journal import IN_DOUBT, Journal
-from batchpay.engine.render import find_run, render_run
+from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.sending import mark_never_received
 from batchpay.engine.tracking import refresh
 from batchpay.provider.client import PayoutClient
@@ -48,17 +48,17 @@ def sync_run(settings: Settings, run_id: str | None, out: Path | None) -> SyncOu
             journal.bind_service(service.identity)
             tracked, changed, never, requests, complete = asyncio.run(
                 _sync(settings, journal, run.id, service.base_url, service.api_key))
-        run = find_run(journal, run.id)
-        path = out or Path(run.info.get("results") or f"{Path(run.sheet).stem}-results-{run.id}.xlsx")
-        summary = render_run(journal, run, path)
+        # noted before rendering: the workbook's "journal chain head" is then the true head
         journal.record_note("sync", {"run": run.id, "tracked": tracked, "changed": changed,
                                      "never_received": never, "requests": requests,
                                      "complete": complete}, run_id=run.id)
-        from batchpay.engine.render import result_rows
-
-        rows = [{"row": r.row, "status": r.status, "error": r.error or None,
-                 "reference_number": r.reference_number or None}
-                for r in result_rows(journal, run)]
+        run = find_run(journal, run.id)
+        path = out or Path(run.info.get("results") or f"{Path(run.sheet).stem}-results-{run.id}.xlsx")
+        summary = render_run(journal, run, path)
+        rows = [{"row": r.row, "payout_ref": rr.payout_ref, "status": r.status,
+                 "error": r.error or None, "reference_number": r.reference_number or None}
+                for rr, r in zip(journal.run_rows(run.id), result_rows(journal, run),
+                                 strict=True)]
         return SyncOutcome(run.id, tracked, changed, never, requests, complete, path, summary, rows)
     finally:
         journal.close()

@@ -1,0 +1,116 @@
+"""A service that is not the sandbox means real money: confirmation, and the key stays secret.
+
+The "real" service here is the sandbox behind a proxy that removes the sandbox's
+`X-Batchpay-Sandbox` header, so batchpay cannot tell it from the provider.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from engine_support import batchpay, results, sandbox_payouts
+from sheets import rows, write_sheet
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from batchpay.serving import ServerThread
+
+CANARY = "canary-key-7f3a9c1e5b"
+
+
+def disguise(upstream: str) -> Starlette:
+    """Forward everything to the sandbox; drop the header that says it is one."""
+    async def forward(request: Request) -> Response:
+        async with httpx.AsyncClient(base_url=upstream) as client:
+            answer = await client.request(
+                request.method, request.url.path, params=request.query_params,
+                content=await request.body(),
+                headers={k: v for k, v in request.headers.items() if k.lower() != "host"})
+        headers = {k: v for k, v in answer.headers.items()
+                   if k.lower() not in ("x-batchpay-sandbox", "content-length",
+                                        "content-encoding", "transfer-encoding")}
+        return Response(answer.content, answer.status_code, headers=headers)
+
+    return Starlette(routes=[Route("/{path:path}", forward,
+                                   methods=["GET", "POST", "PUT", "DELETE"])])
+
+
+@pytest.fixture
+def real(sandbox_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+         ) -> Iterator[tuple[Any, str]]:
+    sandbox = sandbox_factory(settle_seconds=0.2, api_key=CANARY)
+    with ServerThread(disguise(sandbox.url), what="proxy") as proxy:
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("BATCHPAY_BASE_URL", proxy.url)
+        monkeypatch.setenv("BATCHPAY_API_KEY", CANARY)
+        monkeypatch.setenv("BATCHPAY_JOURNAL", str(tmp_path / "journal.sqlite3"))
+        yield sandbox, proxy.url
+
+
+def test_real_money_without_a_terminal_and_without_yes_sends_nothing(real: Any,
+                                                                    tmp_path: Path) -> None:
+    sandbox, _ = real
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(3))
+    result = batchpay("run", str(sheet))
+    assert result.exit_code == 2, result
+    assert "About to pay 3 row(s)" in result.stderr and "NGN" in result.stderr
+    assert "--yes" in result.stderr
+    assert sandbox_payouts(sandbox.url) == []
+    assert "SANDBOX" not in result.stderr
+
+
+def test_yes_confirms_in_advance(real: Any, tmp_path: Path) -> None:
+    sandbox, _ = real
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(3))
+    out = tmp_path / "r.xlsx"
+    result = batchpay("run", str(sheet), "--yes", "--wait", "10", "--out", str(out))
+    assert result.exit_code == 0, result
+    assert len(sandbox_payouts(sandbox.url)) == 3
+    assert {r["status"] for r in results(out)} == {"COMPLETED"}
+
+
+def _everything_written(tmp_path: Path) -> bytes:
+    """Every byte batchpay left on disk: journal, its WAL, workbooks (unzipped), caches."""
+    blob = b""
+    for path in tmp_path.rglob("*"):
+        if not path.is_file() or "sandbox" in path.name:
+            continue  # the service's own state is not ours
+        if path.suffix == ".xlsx":
+            with zipfile.ZipFile(path) as z:
+                blob += b"".join(z.read(name) for name in z.namelist())
+        else:
+            blob += path.read_bytes()
+    return blob
+
+
+def test_the_api_key_is_never_written_or_printed(real: Any, tmp_path: Path,
+                                                 caplog: pytest.LogCaptureFixture,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    sandbox, _ = real
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(3))
+    outputs = [batchpay("run", str(sheet), "--yes", "--wait", "5", "--out",
+                        str(tmp_path / "ok.xlsx")),
+               batchpay("sync", "--out", str(tmp_path / "synced.xlsx")),
+               batchpay("config"), batchpay("runs", "--json")]
+    # and when requests fail: the service down, then the key refused
+    other = write_sheet(tmp_path / "b.xlsx", rows(2, start=50))
+    monkeypatch.setenv("BATCHPAY_BASE_URL", "http://127.0.0.1:9")
+    outputs.append(batchpay("run", str(other), "--yes", "--journal", str(tmp_path / "down.sqlite3")))
+    monkeypatch.setenv("BATCHPAY_BASE_URL", real[1])
+    monkeypatch.setenv("BATCHPAY_API_KEY", CANARY + "-wrong")
+    outputs.append(batchpay("run", str(other), "--yes",
+                            "--journal", str(tmp_path / "other.sqlite3")))
+    assert outputs[0].exit_code == 0 and outputs[-1].exit_code == 2, outputs
+    assert len(sandbox_payouts(sandbox.url)) == 3
+    for out in outputs:
+        assert CANARY not in out.stdout and CANARY not in out.stderr, out
+    assert CANARY not in caplog.text
+    assert CANARY.encode() not in _everything_written(tmp_path)
+    assert "sha256:" in outputs[2].stdout  # config shows the fingerprint instead

@@ -1,0 +1,177 @@
+"""`batchpay sync`: rows in doubt found in the payout list (or proven never received), later
+states (FAILED -> REFUNDED) picked up, and the run's results workbook written again.
+
+Every count is taken at the sandbox, never from what the client believes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_support import batchpay, by_ref, results, sandbox_payouts
+from sheets import row, rows, write_sheet
+
+from batchpay.config import Settings
+from batchpay.engine.journal import Journal, RunRecord, RunRow, utcnow
+from batchpay.engine.sync import sync_run
+from batchpay.sandbox.server import RunningSandbox
+
+GOOD = {"PENDING", "PROCESSING", "COMPLETED"}
+
+
+def prefill(service: RunningSandbox, count: int) -> None:
+    """Payouts made before ours (by someone else): a full first page of the list."""
+    for n in range(count):
+        quote = service.state.create_quote("BANK_TRANSFER", Decimal(100000), "NGN", "NG",
+                                           "CNY", "CN")
+        service.state.create_payout({
+            "quoteId": quote["id"], "reason": "earlier", "recipient": {
+                "name": f"earlier {n}", "type": "INDIVIDUAL", "currency": "CNY",
+                "country": "CN", "paymentChannel": "BANK_TRANSFER",
+                "account": {"accountNumber": f"99{n:017d}", "bankName": "中国银行"}}})
+
+
+@pytest.fixture
+def use(sandbox_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Start a sandbox with these options and point the CLI at it (cwd = tmp_path)."""
+
+    def start(**options: Any) -> RunningSandbox:
+        running: RunningSandbox = sandbox_factory(state_path=tmp_path / "sandbox.sqlite3",
+                                                  **options)
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("BATCHPAY_BASE_URL", running.url)
+        monkeypatch.setenv("BATCHPAY_API_KEY", running.api_key)
+        monkeypatch.setenv("BATCHPAY_JOURNAL", str(tmp_path / "journal.sqlite3"))
+        return running
+
+    return start
+
+
+def test_dropped_answers_stay_unknown_after_a_capped_scan_and_resolve_after_a_full_one(
+        use: Any, tmp_path: Path) -> None:
+    # every payout answer is lost after the sandbox committed it; our payouts sit on the
+    # second page of the list, and the page cap lets a scan read only the first one
+    service = use(drop_rate=1.0, quote_ttl=1, settle_seconds=0.3)
+    prefill(service, 100)
+    settings_file = tmp_path / "batchpay.toml"
+    settings_file.write_text("sync_max_pages = 1\n", encoding="utf-8")
+    sheet_rows = rows(4)
+    sheet = write_sheet(tmp_path / "nov.xlsx", sheet_rows)
+    out = tmp_path / "nov-results.xlsx"
+    first = batchpay("run", str(sheet), "--wait", "0", "--out", str(out))
+    assert first.exit_code == 1, first
+    assert {r["status"] for r in results(out)} == {"UNKNOWN"}
+    ours = [p for p in sandbox_payouts(service.url) if p["recipientName"].startswith("张")
+            or p["accountNumber"].startswith("6222")]
+    assert len(ours) == 4  # the service did receive them all
+
+    time.sleep(1.1)  # every quote has expired: only a complete scan could prove "never received"
+    capped = batchpay("sync")
+    assert capped.exit_code == 1, capped
+    assert re.search(r"cut\s+short by the page cap", capped.stderr), capped
+    shown = capped.stdout.strip().removeprefix("Results: ")
+    assert Path(shown).absolute() == out.absolute(), capped.stdout  # the run's own workbook
+    assert {r["status"] for r in results(out)} == {"UNKNOWN"}  # not NOT_SENT: not proven
+
+    settings_file.unlink()  # the default cap reads the whole list
+    synced = batchpay("sync", "--json")
+    assert synced.exit_code == 0, synced
+    document = json.loads(synced.stdout)
+    assert document["outputs"] == [str(out.absolute())]
+    got = by_ref(out)  # the run's own results workbook was written again
+    held = {p["accountNumber"]: p for p in sandbox_payouts(service.url)}
+    paid = Counter(p["accountNumber"] for p in sandbox_payouts(service.url))
+    for r in sheet_rows:
+        mine = got[r["payout_ref"]]
+        assert paid[r["account_number"]] == 1  # no duplicate, nothing resent
+        assert mine["status"] in GOOD
+        assert mine["payout_id"] == held[r["account_number"]]["id"]
+        assert mine["reference_number"] == held[r["account_number"]]["referenceNumber"]
+        assert not mine["error"]
+    assert sum(document["counts"].values()) == 4
+    assert set(document["counts"]) <= GOOD
+    assert {(r["payout_ref"], r["status"], r["reference_number"]) for r in document["rows"]} == {
+        (ref, r["status"], r["reference_number"]) for ref, r in got.items()}
+
+
+def _journal_with_a_row_in_doubt(path: Path, service_url: str, quote_id: str) -> str:
+    """A run whose one row's payout request never reached the service (its quote expired)."""
+    with Journal(path) as j:
+        j.bind_service(service_url)
+        run = RunRecord(id="20251120-080000-abcd", kind="run", started_at=utcnow(),
+                        sheet="nov.xlsx", input_sha256="0" * 64,
+                        input_columns=["payout_ref", "amount"])
+        j.start_run(run, [RunRow(seq=0, row=2, payout_ref="R-1", inputs=["R-1", Decimal("5")],
+                                 status="NOT_SENT", linked=True, amount="5",
+                                 source_currency="NGN", target_currency="CNY")])
+        j.record_intent("R-1", run.id, "{}", {"id": quote_id}, {"quoteId": quote_id},
+                        expires_at=time.time() - 1, amount="5", source_currency="NGN",
+                        target_currency="CNY")
+        j.set_status("R-1", "UNKNOWN", run_id=run.id, error="no answer")
+        j.finish_run(run.id, "rows need attention", 1, {})
+        return run.id
+
+
+def test_never_received_only_after_a_complete_scan(sandbox_factory: Any,
+                                                   tmp_path: Path) -> None:
+    service = sandbox_factory(state_path=tmp_path / "sandbox.sqlite3")
+    prefill(service, 101)  # two pages: the cap of one page cannot see the list's end
+    journal = tmp_path / "journal.sqlite3"
+    run_id = _journal_with_a_row_in_doubt(journal, service.url, "q-never-arrived")
+    settings = Settings(base_url=service.url, api_key=service.api_key, journal=journal,
+                        sync_max_pages=1)
+    out = tmp_path / "out.xlsx"
+
+    capped = sync_run(settings, run_id, out)
+    assert (capped.complete, capped.never_received, capped.changed) == (False, 0, 0)
+    assert [r["status"] for r in results(out)] == ["UNKNOWN"]
+
+    full = sync_run(Settings(base_url=service.url, api_key=service.api_key, journal=journal),
+                    run_id, out)
+    assert (full.complete, full.never_received, full.changed) == (True, 1, 1)
+    assert full.requests == 2  # two pages of 100, nothing else
+    assert [r["status"] for r in results(out)] == ["NOT_SENT"]
+    assert len(sandbox_payouts(service.url)) == 101  # sync never sends a payout
+
+
+def test_sync_picks_up_failed_then_refunded(use: Any, tmp_path: Path) -> None:
+    service = use(settle_seconds=1.0)
+    sheet = write_sheet(tmp_path / "nov.xlsx", [row(1), row(2, remark="fail")])
+    out = tmp_path / "nov-results.xlsx"
+    first = batchpay("run", str(sheet), "--wait", "10", "--out", str(out))
+    assert first.exit_code == 1, first
+    before = by_ref(out)
+    assert before["T-00001"]["status"] == "COMPLETED"
+    assert before["T-00002"]["status"] == "FAILED"  # the run stops following final rows
+    deadline = time.monotonic() + 10
+    while {p["state"] for p in sandbox_payouts(service.url)} != {"COMPLETED", "REFUNDED"}:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+
+    synced = batchpay("sync")
+    assert synced.exit_code == 1, synced  # REFUNDED needs attention: pay it again
+    assert re.search(r"Tracked 1 row\(s\)", synced.stderr), synced  # only the FAILED row
+    after = by_ref(out)
+    assert after["T-00002"]["status"] == "REFUNDED"
+    assert after["T-00002"]["payout_id"] == before["T-00002"]["payout_id"]
+    assert after["T-00001"] == before["T-00001"]
+    with Journal(tmp_path / "journal.sqlite3") as j:
+        kinds = [r[0] for r in j.db.execute(
+            "SELECT kind FROM events WHERE payout_ref = 'T-00002' ORDER BY seq")]
+        assert kinds[-1] == "payout.sync"
+        notes = [json.loads(r[0]) for r in j.db.execute(
+            "SELECT data FROM events WHERE kind = 'sync'")]
+        assert notes and notes[-1]["changed"] == 1
+    # nothing is left to follow: a second sync asks the service nothing
+    again = batchpay("sync", "--out", str(tmp_path / "again.xlsx"))
+    assert again.exit_code == 1, again
+    assert re.search(r"Tracked 0 row\(s\)\s+with\s+0\s+request\(s\)", again.stderr), again
+    assert by_ref(tmp_path / "again.xlsx")["T-00002"]["status"] == "REFUNDED"
+    assert len(sandbox_payouts(service.url)) == 2
