@@ -51,23 +51,66 @@ def handle_errors(func: F) -> F:
         except OSError as exc:
             if debug:
                 raise
-            fail(_os_error_message(exc), "Check the path, free space and permissions.")
+            fail(*_os_error_message(exc))
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             if debug:
                 raise
-            fail(f"Unexpected {type(exc).__name__}: {exc}",
-                 "This is a bug in batchpay. Run again with --debug and report the traceback.")
+            fail(*_lower_level_message(exc))
 
     return wrapper  # type: ignore[return-value]
 
 
-def _os_error_message(exc: OSError) -> str:
+HINT_DISK_FULL = ("Free some space, then run the same command again: the journal keeps every "
+                  "request already sent, so nothing is paid twice.")
+
+
+def _os_error_message(exc: OSError) -> tuple[str, str]:
     import errno
 
     if exc.errno == errno.ENOSPC:
-        return "The disk is full: batchpay could not write its files."
+        return "The disk is full: batchpay could not write its files.", HINT_DISK_FULL
     where = f" ({exc.filename})" if exc.filename else ""
-    return f"{exc.strerror or exc}{where}"
+    return f"{exc.strerror or exc}{where}.", "Check the path, free space and permissions."
+
+
+def _lower_level_message(exc: Exception) -> tuple[str, str]:
+    """A library's error that no module turned into a BatchpayError: still one or two lines."""
+    library = type(exc).__module__.split(".")[0]
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if library == "sqlite3":
+        if "full" in text.lower():
+            return "The disk is full: the journal could not be written.", HINT_DISK_FULL
+        return (f"The journal could not be read or written ({text}).",
+                "Check that --journal (or BATCHPAY_JOURNAL) points at a batchpay journal, "
+                "and the free space and permissions of its folder.")
+    if library in ("httpx", "httpcore", "h11", "anyio"):
+        return (f"The connection to the payout service failed ({type(exc).__name__}: {text}).",
+                "Run the same command again; if a run was paying, first run `batchpay sync` "
+                "to learn what happened to rows in doubt.")
+    if library in ("zipfile", "openpyxl", "python_calamine", "defusedxml", "xml"):
+        return (f"A workbook could not be read ({text}).",
+                "Open it in Excel or LibreOffice, save it as a new .xlsx, and try again.")
+    if library == "xlsxwriter":
+        return (f"A workbook could not be written ({text}).",
+                "Check that the folder exists and that you can write there.")
+    return (f"Unexpected {type(exc).__name__}: {text}",
+            "This is a bug in batchpay. Run again with --debug and report the traceback.")
+
+
+def writable_path(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """An output file is checked before anything is sent, not found unwritable afterwards."""
+    import os
+
+    if value is None:
+        return value
+    folder = value.absolute().parent
+    if not folder.is_dir():
+        raise click.BadParameter(f"the folder {folder} does not exist: create it, or "
+                                 "choose another path")
+    if not os.access(folder, os.W_OK | os.X_OK) or (value.exists()
+                                                    and not os.access(value, os.W_OK)):
+        raise click.BadParameter(f"you cannot write {value}: choose a path you can write to")
+    return value
 
 
 def _debug_requested() -> bool:
@@ -150,29 +193,42 @@ def banks(country: str, currency: str, as_json: bool) -> None:
 @cli.command()
 @click.argument("sheet", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path),
+              callback=writable_path,
               help="Write every row with its status and messages to this .xlsx workbook.")
 @click.option("--sheet", "sheet_name", help="The sheet to read (default: Payouts, else the first).")
 @click.option("--source-currency", help="Wallet currency for rows that leave source_currency "
               "empty, e.g. NGN.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON document (counts, rows, outputs) on stdout.")
+@click.option("--no-bank-check", is_flag=True,
+              help="Do not compare bank_name with the service's bank list (works offline).")
 @debug_option
 @handle_errors
 def validate(sheet: Path, report: Path | None, sheet_name: str | None,
-             source_currency: str | None, as_json: bool) -> None:
+             source_currency: str | None, as_json: bool, no_bank_check: bool) -> None:
     """Check every row of SHEET (.xlsx or .csv) without sending anything.
 
+    Bank names are compared with the service's bank list (the embedded sandbox's when no
+    service is set): a name it does not list is a warning with the closest names.
     Exit 0: every row is valid; 1: some rows are invalid (see the table or --report);
     2: the file cannot be read.
     """
     from batchpay.console import print_validation
+    from batchpay.engine.banknames import check_sheet_bank_names
     from batchpay.progress import stderr_console
-    from batchpay.sheet.validate import validate_file
+    from batchpay.sheet.validate import validate_file, write_validation_report
 
     settings = settings_for()
     outcome = validate_file(sheet, sheet_name=sheet_name, source_currency=source_currency,
-                            report=report, max_bytes=int(settings.max_file_mb * 2**20))
-    print_validation(stderr_console(), outcome)
+                            max_bytes=int(settings.max_file_mb * 2**20))
+    console = stderr_console()
+    if not no_bank_check:  # before the report, which shows the warnings
+        for note in check_sheet_bank_names(outcome.validation, settings):
+            console.print(note)
+    if report is not None:
+        write_validation_report(report, outcome.sheet, outcome.validation)
+        outcome.report = report
+    print_validation(console, outcome)
     if as_json:
         click.echo(json_document(None, outcome.validation.counts, outcome.json_rows(),
                                  [report] if report else []))
@@ -183,6 +239,7 @@ def run_options(func: F) -> F:
     """Options shared by `run` and `rerun`."""
     options = [
         click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+                     callback=writable_path,
                      help="Write the results workbook exactly here "
                      "(default: <sheet>-results-<run id>.xlsx beside the sheet)."),
         click.option("--dry-run", is_flag=True,
@@ -343,7 +400,8 @@ def runs(journal: Path | None, as_json: bool) -> None:
                       r.outcome or "(unfinished)", counts)
     from rich.console import Console
 
-    Console(soft_wrap=True).print(table)
+    # piped or redirected there is no width to fit: never fold a run id or a sheet name
+    Console(soft_wrap=True, width=None if sys.stdout.isatty() else 1000).print(table)
     if not records:
         stderr_console().print("No runs yet.")
 
@@ -352,7 +410,7 @@ def runs(journal: Path | None, as_json: bool) -> None:
 @journal_option
 @click.option("--run", "run_id", help="The run to render (default: the latest).")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write the results workbook.")
+              callback=writable_path, help="Where to write the results workbook.")
 @debug_option
 @handle_errors
 def report(journal: Path | None, run_id: str | None, out: Path) -> None:
@@ -451,6 +509,7 @@ def sandbox(**options: Any) -> None:
 @journal_option
 @click.option("--run", "run_id", help="The run to refresh (default: the latest).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              callback=writable_path,
               help="Where to write the updated results (default: the run's results workbook).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON document (counts, rows, outputs) on stdout.")
@@ -519,6 +578,7 @@ def listen(host: str | None, port: int | None, journal: Path | None,
 @cli.command()
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("payouts-template.xlsx"), show_default=True,
+              callback=writable_path,
               help="Where to write it: .xlsx (dropdowns, Text columns, help sheet) or .csv.")
 @debug_option
 @handle_errors

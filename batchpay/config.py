@@ -145,10 +145,10 @@ def load_settings(env: dict[str, str] | None = None, files: list[Path] | None = 
             values = _read_file(path)
             source = str(path)
             break
-    for name, var in ENV.items():
-        if env.get(var):
-            values[name] = env[var]
-            source = f"{source} + environment" if "environment" not in source else source
+    from_env = {name: env[var] for name, var in ENV.items() if env.get(var)}
+    if from_env:
+        values.update(from_env)
+        source = f"{source} + environment"
     return _build(values, source)
 
 
@@ -192,13 +192,40 @@ def _build(values: dict[str, Any], source: str) -> Settings:
             elif name == "source_countries":
                 kwargs[name] = {**Settings().source_countries, **value}
             else:
-                kwargs[name] = value
+                kwargs[name] = _checked(name, value)
         settings = Settings(**kwargs)
     except TypeError as exc:
-        raise ConfigError(f"A setting has the wrong shape: {exc}") from None
+        raise ConfigError(f"A setting has the wrong shape: {exc}.",
+                          hint="Compare with the names and values `batchpay config` prints.",
+                          ) from None
     for algo in settings.signature_algorithms:
         if algo not in {"sha512", "sha256"}:
             raise ConfigError(f"Unknown signature algorithm {algo!r}: use sha512 and/or sha256.")
     if settings.base_url and not settings.base_url.startswith(("http://", "https://")):
-        raise ConfigError(f"base_url must start with https:// (got {settings.base_url!r}).")
+        raise ConfigError(f"base_url must start with https:// (got {settings.base_url!r}).",
+                          hint="Set it to the service's address, e.g. https://api.example.com.")
     return settings
+
+
+_DEFAULTS = Settings()
+
+
+def _checked(name: str, value: Any) -> Any:
+    """A number where a number belongs: `concurrency = "four"` is refused here, not mid-run."""
+    default = getattr(_DEFAULTS, name)
+    if default is None:  # base_url, api_key, webhook_secret
+        ok = isinstance(value, str)
+    elif isinstance(value, bool) or isinstance(default, bool):
+        ok = isinstance(value, bool) and isinstance(default, bool)
+    elif isinstance(default, float) and isinstance(value, int):
+        ok, value = True, float(value)
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        kind = type(default).__name__ if default is not None else "text"
+        raise ConfigError(f"Setting {name} = {value!r} is not a valid {_KIND.get(kind, kind)}.",
+                          hint=f"Fix {name} in batchpay.toml (default: {default}).")
+    return value
+
+
+_KIND = {"int": "whole number", "float": "number", "str": "text"}

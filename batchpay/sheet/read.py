@@ -136,7 +136,7 @@ def _read_xlsx(path: Path, data: bytes, wanted: str | None
                ) -> tuple[str, list[list[Any]], CellIssues, list[str]]:
     from python_calamine import CalamineError, CalamineWorkbook
 
-    flagged = inspect_xlsx(io.BytesIO(data))
+    flagged = inspect_xlsx(io.BytesIO(data), path.name)
     try:
         workbook = CalamineWorkbook.from_filelike(io.BytesIO(data))
     except CalamineError as exc:

@@ -269,7 +269,8 @@ class ValidateOutcome:
     def json_rows(self) -> list[dict[str, Any]]:
         """The rows of the `--json` document (run_id and reference_number are for runs)."""
         return [{"row": r.row, "payout_ref": r.payout_ref or None, "status": r.status,
-                 "error": r.error, "reference_number": None} for r in self.validation.rows]
+                 "error": r.error or None, "reference_number": None}
+                for r in self.validation.rows]
 
 
 def validate_file(path: Path, *, sheet_name: str | None = None,

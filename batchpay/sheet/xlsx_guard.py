@@ -58,9 +58,12 @@ class _PrologTarget:
         pass
 
 
-def inspect_xlsx(path: Any) -> set[str]:
-    """Refuse a hostile or broken .xlsx; return the worksheet parts holding formulas or errors."""
-    name = getattr(path, "name", str(path))
+def inspect_xlsx(path: Any, name: str | None = None) -> set[str]:
+    """Refuse a hostile or broken .xlsx; return the worksheet parts holding formulas or errors.
+
+    `name` is the file name the messages show (an in-memory copy has none of its own).
+    """
+    name = name or str(getattr(path, "name", path))
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
