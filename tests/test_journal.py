@@ -195,3 +195,17 @@ def test_journal_file_is_not_world_readable_even_with_a_loose_umask(tmp_path: Pa
     assert j.path is not None
     assert stat.S_IMODE(j.path.stat().st_mode) & 0o077 == 0
     j.close()
+
+
+def test_an_unrelated_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    from batchpay.errors import JournalError
+
+    path = tmp_path / "accounts.sqlite3"
+    other = sqlite3.connect(path)
+    other.execute("CREATE TABLE customers (id INTEGER)")
+    other.commit()
+    other.close()
+    with pytest.raises(JournalError, match="not a batchpay journal"):
+        Journal(path)
+    tables = sqlite3.connect(path).execute("SELECT name FROM sqlite_master").fetchall()
+    assert tables == [("customers",)]

@@ -193,3 +193,17 @@ def test_formula_like_text_stays_text(service: Any, tmp_path: Path) -> None:
     formulas = [c for ws in wb for r in ws.iter_rows() for c in r if c.data_type == "f"]
     assert formulas == []
     assert sorted(r["recipient_name"] for r in results(out)) == sorted(names)
+
+
+def test_a_mistyped_service_url_does_not_claim_the_journal(service: Any, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
+    monkeypatch.setenv("BATCHPAY_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("BATCHPAY_API_KEY", "sandbox-key")
+    down = batchpay("run", str(sheet))
+    assert down.exit_code == 2 and "Could not reach" in down.stderr, down
+    monkeypatch.setenv("BATCHPAY_BASE_URL", service.url)
+    result = batchpay("run", str(sheet), "--wait", "10")
+    assert result.exit_code == 0, result
+    assert len(sandbox_payouts(service.url)) == 2

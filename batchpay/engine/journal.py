@@ -285,6 +285,13 @@ class Journal:
     # --- plumbing -----------------------------------------------------------------------
     def _migrate(self) -> None:
         with self.transaction():
+            tables = {r[0] for r in self.db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and "schema_version" not in tables:
+                raise JournalError(
+                    f"{self.path} is an SQLite database but not a batchpay journal.",
+                    hint="Point --journal (or BATCHPAY_JOURNAL) at a batchpay journal, or at "
+                    "a new file.")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     self.db.execute(statement)

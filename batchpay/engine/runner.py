@@ -225,7 +225,6 @@ def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
     try:
         journal.lock()
         with open_service(settings) as service, embedded_listener(settings, service):
-            journal.bind_service(service.identity)
             return asyncio.run(_Batch(settings, options, reporter, journal, service,
                                       sheet, validation).execute())
     finally:
@@ -276,6 +275,12 @@ class _Batch:
         if self.service.embedded:
             self.reporter.banner("SANDBOX: embedded sandbox, no real money moves")
         async with self._client() as client:
+            if not self.service.embedded:
+                # a harmless read first: the service answers (a mistyped URL must not claim
+                # the journal) and says whether it is the sandbox
+                await client.wallets()
+                self.sandbox = bool(client.is_sandbox)
+            self.journal.bind_service(self.service.identity)
             # before the plan: plan_rows copies each row's warnings into the run rows
             await self._check_bank_names(client)
             plan = plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
@@ -339,8 +344,6 @@ class _Batch:
         """Real money: show what will go, and ask (or require --yes)."""
         if self.service.embedded:
             return
-        await client.wallets()  # a harmless read: tells sandbox from the real service
-        self.sandbox = bool(client.is_sandbox)
         if client.is_sandbox:
             self.reporter.banner(f"SANDBOX at {self.service.base_url}: no real money moves")
             return
