@@ -11,15 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from batchpay.engine.journal import (
-    SENDING,
-    Journal,
-    RunRecord,
-    RunRow,
-    pack_values,
-    unpack_values,
-    utcnow,
-)
+from batchpay.engine.journal import SENDING, Journal
+from batchpay.engine.records import RunRecord, RunRow, pack_values, unpack_values, utcnow
 from batchpay.errors import JournalLocked, JournalServiceMismatch
 
 

@@ -19,7 +19,8 @@ from engine_support import batchpay, by_ref, results, sandbox_payouts
 from sheets import row, rows, write_sheet
 
 from batchpay.config import Settings
-from batchpay.engine.journal import Journal, RunRecord, RunRow, utcnow
+from batchpay.engine.journal import Journal
+from batchpay.engine.records import RunRecord, RunRow, utcnow
 from batchpay.engine.sync import sync_run
 from batchpay.sandbox.server import RunningSandbox
 

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from batchpay.engine.journal import SENDING, Journal, LedgerEntry, RunRecord, RunRow
+from batchpay.engine.journal import SENDING, Journal
+from batchpay.engine.records import LedgerEntry, RunRecord, RunRow
 from batchpay.engine.sending import UNKNOWN_ERROR, as_decimal
 from batchpay.errors import JournalError
 from batchpay.sheet.results import ResultRow, ResultsSummary, write_results

@@ -27,16 +27,8 @@ from typing import Any, Protocol
 
 from batchpay import __version__
 from batchpay.config import Settings
-from batchpay.engine.journal import (
-    FINAL_STATES,
-    IN_DOUBT,
-    NOT_SENT_STATES,
-    Journal,
-    RunRecord,
-    RunRow,
-    canonical,
-    utcnow,
-)
+from batchpay.engine.journal import FINAL_STATES, IN_DOUBT, NOT_SENT_STATES, Journal
+from batchpay.engine.records import RunRecord, RunRow, canonical, utcnow
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh

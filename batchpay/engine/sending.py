@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from batchpay.engine.journal import SENDING, Journal, LedgerEntry
+from batchpay.engine.journal import SENDING, Journal
+from batchpay.engine.records import LedgerEntry
 from batchpay.engine.tracking import apply_found, scan
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import (

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from batchpay.engine.journal import IN_DOUBT, Journal, LedgerEntry
+from batchpay.engine.journal import IN_DOUBT, Journal
+from batchpay.engine.records import LedgerEntry
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.models import Payout
 
