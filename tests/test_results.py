@@ -14,13 +14,12 @@ import openpyxl
 import pytest
 import xlsxwriter
 
+from batchpay.sheet.outcomes import ResultRow, summarize
 from batchpay.sheet.results import (
     RESULT_COLUMNS,
     VALIDATE_COLUMNS,
-    ResultRow,
     StreamingWorksheet,
     read_results,
-    summarize,
     write_results,
 )
 

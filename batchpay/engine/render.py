@@ -13,7 +13,8 @@ from batchpay.engine.journal import SENDING, Journal
 from batchpay.engine.records import LedgerEntry, RunRecord, RunRow
 from batchpay.engine.sending import UNKNOWN_ERROR, as_decimal
 from batchpay.errors import JournalError
-from batchpay.sheet.results import ResultRow, ResultsSummary, write_results
+from batchpay.sheet.outcomes import ResultRow, ResultsSummary
+from batchpay.sheet.results import write_results
 
 RUN_INFO_FIELDS = (
     ("run_id", "run id"), ("kind", "kind"), ("started_at", "started (UTC)"),

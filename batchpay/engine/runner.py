@@ -37,7 +37,7 @@ from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Service, open_service
-from batchpay.sheet.results import ResultsSummary, summarize
+from batchpay.sheet.outcomes import ResultsSummary, summarize
 
 # what `run` does with a row whose payout_ref the journal knows
 RESENDABLE = NOT_SENT_STATES

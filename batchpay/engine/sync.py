@@ -22,7 +22,7 @@ from batchpay.engine.sending import mark_never_received
 from batchpay.engine.tracking import refresh
 from batchpay.provider.client import PayoutClient
 from batchpay.service import open_service
-from batchpay.sheet.results import ResultsSummary
+from batchpay.sheet.outcomes import ResultsSummary
 
 TRACKED = ("PENDING", "PROCESSING", "FAILED", *IN_DOUBT)
 

@@ -21,7 +21,6 @@ import dataclasses
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +34,14 @@ from xlsxwriter.worksheet import Worksheet
 from batchpay.errors import InputError
 from batchpay.sheet.columns import AMOUNT_COLUMN, IDENTIFIER_COLUMNS, normalize_header
 from batchpay.sheet.currency import EXPONENTS
+from batchpay.sheet.outcomes import (
+    NOT_SENT_STATUSES,
+    SENT_STATUSES,
+    STATUSES,
+    ResultRow,
+    ResultsSummary,
+    Tally,
+)
 
 if TYPE_CHECKING:
     from batchpay.sheet.read import Sheet
@@ -42,12 +49,6 @@ if TYPE_CHECKING:
 RESULT_COLUMNS = ("row", "status", "error", "warning", "reference_number", "payout_id",
                   "quote_id", "rate", "fee", "target_amount", "total_debit", "updated_at")
 VALIDATE_COLUMNS = ("row", "status", "error", "warning")
-
-STATUSES = ("VALID", "INVALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED", "PENDING",
-            "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "UNKNOWN")
-SENT_STATUSES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "UNKNOWN")
-# VALID appears only in a validate report, where nothing is ever sent.
-NOT_SENT_STATUSES = ("VALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED")
 
 RESULTS_SHEET, SUMMARY_SHEET, RUN_SHEET = "Results", "Summary", "Run"
 INPUT_SUFFIX = "_input"
@@ -75,163 +76,6 @@ _RATE_FORMAT = "0.00########"
 _WIDTH_SAMPLE_ROWS = 1000  # widths come from the header and the first rows: cheap, and enough
 _MIN_WIDTH, _MAX_WIDTH = 8, 60
 _DEFAULT_EXPONENT = 2  # for a currency code that is not ISO 4217 (an INVALID row's typo)
-
-
-@dataclass
-class ResultRow:
-    row: int  # row number in the original sheet
-    inputs: Sequence[Any]  # input values as read, aligned with input_columns
-    status: str
-    error: str = ""
-    warning: str = ""
-    reference_number: str = ""
-    payout_id: str = ""
-    quote_id: str = ""
-    rate: Decimal | None = None
-    fee: Decimal | None = None  # in source currency
-    target_amount: Decimal | None = None  # in target currency
-    total_debit: Decimal | None = None  # in source currency
-    updated_at: str = ""  # UTC ISO 8601
-    amount: Decimal | None = None  # the row's source amount (for the Summary money totals)
-    source_currency: str = ""
-    target_currency: str = ""
-
-
-# --------------------------------------------------------------------------- summary
-
-
-@dataclass
-class Tally:
-    """Rows and money of one group of rows (one status, or sent / not sent / valid)."""
-
-    rows: int = 0
-    amount: Decimal = Decimal(0)
-    fee: Decimal = Decimal(0)
-    total_debit: Decimal = Decimal(0)
-    missing_amount: int = 0  # rows without an amount: their money cannot be counted
-    debit_mismatch: int = 0  # rows whose total_debit is not amount + fee
-    target: dict[str, Decimal] = field(default_factory=dict)  # target currency → amount
-
-    def add(self, row: ResultRow) -> None:
-        self.rows += 1
-        if row.amount is None:
-            self.missing_amount += 1
-        else:
-            self.amount += row.amount
-        if row.fee is not None:
-            self.fee += row.fee
-        if row.total_debit is not None:
-            self.total_debit += row.total_debit
-            if row.amount is not None and row.fee is not None \
-                    and row.total_debit != row.amount + row.fee:
-                self.debit_mismatch += 1
-        if row.target_amount is not None:
-            currency = row.target_currency or "?"
-            self.target[currency] = self.target.get(currency, Decimal(0)) + row.target_amount
-
-    def merge(self, other: Tally) -> None:
-        self.rows += other.rows
-        self.amount += other.amount
-        self.fee += other.fee
-        self.total_debit += other.total_debit
-        self.missing_amount += other.missing_amount
-        self.debit_mismatch += other.debit_mismatch
-        for currency, value in other.target.items():
-            self.target[currency] = self.target.get(currency, Decimal(0)) + value
-
-
-@dataclass
-class CurrencyTotals:
-    """Money of one source currency, per status, with the control totals."""
-
-    currency: str
-    by_status: dict[str, Tally] = field(default_factory=dict)
-
-    def _combined(self, statuses: Iterable[str]) -> Tally:
-        total = Tally()
-        for status in statuses:
-            if status in self.by_status:
-                total.merge(self.by_status[status])
-        return total
-
-    @property
-    def valid(self) -> Tally:
-        """Every row that passed validation, whatever happened next (counted on its own)."""
-        return self._combined(s for s in self.by_status if s != "INVALID")
-
-    @property
-    def sent(self) -> Tally:
-        return self._combined(SENT_STATUSES)
-
-    @property
-    def not_sent(self) -> Tally:
-        return self._combined(NOT_SENT_STATUSES)
-
-    @property
-    def invalid(self) -> Tally:
-        return self._combined(["INVALID"])
-
-    def problems(self) -> list[str]:
-        """Why the control totals do not reconcile; empty when they do."""
-        valid, sent, not_sent = self.valid, self.sent, self.not_sent
-        name = self.currency or "(no currency)"
-        found = []
-        if valid.rows != sent.rows + not_sent.rows:
-            odd = sorted(set(self.by_status) - set(SENT_STATUSES) - set(NOT_SENT_STATUSES)
-                         - {"INVALID"})
-            found.append(f"{name}: {valid.rows} valid rows but {sent.rows} sent + "
-                         f"{not_sent.rows} not sent (statuses {', '.join(odd)})")
-        elif valid.amount != sent.amount + not_sent.amount:
-            found.append(f"{name}: valid amount {valid.amount} is not sent {sent.amount} + "
-                         f"not sent {not_sent.amount}")
-        if valid.missing_amount:
-            found.append(f"{name}: {valid.missing_amount} valid rows without an amount")
-        if sent.debit_mismatch:
-            found.append(f"{name}: {sent.debit_mismatch} sent rows whose total debit is not "
-                         "amount + fee")
-        return found
-
-
-@dataclass
-class ResultsSummary:
-    counts: dict[str, int] = field(default_factory=dict)  # status → rows, in STATUSES order
-    currencies: dict[str, CurrencyTotals] = field(default_factory=dict)  # by source currency
-
-    @property
-    def rows(self) -> int:
-        return sum(self.counts.values())
-
-    @property
-    def problems(self) -> list[str]:
-        return [p for totals in self.currencies.values() for p in totals.problems()]
-
-    @property
-    def reconciles(self) -> bool:
-        return not self.problems
-
-    def add(self, row: ResultRow) -> None:
-        self.counts[row.status] = self.counts.get(row.status, 0) + 1
-        currency = row.source_currency.strip().upper()
-        totals = self.currencies.get(currency)
-        if totals is None:
-            totals = self.currencies[currency] = CurrencyTotals(currency)
-        tally = totals.by_status.get(row.status)
-        if tally is None:
-            tally = totals.by_status[row.status] = Tally()
-        tally.add(row)
-
-    def ordered_counts(self) -> list[tuple[str, int]]:
-        """Counts in the order of STATUSES, then any status batchpay does not know."""
-        known = [(s, self.counts[s]) for s in STATUSES if s in self.counts]
-        return known + sorted((s, n) for s, n in self.counts.items() if s not in STATUSES)
-
-
-def summarize(rows: Iterable[ResultRow]) -> ResultsSummary:
-    """The Summary sheet's figures, without writing a workbook."""
-    summary = ResultsSummary()
-    for row in rows:
-        summary.add(row)
-    return summary
 
 
 # --------------------------------------------------------------------------- writing

@@ -289,7 +289,8 @@ def validate_file(path: Path, *, sheet_name: str | None = None,
 
 def write_validation_report(path: Path, sheet: Sheet, validation: Validation) -> None:
     """The results-format workbook: every input row as read, then row, status, error, warning."""
-    from batchpay.sheet.results import VALIDATE_COLUMNS, ResultRow, write_results
+    from batchpay.sheet.outcomes import ResultRow
+    from batchpay.sheet.results import VALIDATE_COLUMNS, write_results
 
     rows = (
         ResultRow(row=check.row, inputs=check.values, status=check.status,

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 def make_rows(count: int, seed: int = 7) -> list:
-    from batchpay.sheet.results import ResultRow
+    from batchpay.sheet.outcomes import ResultRow
 
     rnd = random.Random(seed)
     rows = []
