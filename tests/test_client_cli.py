@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -75,7 +76,7 @@ def banks(tmp_path: Path, url: str, key: str, *args: str) -> Any:
            "BATCHPAY_JOURNAL": str(tmp_path / "journal.sqlite3"),
            "XDG_CONFIG_HOME": str(tmp_path / "config"), "COLUMNS": "120"}
     runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
+    with contextlib.chdir(tmp_path):  # a settings file where the tests run must not count
         return runner.invoke(cli, ["banks", *args], env=env)
 
 
@@ -133,7 +134,7 @@ def test_banks_on_the_embedded_sandbox_says_sandbox(tmp_path: Path) -> None:
            "BATCHPAY_JOURNAL": str(tmp_path / ".batchpay" / "journal.sqlite3"),
            "XDG_CONFIG_HOME": str(tmp_path / "config")}
     runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
+    with contextlib.chdir(tmp_path):  # a settings file where the tests run must not count
         result = runner.invoke(cli, ["banks", "--country", "NG", "--currency", "NGN", "--json"],
                                env=env)
     assert result.exit_code == 0, result.output
