@@ -76,6 +76,9 @@ def parse_windows(text: str | None) -> list[Window]:
     return windows
 
 
+RPS_MARGIN_SECONDS = 0.02  # what a second of --max-rps leaves for jitter: 2% of the budget
+
+
 class Pacer:
     """Spaces requests evenly at ``max_rps`` and keeps every sliding window.
 
@@ -104,6 +107,11 @@ class Pacer:
         self._sleep = sleep
         self._next_even_slot = -math.inf
         self._last_reserved = -math.inf
+        # even spacing alone lets jitter put R+1 requests into one second of the service's
+        # sliding window; this window keeps every second at R with a small margin
+        self._rps_window = (Window(limit=math.ceil(self.max_rps),
+                                   seconds=math.ceil(self.max_rps) / self.max_rps)
+                            if self.max_rps > 0 else None)
 
     def __repr__(self) -> str:
         windows = ",".join(f"{w.limit}/{w.seconds:g}s" for w in self.windows)
@@ -120,14 +128,16 @@ class Pacer:
             return 0.0
         now = self._clock()
         at = max(now, self._last_reserved)  # first come, first served
-        if self.max_rps > 0:
+        windows = [(w, self.margin) for w in self.windows] if self.windows_enabled else []
+        if self._rps_window is not None:
             at = max(at, self._next_even_slot)
+            windows.append((self._rps_window, RPS_MARGIN_SECONDS))
+        for window, margin in windows:
+            at = max(at, window.earliest(now, margin))
+        for window, _ in windows:
+            window.sent.append(at)
+        if self._rps_window is not None:
             self._next_even_slot = at + 1.0 / self.max_rps
-        if self.windows_enabled:
-            for window in self.windows:
-                at = max(at, window.earliest(now, self.margin))
-            for window in self.windows:
-                window.sent.append(at)
         self._last_reserved = at
         return at - now
 
