@@ -202,3 +202,25 @@ def test_an_unrelated_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> N
         Journal(path)
     tables = sqlite3.connect(path).execute("SELECT name FROM sqlite_master").fetchall()
     assert tables == [("customers",)]
+
+
+def test_intents_are_fsynced_and_answers_need_not_be(journal: Journal) -> None:
+    """An intent survives a power cut (synchronous FULL); other writes survive a crash of
+    the process (WAL) and cost no fsync: losing one only leaves a row in doubt."""
+    seen: list[str] = []
+    journal.db.set_trace_callback(seen.append)
+
+    def level_of_last_commit() -> int:
+        journal.db.set_trace_callback(None)
+        level = journal.db.execute("PRAGMA synchronous").fetchone()[0]
+        journal.db.set_trace_callback(seen.append)
+        return int(level)
+
+    attempt = _intent(journal)
+    assert level_of_last_commit() == 2  # FULL
+    journal.record_answer(attempt, "accepted", status="PENDING", payout_id="p1")
+    assert level_of_last_commit() == 1  # NORMAL
+    seen.clear()
+    _intent(journal, "R2", "q2")
+    assert level_of_last_commit() == 2
+    assert seen.index("PRAGMA synchronous = FULL") < seen.index("BEGIN IMMEDIATE")

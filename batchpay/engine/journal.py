@@ -139,6 +139,7 @@ class Journal:
         self.path = Path(path) if str(path) != ":memory:" else None
         self._lock_fd: int | None = None
         self._depth = 0
+        self._durable = True
         try:
             if self.path is not None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -156,6 +157,7 @@ class Journal:
             if self.path is not None:
                 self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = FULL")
+            self._durable = True
             self.db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
             if self.path is not None and os.name == "posix":
@@ -195,9 +197,17 @@ class Journal:
                 )
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT; nested calls join the outer transaction."""
+    def transaction(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT; nested calls join the outer transaction.
+
+        Every commit survives a crash of the process (WAL). A `durable` one also survives
+        a power cut (fsync): intents are written so, because a payout request may leave
+        only once its quote id is on disk. Anything else lost by a power cut leaves a row
+        in doubt at worst, and in-doubt rows are looked up, never resent blindly.
+        """
         if self._depth:
+            if durable and not self._durable:
+                raise AssertionError("a durable write cannot join a non-durable transaction")
             self._depth += 1
             try:
                 yield self.db
@@ -205,6 +215,9 @@ class Journal:
                 self._depth -= 1
             return
         try:
+            if durable != self._durable:
+                self.db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
+                self._durable = durable
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise JournalError(f"The journal is busy or unwritable: {exc}.") from None
@@ -446,9 +459,15 @@ class Journal:
             self._event(event, run_id=run_id, ref=ref, data={"status": status, **fields})
 
     def record_intent(self, ref: str, run_id: str, details: str, quote: dict[str, Any],
-                      body: dict[str, Any], expires_at: float, **fields: Any) -> int:
-        """The quote id and the exact body, on disk before the request leaves. Status SENDING."""
-        with self.transaction():
+                      body: dict[str, Any], expires_at: float, *, seq: int | None = None,
+                      **fields: Any) -> int:
+        """The quote id and the exact body, on disk before the request leaves. Status SENDING.
+
+        With `seq`, the run's row `seq` shows this payout_ref's ledger status from now on.
+        """
+        with self.transaction(durable=True):
+            if seq is not None:
+                self.link_run_rows(run_id, [seq])
             cur = self.db.execute(
                 "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
                 " quote_expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -99,8 +99,6 @@ class Sender:
 
     async def send(self, job: SendJob) -> str:
         """Pay one row; returns its status. In-doubt rows come back as SENDING."""
-        with self.journal.transaction():
-            self.journal.link_run_rows(self.run_id, [job.seq])
         for round_ in (1, 2):
             try:
                 quote = await self.quote(job)
@@ -113,7 +111,7 @@ class Sender:
             attempt = self.journal.record_intent(
                 job.ref, self.run_id, job.details, quote.raw, body,
                 time.time() + float(quote.expires_in_seconds or DEFAULT_QUOTE_SECONDS),
-                **quote_fields(quote))
+                seq=job.seq, **quote_fields(quote))
             try:
                 payout = await self.client.submit_payout(body)
             except AuthError as exc:
@@ -148,6 +146,7 @@ class Sender:
 
     def _decide(self, job: SendJob, status: str, error: str) -> str:
         with self.journal.transaction():
+            self.journal.link_run_rows(self.run_id, [job.seq])
             entry = self.journal.entry(job.ref)
             self.journal.set_status(job.ref, status, run_id=self.run_id, details=job.details,
                                     error=error, quote_id=entry.quote_id if entry else "",
