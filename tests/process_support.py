@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,39 +19,48 @@ import httpx
 
 @contextmanager
 def sandbox_process(*options: str, state: Path | None = None) -> Iterator[str]:
-    """`batchpay sandbox` on a free port; yields its URL."""
+    """`batchpay sandbox` on a free port as its own process; yields its URL.
+
+    Its stderr goes to a file, not a pipe: over a long benchmark the warnings of a sandbox
+    whose clients get killed would fill a pipe nobody reads, and the sandbox would stall.
+    """
     args = [sys.executable, "-m", "batchpay", "sandbox", "--port", "0", *options]
     if state is not None:
         args += ["--state", str(state)]
-    proc = subprocess.Popen(args, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    fd, name = tempfile.mkstemp(prefix="sandbox-", suffix=".log")
+    log = Path(name)
     try:
-        url = _wait_for_url(proc)
-        yield url
-    finally:
-        proc.terminate()
+        with os.fdopen(fd, "w") as err:
+            proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
         try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            yield _wait_for_url(proc, log)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    finally:
+        log.unlink(missing_ok=True)
 
 
-def _wait_for_url(proc: subprocess.Popen[str]) -> str:
-    assert proc.stderr is not None
+def _wait_for_url(proc: subprocess.Popen[bytes], log: Path) -> str:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line and proc.poll() is not None:
-            raise RuntimeError("the sandbox process ended before it printed its URL")
-        match = re.search(r"(http://127\.0\.0\.1:\d+)", line)
+        match = re.search(r"(http://127\.0\.0\.1:\d+)", log.read_text(errors="replace"))
         if match:
             url = match.group(1)
-            for _ in range(100):
+            while time.monotonic() < deadline:
                 try:
                     httpx.get(f"{url}/_sandbox/stats", timeout=1)
                     return url
                 except httpx.HTTPError:
                     time.sleep(0.05)
-    raise RuntimeError("the sandbox process did not start")
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise RuntimeError(f"the sandbox did not start: {log.read_text(errors='replace')[-2000:]}")
 
 
 def runner_env(url: str, journal: Path, key: str = "sandbox-key") -> dict[str, str]:
@@ -61,3 +73,30 @@ def runner_env(url: str, journal: Path, key: str = "sandbox-key") -> dict[str, s
 def start_runner(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "batchpay", *args], env=env, cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def journaled_attempts(journal: Path) -> int:
+    """How many payout intents a (running) runner has put in its journal."""
+    try:
+        db = sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(db.execute("SELECT COUNT(*) FROM attempts").fetchone()[0])
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0
+
+
+def kill_when(proc: subprocess.Popen[str], journal: Path, intents: int, extra: float) -> bool:
+    """SIGKILL the runner once `intents` intents are journaled (plus `extra` s); True if killed."""
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        if journaled_attempts(journal) >= intents:
+            time.sleep(extra)
+            break
+        time.sleep(0.005)
+    killed = proc.poll() is None
+    if killed:
+        proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    return killed

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
-import sqlite3
 import time
 from collections import Counter
 from pathlib import Path
@@ -19,34 +17,14 @@ from typing import Any
 import httpx
 import pytest
 from engine_support import batchpay, results, sandbox_payouts
-from process_support import runner_env, sandbox_process, start_runner
+from process_support import kill_when, runner_env, sandbox_process, start_runner
 from sheets import rows, write_sheet
 
 CRASH_TRIALS = int(os.environ.get("BATCHPAY_CRASH_TRIALS", "20"))
 
 
-def _attempts(journal: Path) -> int:
-    try:
-        db = sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=1)
-        try:
-            return int(db.execute("SELECT COUNT(*) FROM attempts").fetchone()[0])
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return 0
 
 
-def _kill_when(proc: Any, journal: Path, attempts: int, extra: float) -> None:
-    """SIGKILL the runner once `attempts` intents are journaled (plus a little), or at its end."""
-    deadline = time.monotonic() + 60
-    while proc.poll() is None and time.monotonic() < deadline:
-        if _attempts(journal) >= attempts:
-            time.sleep(extra)
-            break
-        time.sleep(0.005)
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=30)
 
 
 def _assert_exactly_once(url: str, sheet_rows: list[dict[str, Any]], out: Path) -> None:
@@ -73,7 +51,7 @@ def test_sigkill_at_random_moments_never_pays_twice(tmp_path: Path) -> None:
             env = runner_env(url, journal)
             proc = start_runner("run", str(sheet), "--wait", "0", "--concurrency", "4",
                                 "--quiet", env=env, cwd=work)
-            _kill_when(proc, journal, rng.randint(1, count), rng.uniform(0, 0.03))
+            kill_when(proc, journal, rng.randint(1, count), rng.uniform(0, 0.03))
             # run again (and again, if killed runs left work) until it completes
             out = work / "final.xlsx"
             final = start_runner("run", str(sheet), "--wait", "10", "--out", str(out),

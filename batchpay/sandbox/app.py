@@ -26,7 +26,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Match, Route
 
@@ -194,6 +194,8 @@ async def _json_body(request: Request) -> Any:
         return loads(await request.body())
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise Refusal(400, "Request body must be JSON") from None
+    except ClientDisconnect:  # the client went away mid-request (a killed runner): nothing done
+        raise Refusal(400, "Request body was not received") from None
 
 
 def _whole_number(request: Request, name: str, default: int, minimum: int) -> int:

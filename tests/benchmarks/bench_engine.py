@@ -1,0 +1,240 @@
+"""Benchmark the batch engine's throughput against the latency-bound ceiling.
+
+    python tests/benchmarks/bench_engine.py [--rows 400] [--latency-ms 50] [--concurrency 1,4,16]
+                                            [--repeat 1] [--journal-dir DIR]
+    python tests/benchmarks/bench_engine.py --short      # a few seconds, for CI
+
+`--journal-dir /dev/shm` puts the journals on tmpfs, where an fsync costs nothing: the
+difference from a normal run is what the journal's durable commits cost.
+
+A sandbox runs as its own process (`batchpay sandbox --latency-ms L`) and `batchpay run
+SHEET --wait 0 --quiet --concurrency C` runs as a subprocess on N rows, with a fresh
+journal and a reset sandbox each time. Each row costs two requests (quote, payout), each
+delayed L by the sandbox, so C workers can pay at most C / (2 × L) rows a second.
+
+The rate is measured over the paying phase only, from the payouts' `created` times at the
+sandbox (Python start-up, reading the sheet and writing the results are not in it): the
+first C payouts are the first wave, so the rate is (N − C) payouts over the time from the
+first payout to the last (with an ideal pipeline exactly C / (2 × L)).
+
+Prints one line per concurrency:
+    concurrency=16 rows=400 rows_per_s=150.2 bound=160.0 share=93.9% wall_s=4.8 requests=800
+and exits 1 when the share at the highest concurrency (the median, with --repeat) is below
+the target (90%), or when a run did not pay every row exactly once. Short mode checks no
+target. Other helpers here (run_batch, StatsSampler, ...) are shared with the other
+benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+TESTS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TESTS))
+
+from process_support import runner_env, sandbox_process  # noqa: E402
+from sheets import rows, write_sheet  # noqa: E402
+
+TARGET_SHARE = 0.90
+
+
+class StatsSampler:
+    """Polls /_sandbox/stats (not counted by the sandbox) to time the requests it answers.
+
+    The sandbox keeps counts, not times: sampling them every `interval` seconds gives, within
+    two intervals, when the first and the last request of a run were answered.
+    """
+
+    def __init__(self, url: str, interval: float = 0.02, enabled: bool = True) -> None:
+        self.url, self.interval, self.enabled = url, interval, enabled
+        self.samples: list[tuple[float, int]] = []  # (time, requests answered, 429s excluded)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self) -> StatsSampler:
+        if self.enabled:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        if self.enabled:
+            self._thread.join()
+
+    def _poll(self) -> None:
+        with httpx.Client(timeout=10) as client:
+            while not self._stop.is_set():
+                counts = client.get(f"{self.url}/_sandbox/stats").json()["requests"]
+                admitted = sum(v for k, v in counts.items() if not k.endswith(" 429"))
+                self.samples.append((time.perf_counter(), admitted))
+                self._stop.wait(self.interval)
+
+    def rate(self) -> tuple[float, float, int]:
+        """(requests per second, seconds, requests) from the first answered to the last."""
+        if not self.samples:
+            return float("nan"), 0.0, 0
+        final = self.samples[-1][1]
+        start = next(((t, n) for t, n in self.samples if n > 0), None)
+        end = next(((t, n) for t, n in self.samples if n == final), None)
+        if start is None or end is None or end[0] <= start[0]:
+            return float("nan"), 0.0, final
+        return (end[1] - start[1]) / (end[0] - start[0]), end[0] - start[0], end[1] - start[1]
+
+
+@dataclass
+class RunFigures:
+    exit_code: int
+    wall_seconds: float
+    payouts: list[dict[str, Any]]
+    requests: dict[str, int]
+    max_in_1s: int
+    stderr: str
+    sampler: StatsSampler
+
+
+def sandbox_get(url: str, path: str) -> Any:
+    response = httpx.get(f"{url}/_sandbox/{path}", timeout=30)
+    response.raise_for_status()
+    return response.json()
+
+
+def reset(url: str) -> None:
+    httpx.post(f"{url}/_sandbox/reset", timeout=30).raise_for_status()
+
+
+def created_seconds(payouts: list[dict[str, Any]]) -> list[float]:
+    """The payouts' `created` stamps (ISO 8601, Z) as epoch seconds, sorted."""
+    return sorted(datetime.fromisoformat(p["created"].replace("Z", "+00:00")).timestamp()
+                  for p in payouts)
+
+
+def run_batch(url: str, sheet: Path, work: Path, *extra: str, timeout: float = 600,
+              journal_dir: Path | None = None, sample: bool = False) -> RunFigures:
+    """`batchpay run SHEET` as a subprocess on a reset sandbox, with a journal of its own.
+
+    `sample` times the requests with a StatsSampler (its polling costs the sandbox a little
+    CPU, so the throughput benchmark leaves it off)."""
+    reset(url)
+    journal = (journal_dir or work) / f"journal-{time.monotonic_ns()}.sqlite3"
+    out = work / f"results-{time.monotonic_ns()}.xlsx"
+    args = [sys.executable, "-m", "batchpay", "run", str(sheet), "--quiet", "--out", str(out),
+            *extra]
+    started = time.perf_counter()
+    with StatsSampler(url, enabled=sample) as sampler:
+        done = subprocess.run(args, env=runner_env(url, journal), cwd=work,
+                              capture_output=True, text=True, timeout=timeout)
+    wall = time.perf_counter() - started
+    if journal_dir is not None:  # not ours to leave behind (the temporary directory goes anyway)
+        for path in journal_dir.glob(journal.name + "*"):
+            path.unlink()
+    stats = sandbox_get(url, "stats")
+    return RunFigures(done.returncode, wall, sandbox_get(url, "payouts")["data"],
+                      stats["requests"], stats["max_requests_in_1s"], done.stderr, sampler)
+
+
+def exactly_once(payouts: list[dict[str, Any]], sheet_rows: list[dict[str, Any]]) -> str:
+    """'' when every row was paid exactly once, else what is wrong."""
+    paid = Counter(p["accountNumber"] for p in payouts)
+    wanted = Counter(r["account_number"] for r in sheet_rows)
+    if paid == wanted:
+        return ""
+    return f"duplicates {dict(paid - wanted)} missing {len(wanted - paid)}"
+
+
+def paying_rate(payouts: list[dict[str, Any]], concurrency: int) -> float:
+    """Payouts after the first wave, per second from the first payout to the last."""
+    stamps = created_seconds(payouts)
+    first_wave = min(concurrency, len(stamps) - 1)
+    span = stamps[-1] - stamps[0]
+    return (len(stamps) - max(first_wave, 1)) / span if span > 0 else float("nan")
+
+
+def bench(url: str, work: Path, n: int, latency_ms: float, concurrencies: list[int],
+          journal_dir: Path | None = None, repeat: int = 1) -> tuple[bool, float]:
+    """Each concurrency `repeat` times; returns (all paid exactly once, median share at the last)."""
+    sheet_rows = rows(n)
+    sheet = write_sheet(work / f"sheet-{n}.xlsx", sheet_rows)
+    ok = True
+    shares: list[float] = []
+    for concurrency in concurrencies:
+        bound = concurrency / (2 * latency_ms / 1000)
+        shares = []
+        for _ in range(repeat):
+            figures = run_batch(url, sheet, work, "--wait", "0", "--concurrency",
+                                str(concurrency), journal_dir=journal_dir)
+            wrong = exactly_once(figures.payouts, sheet_rows)
+            if figures.exit_code != 0 or wrong:
+                print(f"concurrency={concurrency} FAILED exit={figures.exit_code} {wrong}\n"
+                      f"{figures.stderr[-2000:]}", flush=True)
+                ok = False
+                continue
+            rate = paying_rate(figures.payouts, concurrency)
+            shares.append(rate / bound)
+            stamps = created_seconds(figures.payouts)
+            gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+            others = {k: v for k, v in figures.requests.items()
+                      if k not in ("POST /v1/quote 200", "POST /v2/payout 200")}
+            print(f"concurrency={concurrency} rows={n} rows_per_s={rate:.1f} bound={bound:.1f} "
+                  f"share={rate / bound:.1%} paying_s={stamps[-1] - stamps[0]:.2f} "
+                  f"wall_s={figures.wall_seconds:.2f} requests={sum(figures.requests.values())} "
+                  f"median_gap_ms={statistics.median(gaps) * 1000:.1f} "
+                  f"max_in_1s={figures.max_in_1s}"
+                  + (f" other_requests={others}" if others else ""), flush=True)
+        if repeat > 1 and shares:
+            print(f"concurrency={concurrency} median of {len(shares)}: "
+                  f"rows_per_s={statistics.median(shares) * bound:.1f} "
+                  f"share={statistics.median(shares):.1%} "
+                  f"range={min(shares):.1%}-{max(shares):.1%}", flush=True)
+    return ok, statistics.median(shares) if shares else float("nan")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=400)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--concurrency", default="1,4,16",
+                        help="comma-separated concurrencies (default 1,4,16)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs per concurrency; with more than one, the median is printed "
+                             "and held against the target")
+    parser.add_argument("--journal-dir", type=Path,
+                        help="where the runs' journals go (default: a temporary directory); "
+                             "/dev/shm shows what the journal's fsyncs cost")
+    parser.add_argument("--short", action="store_true",
+                        help="a few seconds: 32 rows at concurrency 4 and 16, no target")
+    args = parser.parse_args(argv)
+    concurrencies = [int(c) for c in args.concurrency.split(",")]
+    n = args.rows
+    if args.short:
+        n, concurrencies = 32, [4, 16]
+    print(f"engine throughput: {n} rows, sandbox latency {args.latency_ms:g} ms, "
+          f"bound = concurrency / (2 x latency), journal in {args.journal_dir or 'a temp dir'}",
+          flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp, sandbox_process(
+            "--latency-ms", f"{args.latency_ms:g}", "--settle-seconds", "0.2") as url:
+        ok, share = bench(url, Path(tmp), n, args.latency_ms, concurrencies, args.journal_dir,
+                          args.repeat)
+    if not ok:
+        return 1
+    if not args.short and share < TARGET_SHARE:
+        print(f"BELOW TARGET: {share:.1%} of the bound at concurrency {concurrencies[-1]} "
+              f"(target {TARGET_SHARE:.0%})", flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""The benchmark scripts still run: each in its short mode, as CI would, printing its figures.
+
+The figures themselves are not asserted (a shared CI machine times nothing reliably);
+what is asserted is that each script exits 0 and prints its figure lines, so that the
+scripts cannot rot unnoticed between the times someone runs them at full size.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).parent / "benchmarks"
+NUMBER = r"\d+(?:\.\d+)?"
+
+# script -> the lines its short mode must print (one regex per line, all must match)
+EXPECTED = {
+    "bench_engine.py": [
+        rf"^concurrency=4 rows=32 rows_per_s={NUMBER} bound=40\.0 share={NUMBER}% ",
+        rf"^concurrency=16 rows=32 rows_per_s={NUMBER} bound=160\.0 share={NUMBER}% ",
+    ],
+    "bench_pacing.py": [
+        rf"^limit=10/second max_rps=10 concurrency=4 rows=10 requests=\d+ rate={NUMBER}/s "
+        rf"share={NUMBER}% 429s=\d+ ",
+    ],
+    "bench_sync.py": [
+        rf"^case=pending rows=40 .*tracked=40 sync_requests=\d+ per_tracked={NUMBER} "
+        r".*after_sync=\[COMPLETED=40\] paid=40 duplicates=0$",
+        rf"^case=dropped rows=40 drop_rate=0\.1 .*before_sync=\[.*UNKNOWN=\d+.*\] "
+        rf"tracked=\d+ sync_requests=\d+ per_tracked={NUMBER} .*"
+        r"after_sync=\[(?![^]]*UNKNOWN)[^]]*\] .*duplicates=0$",
+    ],
+    "soak_crash.py": [
+        r"^trials=2 duplicates=0 missing=0 failed_final_runs=0 other_problems=0 "
+        rf"killed_before_end=\d s_per_trial={NUMBER}$",
+    ],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(EXPECTED))
+def test_benchmark_runs_in_short_mode(script: str, tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--short"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, f"{script} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
+    for pattern in EXPECTED[script]:
+        assert re.search(pattern, done.stdout, re.MULTILINE), (pattern, done.stdout)
+
