@@ -35,3 +35,24 @@ def sandbox_factory() -> Iterator[SandboxFactory]:
 def sandbox(sandbox_factory: SandboxFactory, tmp_path: Path) -> RunningSandbox:
     """A sandbox with the default settings, its state in a file under tmp_path."""
     return sandbox_factory(state_path=tmp_path / "sandbox-state.sqlite3")
+
+
+@pytest.fixture
+def cli_sandbox(sandbox_factory: SandboxFactory, tmp_path: Path,
+                monkeypatch: pytest.MonkeyPatch) -> Callable[..., RunningSandbox]:
+    """Start a sandbox (SandboxConfig keyword arguments; its state under tmp_path) and point
+    the CLI at it: BATCHPAY_BASE_URL and the key, a journal under tmp_path (or `journal`),
+    no user settings file, and tmp_path as the current folder."""
+
+    def start(*, journal: Path | None = None, **options: Any) -> RunningSandbox:
+        options.setdefault("state_path", tmp_path / "sandbox.sqlite3")
+        running = sandbox_factory(**options)
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("BATCHPAY_BASE_URL", running.url)
+        monkeypatch.setenv("BATCHPAY_API_KEY", running.api_key)
+        monkeypatch.setenv("BATCHPAY_JOURNAL",
+                           str(journal or tmp_path / "journal" / "journal.sqlite3"))
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+        return running
+
+    return start

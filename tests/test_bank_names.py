@@ -27,15 +27,9 @@ NEAR_MISS = "bank_name: 中国工商 is not in the service's bank list for CN/CN
 
 
 @pytest.fixture
-def service(sandbox_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    running = sandbox_factory(settle_seconds=0.2, state_path=tmp_path / "sandbox.sqlite3")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("BATCHPAY_BASE_URL", running.url)
-    monkeypatch.setenv("BATCHPAY_API_KEY", running.api_key)
-    monkeypatch.setenv("BATCHPAY_JOURNAL", str(tmp_path / "journal" / "journal.sqlite3"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+def service(cli_sandbox: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("COLUMNS", "250")  # tables on stderr keep each message on one line
-    return running
+    return cli_sandbox(settle_seconds=0.2)
 
 
 def bank_requests(url: str) -> int:

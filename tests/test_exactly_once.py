@@ -63,17 +63,8 @@ def test_sigkill_at_random_moments_never_pays_twice(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def faulty(sandbox_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    def start(**faults: Any) -> Any:
-        running = sandbox_factory(settle_seconds=0.3, state_path=tmp_path / "sandbox.sqlite3",
-                                  **faults)
-        monkeypatch.chdir(tmp_path)
-        monkeypatch.setenv("BATCHPAY_BASE_URL", running.url)
-        monkeypatch.setenv("BATCHPAY_API_KEY", running.api_key)
-        monkeypatch.setenv("BATCHPAY_JOURNAL", str(tmp_path / "journal.sqlite3"))
-        return running
-
-    return start
+def faulty(cli_sandbox: Any) -> Any:
+    return lambda **faults: cli_sandbox(settle_seconds=0.3, **faults)
 
 
 @pytest.mark.slow

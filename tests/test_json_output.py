@@ -15,14 +15,8 @@ DOCUMENT_KEYS = {"run_id", "counts", "rows", "outputs"}
 
 
 @pytest.fixture
-def service(sandbox_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    running = sandbox_factory(settle_seconds=0.2, state_path=tmp_path / "sandbox.sqlite3")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("BATCHPAY_BASE_URL", running.url)
-    monkeypatch.setenv("BATCHPAY_API_KEY", running.api_key)
-    monkeypatch.setenv("BATCHPAY_JOURNAL", str(tmp_path / "journal" / "journal.sqlite3"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    return running
+def service(cli_sandbox: Any) -> Any:
+    return cli_sandbox(settle_seconds=0.2)
 
 
 def only_json(result: Outcome) -> Any:

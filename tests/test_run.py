@@ -22,14 +22,9 @@ from sheets import row, rows, write_sheet
 
 
 @pytest.fixture
-def service(sandbox_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def service(cli_sandbox: Any) -> Any:
     """A sandbox with fast settling; the CLI pointed at it through the environment."""
-    running = sandbox_factory(settle_seconds=0.3, state_path=tmp_path / "sandbox.sqlite3")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("BATCHPAY_BASE_URL", running.url)
-    monkeypatch.setenv("BATCHPAY_API_KEY", running.api_key)
-    monkeypatch.setenv("BATCHPAY_JOURNAL", str(tmp_path / "journal" / "journal.sqlite3"))
-    return running
+    return cli_sandbox(settle_seconds=0.3)
 
 
 def test_happy_path_pays_every_row_once_and_reports_it(service: Any, tmp_path: Path) -> None:

@@ -40,19 +40,9 @@ def prefill(service: RunningSandbox, count: int) -> None:
 
 
 @pytest.fixture
-def use(sandbox_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+def use(cli_sandbox: Any, tmp_path: Path) -> Any:
     """Start a sandbox with these options and point the CLI at it (cwd = tmp_path)."""
-
-    def start(**options: Any) -> RunningSandbox:
-        running: RunningSandbox = sandbox_factory(state_path=tmp_path / "sandbox.sqlite3",
-                                                  **options)
-        monkeypatch.chdir(tmp_path)
-        monkeypatch.setenv("BATCHPAY_BASE_URL", running.url)
-        monkeypatch.setenv("BATCHPAY_API_KEY", running.api_key)
-        monkeypatch.setenv("BATCHPAY_JOURNAL", str(tmp_path / "journal.sqlite3"))
-        return running
-
-    return start
+    return lambda **options: cli_sandbox(journal=tmp_path / "journal.sqlite3", **options)
 
 
 def test_dropped_answers_stay_unknown_after_a_capped_scan_and_resolve_after_a_full_one(
