@@ -76,7 +76,7 @@ def parse_windows(text: str | None) -> list[Window]:
     return windows
 
 
-RPS_MARGIN_SECONDS = 0.02  # what a second of --max-rps leaves for jitter: 2% of the budget
+RPS_MARGIN_SECONDS = 0.04  # what a second of --max-rps leaves for jitter: 4% of the budget
 
 
 class Pacer:
