@@ -16,6 +16,11 @@ from decimal import Decimal
 from typing import Any
 
 
+def as_decimal(text: str | None) -> Decimal | None:
+    """Money as the journal stores it (its exact digits as text) back to a Decimal."""
+    return Decimal(text) if text not in (None, "") else None
+
+
 def utcnow() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 

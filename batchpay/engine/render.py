@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.engine.journal import SENDING, Journal
-from batchpay.engine.records import LedgerEntry, RunRecord, RunRow
-from batchpay.engine.sending import UNKNOWN_ERROR, as_decimal
+from batchpay.engine.records import LedgerEntry, RunRecord, RunRow, as_decimal
+from batchpay.engine.sending import UNKNOWN_ERROR
 from batchpay.errors import JournalError
 from batchpay.sheet.outcomes import ResultRow, ResultsSummary
 from batchpay.sheet.results import write_results
@@ -40,7 +40,7 @@ def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
             quote_id=entry.quote_id, rate=as_decimal(entry.rate), fee=as_decimal(entry.fee),
             target_amount=as_decimal(entry.target_amount),
             total_debit=as_decimal(entry.total_debit), updated_at=entry.updated_at,
-            amount=as_decimal(entry.amount) or as_decimal(rr.amount),
+            amount=as_decimal(entry.amount if entry.amount is not None else rr.amount),
             source_currency=entry.source_currency or rr.source_currency,
             target_currency=entry.target_currency or rr.target_currency,
         )

@@ -29,7 +29,7 @@ from batchpay import __version__
 from batchpay.config import Settings
 from batchpay.engine.journal import FINAL_STATES, IN_DOUBT, NOT_SENT_STATES, Journal
 from batchpay.engine.records import RunRecord, RunRow, canonical, utcnow
-from batchpay.engine.render import find_run, render_run, result_rows
+from batchpay.engine.render import display_status, find_run, render_run, result_rows
 from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
 from batchpay.errors import UsageError
@@ -167,7 +167,7 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
         if (entry is not None and entry.status not in (*RESENDABLE, "FAILED", "REFUNDED")
                 and entry.details != details):
             rr.error = (f"payout_ref: {ref} was already sent in run {entry.run_id} "
-                        f"({_shown(entry.status)}) with other "
+                        f"({display_status(entry.status)}) with other "
                         f"{', '.join(_changed_fields(entry.details, details))}; a payout_ref "
                         "is paid once — use a new payout_ref for a new payment")
             continue
@@ -196,10 +196,6 @@ def _input_ref(values: list[Any], columns: list[str]) -> str:
     i = columns.index("payout_ref") if "payout_ref" in columns else -1
     value = values[i] if 0 <= i < len(values) else None
     return "" if value is None else str(value).strip()
-
-
-def _shown(status: str) -> str:
-    return "UNKNOWN" if status == "SENDING" else status
 
 
 def default_results_path(sheet: Path, run_id: str) -> Path:

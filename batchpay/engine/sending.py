@@ -18,7 +18,6 @@ import asyncio
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from batchpay.engine.journal import SENDING, Journal
@@ -244,6 +243,3 @@ def mark_never_received(journal: Journal, entry: LedgerEntry, run_id: str = "") 
         error="not sent: the service holds no payout for its quote, which has expired; "
               "the next run sends it with a new quote")
 
-
-def as_decimal(text: str | None) -> Decimal | None:
-    return Decimal(text) if text not in (None, "") else None
