@@ -34,17 +34,25 @@ EXPECTED = {
         rf"tracked=\d+ sync_requests=\d+ per_tracked={NUMBER} .*"
         r"after_sync=\[(?![^]]*UNKNOWN)[^]]*\] .*duplicates=0$",
     ],
+    "bench_intake.py": [
+        rf"^read_sheet\s+{NUMBER} s",
+        rf"^batchpay validate \(proc\)\s+{NUMBER} s\s+peak {NUMBER} MB\s+exit 0",
+        rf"^ratio\s+{NUMBER}",
+    ],
     "soak_crash.py": [
         r"^trials=2 duplicates=0 missing=0 failed_final_runs=0 other_problems=0 "
         rf"killed_before_end=\d s_per_trial={NUMBER}$",
     ],
 }
+# how each script is made short (default: --short)
+SHORT = {"bench_intake.py": ["--rows", "300"]}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(EXPECTED))
 def test_benchmark_runs_in_short_mode(script: str, tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, str(BENCHMARKS / script), "--short"],
+    done = subprocess.run([sys.executable, str(BENCHMARKS / script),
+                           *SHORT.get(script, ["--short"])],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, f"{script} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
     for pattern in EXPECTED[script]:
