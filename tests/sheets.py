@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -48,23 +49,32 @@ def row(n: int, **overrides: Any) -> dict[str, Any]:
     return values
 
 
-def write_sheet(path: Path, rows: list[dict[str, Any]], headers: list[str] = HEADERS) -> Path:
-    """Ids as text cells, amounts as numbers, as an operator's careful sheet has them."""
-    workbook = xlsxwriter.Workbook(str(path))
-    sheet = workbook.add_worksheet("Payouts")
-    for c, name in enumerate(headers):
-        sheet.write_string(0, c, name)
-    for r, values in enumerate(rows, start=1):
-        for c, name in enumerate(headers):
-            value = values.get(name)
-            if value is None:
-                continue
-            if isinstance(value, (Decimal, int, float)) and name == "amount":
-                sheet.write_number(r, c, float(value))
-            else:
-                sheet.write_string(r, c, str(value))
+def write_grid(path: Path, headers: list[str], rows: Iterable[Sequence[Any]], *,
+               sheet: str = "Payouts", constant_memory: bool = False) -> Path:
+    """A header row, then strings as text cells, numbers as number cells, None as empty."""
+    workbook = xlsxwriter.Workbook(str(path), {"constant_memory": constant_memory})
+    ws = workbook.add_worksheet(sheet)
+    for c, header in enumerate(headers):
+        ws.write_string(0, c, header)
+    for r, row in enumerate(rows, start=1):
+        for c, value in enumerate(row):
+            if isinstance(value, str):
+                ws.write_string(r, c, value)
+            elif value is not None:
+                ws.write_number(r, c, float(value))
     workbook.close()
     return path
+
+
+def write_sheet(path: Path, rows: list[dict[str, Any]], headers: list[str] = HEADERS) -> Path:
+    """Ids as text cells, amounts as numbers, as an operator's careful sheet has them."""
+    def cell(name: str, value: Any) -> Any:
+        if value is None or (name == "amount" and isinstance(value, Decimal | int | float)):
+            return value
+        return str(value)
+
+    return write_grid(path, headers, ([cell(n, values.get(n)) for n in headers]
+                                      for values in rows))
 
 
 def rows(count: int, start: int = 1, **overrides: Any) -> list[dict[str, Any]]:

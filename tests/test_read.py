@@ -9,6 +9,7 @@ from typing import Any
 import openpyxl
 import pytest
 import xlsxwriter
+from sheets import write_grid
 
 from batchpay.errors import InputError
 from batchpay.sheet.read import read_sheet
@@ -24,19 +25,7 @@ def text_row(ref: str, account: str = "6222021234567890123", amount: str = "1000
 
 def write_xlsx(path: Path, rows: list[list[Any]], headers: list[str] = HEADERS,
                sheet: str = "Payouts") -> Path:
-    """Strings as text cells, numbers as number cells, None as empty."""
-    workbook = xlsxwriter.Workbook(str(path))
-    ws = workbook.add_worksheet(sheet)
-    for c, header in enumerate(headers):
-        ws.write_string(0, c, header)
-    for r, row in enumerate(rows, start=1):
-        for c, value in enumerate(row):
-            if isinstance(value, str):
-                ws.write_string(r, c, value)
-            elif value is not None:
-                ws.write_number(r, c, value)
-    workbook.close()
-    return path
+    return write_grid(path, headers, rows, sheet=sheet)
 
 
 def column(sheet: Any, name: str) -> list[Any]:

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import openpyxl
-import xlsxwriter
 from click.testing import CliRunner
+from sheets import write_grid
 
 from batchpay.cli import cli
 
@@ -19,17 +19,7 @@ GOOD = ["P-1", "INDIVIDUAL", "张三", "6222021234567890123", "中国银行", "1
 
 
 def workbook(path: Path, rows: list[list[Any]]) -> Path:
-    book = xlsxwriter.Workbook(str(path))
-    ws = book.add_worksheet("Payouts")
-    ws.write_row(0, 0, HEADERS)
-    for r, row in enumerate(rows, start=1):
-        for c, value in enumerate(row):
-            if isinstance(value, str):
-                ws.write_string(r, c, value)
-            elif value is not None:
-                ws.write_number(r, c, value)
-    book.close()
-    return path
+    return write_grid(path, HEADERS, rows)
 
 
 def invoke(*args: str) -> Any:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # the sheet writer the tests use
 
 from batchpay.sheet.checks import (  # noqa: E402
     USCC_ALPHABET,
@@ -74,18 +75,9 @@ def make_rows(n: int, seed: int = 7) -> list[list[str | float | None]]:
 
 
 def build(path: Path, n: int) -> None:
-    import xlsxwriter
+    from sheets import write_grid
 
-    workbook = xlsxwriter.Workbook(str(path), {"constant_memory": True})
-    sheet = workbook.add_worksheet("Payouts")
-    sheet.write_row(0, 0, COLUMN_NAMES)
-    for r, row in enumerate(make_rows(n), start=1):
-        for c, value in enumerate(row):
-            if isinstance(value, str):
-                sheet.write_string(r, c, value)
-            elif value is not None:
-                sheet.write_number(r, c, value)
-    workbook.close()
+    write_grid(path, list(COLUMN_NAMES), make_rows(n), constant_memory=True)
 
 
 def in_process(path: Path) -> tuple[float, float, dict[str, int]]:
