@@ -18,7 +18,7 @@ import platform
 import secrets
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 from batchpay import __version__
 from batchpay.config import Settings
-from batchpay.engine.journal import FINAL_STATES, IN_DOUBT, NOT_SENT_STATES, Journal
+from batchpay.engine.journal import FINAL_STATES, IN_DOUBT, NOT_SENT_STATES, SENDING, Journal
 from batchpay.engine.records import RunRecord, RunRow, canonical, utcnow
 from batchpay.engine.render import display_status, find_run, render_run, result_rows
 from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
@@ -113,7 +113,7 @@ class RunOutcome:
 class Plan:
     rows: list[RunRow]
     send: list[SendJob]
-    resolve: list[str]  # refs in doubt, looked up first
+    resolve: list[SendJob]  # rows in doubt: looked up first, sent only if never received
     track: list[str]  # refs already sent, shown with their journal status
     invalid: int
 
@@ -148,7 +148,7 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
     ledger = journal.entries(c.payout.payout_ref for c in checks if c.payout is not None)
     rows: list[RunRow] = []
     send: list[SendJob] = []
-    resolve: list[str] = []
+    resolve: list[SendJob] = []
     track: list[str] = []
     for seq, check in enumerate(checks):
         p = check.payout
@@ -176,12 +176,13 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
                         "add it under [source_countries] in batchpay.toml")
             continue
         rr.status, rr.error = "NOT_SENT", ""
+        job = SendJob(seq, ref, details, p, country or "")
         if entry is None or entry.status in RESENDABLE or (
                 kind == "rerun" and entry.status in ("FAILED", "REFUNDED")):
-            send.append(SendJob(seq, ref, details, p, country or ""))
+            send.append(job)
         elif entry.status in IN_DOUBT:
             rr.linked = True
-            resolve.append(ref)
+            resolve.append(job)
         else:
             rr.linked = True
             track.append(ref)
@@ -290,7 +291,7 @@ class _Batch:
                     self.notes.append(f"{plan.invalid} invalid row(s): nothing was sent. Fix them, "
                                       "or run with --skip-invalid to pay the valid rows.")
                 if self.options.dry_run:
-                    await self._dry_run(client, plan)
+                    await self._dry_run(client, sender, plan)
                 else:
                     await self._pay(client, sender, plan)
             except AuthStop as stop:
@@ -357,43 +358,48 @@ class _Batch:
         if plan.resolve:
             self.reporter.note(f"{len(plan.resolve)} row(s) in doubt from an earlier run: "
                                "looking them up first")
-            await sender.resolve(plan.resolve, deadline=deadline, max_pages=max_pages)
-            again = self.journal.entries(plan.resolve)
-            by_ref = {r.payout_ref: r for r in plan.rows}
-            for ref in plan.resolve:
-                if again[ref].status in RESENDABLE:  # proven never received: send it now
-                    rr = by_ref[ref]
-                    check = self.validation.rows[rr.seq]
-                    plan.send.append(SendJob(rr.seq, ref, details_of(check.payout), check.payout,
-                                             self.settings.source_countries.get(
-                                                 check.payout.source_currency, "")))
+            refs = [job.ref for job in plan.resolve]
+            await sender.resolve(refs, deadline=deadline, max_pages=max_pages)
+            again = self.journal.entries(refs)
+            for job in plan.resolve:
+                if again[job.ref].status in RESENDABLE:  # proven never received: send it now
+                    plan.send.append(job)
                 else:
-                    plan.track.append(ref)
+                    plan.track.append(job.ref)
         in_doubt = await self._send_all(sender, plan.send)
         if in_doubt:
             self.reporter.note(f"{len(in_doubt)} answer(s) lost: looking them up")
             await sender.resolve(in_doubt, deadline=deadline, max_pages=max_pages)
         await self._follow(client, [j.ref for j in plan.send] + plan.track, deadline)
 
-    async def _send_all(self, sender: Sender, jobs: list[SendJob]) -> list[str]:
+    async def _each(self, label: str, sender: Sender, jobs: list[SendJob],
+                    work: Callable[[SendJob], Awaitable[None]]) -> None:
+        """`work` on every job, --concurrency at a time, with a progress bar; after a
+        401/403 no worker takes another job."""
         if not jobs:
-            return []
-        self.reporter.start("Paying", len(jobs))
+            return
+        self.reporter.start(label, len(jobs))
         queue = list(reversed(jobs))
-        in_doubt: list[str] = []
 
         async def worker() -> None:
             while queue and sender.stopped is None:
-                job = queue.pop()
-                status = await sender.send(job)
-                if status == "SENDING":
-                    in_doubt.append(job.ref)
+                await work(queue.pop())
                 self.reporter.advance()
 
         try:
             await asyncio.gather(*(worker() for _ in range(self.options.concurrency)))
         finally:
             self.reporter.done()
+
+    async def _send_all(self, sender: Sender, jobs: list[SendJob]) -> list[str]:
+        """Pay every job; returns the refs whose answer was lost."""
+        in_doubt: list[str] = []
+
+        async def pay(job: SendJob) -> None:
+            if await sender.send(job) == SENDING:
+                in_doubt.append(job.ref)
+
+        await self._each("Paying", sender, jobs, pay)
         return in_doubt
 
     async def _follow(self, client: PayoutClient, refs: list[str], deadline: float) -> None:
@@ -417,30 +423,20 @@ class _Batch:
                 self.reporter.note(f"status poll failed ({exc.message}); will retry")
             pause = min(pause * 1.5, 5.0)
 
-    async def _dry_run(self, client: PayoutClient, plan: Plan) -> None:
+    async def _dry_run(self, client: PayoutClient, sender: Sender, plan: Plan) -> None:
         """Quote every row that would be sent; compare the debits with the wallets."""
-        self.reporter.start("Quoting", len(plan.send))
-        sender = Sender(self.journal, client, self.run_id)
-        queue = list(reversed(plan.send))
 
-        async def worker() -> None:
-            while queue and sender.stopped is None:
-                job = queue.pop()
-                try:
-                    quote = await sender.quote(job)
-                    fields = quote_fields(quote)
-                    fields.pop("source_currency"), fields.pop("target_currency")
-                    self.journal.update_run_row(self.run_id, job.seq, status="NOT_SENT",
-                                                error="dry run: quoted, not paid", **fields)
-                except ProviderError as exc:
-                    self.journal.update_run_row(self.run_id, job.seq, status="QUOTE_FAILED",
-                                                error=f"quote refused: {exc.message}")
-                self.reporter.advance()
+        async def quote(job: SendJob) -> None:
+            try:
+                fields = quote_fields(await sender.quote(job))
+                fields.pop("source_currency"), fields.pop("target_currency")
+                self.journal.update_run_row(self.run_id, job.seq, status="NOT_SENT",
+                                            error="dry run: quoted, not paid", **fields)
+            except ProviderError as exc:
+                self.journal.update_run_row(self.run_id, job.seq, status="QUOTE_FAILED",
+                                            error=f"quote refused: {exc.message}")
 
-        try:
-            await asyncio.gather(*(worker() for _ in range(self.options.concurrency)))
-        finally:
-            self.reporter.done()
+        await self._each("Quoting", sender, plan.send, quote)
         if sender.stopped is not None:
             raise AuthStop(sender.stopped)
         await self._check_wallets(client)
