@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,9 @@ def find_run(journal: Journal, run_id: str | None) -> RunRecord:
     return run
 
 
-def render_run(journal: Journal, run: RunRecord, path: Path) -> ResultsSummary:
-    return write_results(path, input_columns=run.input_columns, rows=result_rows(journal, run),
+def render_run(journal: Journal, run: RunRecord, path: Path,
+               rows: Iterable[ResultRow] | None = None) -> ResultsSummary:
+    """Write the run's workbook; `rows` when the caller already rendered them."""
+    return write_results(path, input_columns=run.input_columns,
+                         rows=result_rows(journal, run) if rows is None else rows,
                          run_info=run_info(journal, run))

@@ -480,7 +480,7 @@ class _Batch:
                                 {"counts": dict(counts), "totals": totals,
                                  "results": str(path.absolute())})
         run = find_run(self.journal, self.run_id)
-        summary = render_run(self.journal, run, path)
+        summary = render_run(self.journal, run, path, rows)
         return RunOutcome(
             run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
             sandbox=self.sandbox, notes=self.notes, dry_run=self.options.dry_run,

@@ -54,11 +54,11 @@ def sync_run(settings: Settings, run_id: str | None, out: Path | None) -> SyncOu
                                      "complete": complete}, run_id=run.id)
         run = find_run(journal, run.id)
         path = out or Path(run.info.get("results") or f"{Path(run.sheet).stem}-results-{run.id}.xlsx")
-        summary = render_run(journal, run, path)
+        results = list(result_rows(journal, run))
+        summary = render_run(journal, run, path, results)
         rows = [{"row": r.row, "payout_ref": rr.payout_ref, "status": r.status,
                  "error": r.error or None, "reference_number": r.reference_number or None}
-                for rr, r in zip(journal.run_rows(run.id), result_rows(journal, run),
-                                 strict=True)]
+                for rr, r in zip(journal.run_rows(run.id), results, strict=True)]
         return SyncOutcome(run.id, tracked, changed, never, requests, complete, path, summary, rows)
     finally:
         journal.close()
