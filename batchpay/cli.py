@@ -477,7 +477,8 @@ def _webhook_url_option(ctx: click.Context, param: click.Parameter, value: str |
 @click.option("--api-key", default="sandbox-key", show_default=True,
               help="The test key the sandbox accepts in X-API-KEY (not a real key).")
 @click.option("--latency-ms", default=0.0, type=click.FloatRange(min=0),
-              help="Delay every API request by this many milliseconds.")
+              help="Answer every API request this many milliseconds after it arrived "
+                   "(the sandbox's own work included).")
 @click.option("--error-rate", default=0.0, type=click.FloatRange(0, 1),
               help="Share of API requests (0-1) that answer 500 without doing anything.")
 @click.option("--drop-rate", default=0.0, type=click.FloatRange(0, 1),

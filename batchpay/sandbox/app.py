@@ -1,13 +1,14 @@
 """The sandbox: a faithful fake of the payout service (provider.md) plus /_sandbox/ extensions.
 
-Every request outside /_sandbox/ goes through the gate, in this order: latency
-(asyncio.sleep, so other requests go on meanwhile) → API key (401) → rate-limit windows
-(429 with Retry-After) → injected server error (500, nothing done) → the endpoint. The drop
-dice are rolled for every payout request; a picked one that the service accepts is
-committed, and then its connection is closed with no HTTP response at all, as when a
-network or a proxy loses the answer (a refused one is answered as usual). Every response carries
-`X-Batchpay-Sandbox: 1`. Requests are counted by "METHOD /path/template status"; a dropped
-payout counts under the status "dropped".
+Every request outside /_sandbox/ goes through the gate, in this order: API key (401) →
+rate-limit windows (429 with Retry-After) → injected server error (500, nothing done) → the
+endpoint. With a latency L, every answer leaves L after its request arrived, the sandbox's
+own work included (asyncio.sleep for the rest, so other requests go on meanwhile): L is the
+service's response time. The drop dice are rolled for every payout request; a picked one
+that the service accepts is committed, and then its connection is closed with no HTTP
+response at all, as when a network or a proxy loses the answer (a refused one is answered
+as usual). Every response carries `X-Batchpay-Sandbox: 1`. Requests are counted by
+"METHOD /path/template status"; a dropped payout counts under the status "dropped".
 """
 
 from __future__ import annotations
@@ -140,6 +141,9 @@ class Gate:
         statuses: list[int] = []
 
         async def send_marked(message: Message) -> None:
+            if message["type"] == "http.response.start" and latency:
+                # the answer leaves `latency` after the request arrived, the work included
+                await asyncio.sleep(max(0.0, arrived + latency - time.monotonic()))
             if flags["drop"]:
                 if message["type"] == "http.response.start":
                     drop_connection(send)
@@ -149,14 +153,15 @@ class Gate:
                 message = {**message, "headers": [*message.get("headers", ()), SANDBOX_HEADER]}
             await send(message)
 
+        arrived = time.monotonic()
         if scope["path"].startswith("/_sandbox/"):
+            latency = 0.0
             await app(scope, receive, send_marked)
             return
-        self.state.traffic.arrived(time.monotonic())
+        latency = self.config.latency_ms / 1000
+        self.state.traffic.arrived(arrived)
         template = self.template(scope)
         try:
-            if self.config.latency_ms:
-                await asyncio.sleep(self.config.latency_ms / 1000)
             refusal = self.refusal(scope, template)
             await (refusal or app)(scope, receive, send_marked)
         finally:
