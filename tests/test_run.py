@@ -202,3 +202,27 @@ def test_a_mistyped_service_url_does_not_claim_the_journal(service: Any, tmp_pat
     result = batchpay("run", str(sheet), "--wait", "10")
     assert result.exit_code == 0, result
     assert len(sandbox_payouts(service.url)) == 2
+
+
+def test_what_was_read_before_paying_is_kept_out_of_the_collector_while_paying(
+        service: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full garbage collection walks every object (the libraries, the sheet, its
+    validation) and stalls every request in flight: while paying, those are frozen."""
+    import gc
+
+    from batchpay.engine.sending import Sender
+
+    frozen: list[int] = []
+    send = Sender.send
+
+    async def counting_send(self: Sender, job: Any) -> str:
+        frozen.append(gc.get_freeze_count())
+        return await send(self, job)
+
+    monkeypatch.setattr(Sender, "send", counting_send)
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(3))
+    result = batchpay("run", str(sheet), "--wait", "0", "--out", str(tmp_path / "r.xlsx"))
+    assert result.exit_code == 0, result
+    assert len(frozen) == 3 and min(frozen) > 10_000
+    assert gc.get_freeze_count() == 0  # the process is as it was afterwards
+    assert len(sandbox_payouts(service.url)) == 3

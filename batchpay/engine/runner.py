@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import getpass
 import os
 import platform
@@ -214,10 +215,24 @@ def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
     try:
         journal.lock()
         with open_service(settings) as service, embedded_listener(settings, service):
-            return asyncio.run(_Batch(settings, options, reporter, journal, service,
-                                      sheet, validation).execute())
+            with frozen_heap():
+                return asyncio.run(_Batch(settings, options, reporter, journal, service,
+                                          sheet, validation).execute())
     finally:
         journal.close()
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """What exists before paying (the libraries, the sheet and its validation) lives to the
+    end: out of the garbage collector's sight while paying. A full collection walks every
+    object and stops every request in flight meanwhile (80 ms with an 800-row sheet read,
+    350 ms with 100,000 rows); frozen, it walks only what paying made."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 @contextlib.contextmanager
