@@ -22,7 +22,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import httpx
 from bench_engine import exactly_once, run_batch
 from process_support import sandbox_process
 from sheets import rows, write_sheet
@@ -54,11 +53,6 @@ def main(argv: list[str] | None = None) -> int:
             "--latency-ms", f"{args.latency_ms:g}", "--settle-seconds", "0.2",
             "--rate-limit", args.limit) as url:
         work = Path(tmp)
-        # A fresh sandbox process answers its first API request tens of ms late (its own
-        # first-use costs), which bunches that request with the next ones in its window. One
-        # unauthenticated request first (401s are not counted against the limit) keeps
-        # the sandbox's cold start out of what is measured here: the client's pacing.
-        httpx.get(f"{url}/v1/wallet", headers={"X-API-KEY": "warm-up"}, timeout=10)
         sheet_rows = rows(n)
         sheet = write_sheet(work / "sheet.xlsx", sheet_rows)
         figures = run_batch(url, sheet, work, "--wait", "0", "--max-rps", f"{max_rps:g}",
