@@ -214,10 +214,10 @@ def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
     journal = Journal(settings.journal)
     try:
         journal.lock()
-        with open_service(settings) as service, embedded_listener(settings, service):
-            with frozen_heap():
-                return asyncio.run(_Batch(settings, options, reporter, journal, service,
-                                          sheet, validation).execute())
+        with (open_service(settings) as service, embedded_listener(settings, service),
+              frozen_heap()):
+            return asyncio.run(_Batch(settings, options, reporter, journal, service,
+                                      sheet, validation).execute())
     finally:
         journal.close()
 
