@@ -44,10 +44,6 @@ class Trial:
     problem: str
 
 
-
-
-
-
 def trial(url: str, work: Path, number: int, count: int, rng: random.Random) -> Trial:
     reset(url)
     sheet_rows = rows(count, start=number * 100)
