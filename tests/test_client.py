@@ -391,6 +391,20 @@ def test_retries_stop_at_the_attempt_budget() -> None:
     assert len(fake.requests) == 4
 
 
+def test_a_first_answer_needs_no_retry_loop_and_a_first_failure_counts_in_the_budget(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import batchpay.provider.client as client_module
+
+    fake = FakeService(ok(raw=PAYOUT_JSON))
+    with monkeypatch.context() as patched:
+        patched.setattr(client_module.stamina, "retry_context", None)  # would fail if used
+        assert run(call(fake.client(), "read")).state == "PENDING"
+    failing = FakeService(status(503))
+    with pytest.raises(ServiceError):
+        run(call(failing.client(attempts=1), "read"))
+    assert len(failing.requests) == 1
+
+
 def test_retries_stop_at_the_time_budget() -> None:
     fake = FakeService(fails(httpx.ConnectError))
 
