@@ -57,4 +57,3 @@ def test_benchmark_runs_in_short_mode(script: str, tmp_path: Path) -> None:
     assert done.returncode == 0, f"{script} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
     for pattern in EXPECTED[script]:
         assert re.search(pattern, done.stdout, re.MULTILINE), (pattern, done.stdout)
-

@@ -23,10 +23,6 @@ from sheets import rows, write_sheet
 CRASH_TRIALS = int(os.environ.get("BATCHPAY_CRASH_TRIALS", "20"))
 
 
-
-
-
-
 def _assert_exactly_once(url: str, sheet_rows: list[dict[str, Any]], out: Path) -> None:
     paid = Counter(p["accountNumber"] for p in sandbox_payouts(url))
     expected = Counter(r["account_number"] for r in sheet_rows)

@@ -600,4 +600,3 @@ async def _poll_until_final(service: Any, path: Path) -> None:
                 await refresh(client, j, open_, max_pages=10)
                 await asyncio.sleep(0.1)
     raise AssertionError("the list never showed every payout final")
-

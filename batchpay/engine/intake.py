@@ -19,4 +19,3 @@ def load_input(options: Any, settings: Settings) -> tuple[Sheet, Any]:
     else:
         sheet = read_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes)
     return sheet, validate_sheet(sheet, source_currency=options.source_currency)
-

@@ -157,7 +157,6 @@ class Journal:
             if self.path is not None:
                 self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = FULL")
-            self._durable = True
             self.db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
             if self.path is not None and os.name == "posix":
@@ -572,4 +571,3 @@ def _text(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float)):
         return value
     return str(value)
-

@@ -516,5 +516,3 @@ def _fingerprint(key: str | None) -> str:
     from batchpay.config import fingerprint
 
     return fingerprint(key)
-
-

@@ -242,4 +242,3 @@ def mark_never_received(journal: Journal, entry: LedgerEntry, run_id: str = "") 
         entry.attempt_id, "never_received", status="NOT_SENT", run_id=run_id,
         error="not sent: the service holds no payout for its quote, which has expired; "
               "the next run sends it with a new quote")
-

@@ -35,8 +35,6 @@ class ResultRow:
     target_currency: str = ""
 
 
-
-
 @dataclass
 class Tally:
     """Rows and money of one group of rows (one status, or sent / not sent / valid)."""

@@ -322,4 +322,3 @@ def _required_message(column: str) -> str:
 
 def is_known(name: str) -> bool:
     return name in COLUMNS_BY_NAME
-

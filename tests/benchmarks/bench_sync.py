@@ -56,8 +56,6 @@ def journal_statuses(journal: Path) -> Counter[str]:
         db.close()
 
 
-
-
 def shown(statuses: Counter[str]) -> str:
     """Journal statuses as the results show them (SENDING is UNKNOWN to an operator)."""
     merged = Counter({("UNKNOWN" if k == "SENDING" else k): 0 for k in statuses})
