@@ -235,6 +235,10 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     sys.exit(outcome.exit_code)
 
 
+JOURNAL_HELP = ("The journal file (default: one per service in your user data folder, the "
+                "same from every folder; `batchpay config` shows it; or BATCHPAY_JOURNAL).")
+
+
 def run_options(func: F) -> F:
     """Options shared by `run` and `rerun`."""
     options = [
@@ -253,13 +257,15 @@ def run_options(func: F) -> F:
         click.option("--wait", "wait_seconds", type=click.FloatRange(0), default=None,
                      help="Seconds to follow statuses after sending (default 60)."),
         click.option("--journal", type=click.Path(dir_okay=False, path_type=Path),
-                     help="The journal file (default .batchpay/journal.sqlite3, "
-                     "or BATCHPAY_JOURNAL)."),
+                     help=JOURNAL_HELP),
         click.option("--sheet", "sheet_name", help="The sheet to read (default: Payouts, "
                      "else the first)."),
         click.option("--source-currency", help="Wallet currency for rows that leave "
                      "source_currency empty, e.g. NGN."),
         click.option("--yes", is_flag=True, help="Confirm real payouts in advance (no prompt)."),
+        click.option("--allow-partial", is_flag=True,
+                     help="Start even when a wallet cannot cover every row (real service): "
+                     "the rows that do not fit end REJECTED."),
         click.option("--quiet", is_flag=True, help="Print only errors and the results path."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON document (counts, rows, outputs) on stdout."),
@@ -272,7 +278,7 @@ def run_options(func: F) -> F:
 def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: bool,
          concurrency: int | None, max_rps: float | None, wait_seconds: float | None,
          journal: Path | None, sheet_name: str | None, source_currency: str | None,
-         yes: bool, quiet: bool, as_json: bool) -> None:
+         yes: bool, allow_partial: bool, quiet: bool, as_json: bool) -> None:
     from batchpay.engine.intake import load_input
     from batchpay.engine.runner import RunOptions, run_batch
     from batchpay.progress import (
@@ -289,7 +295,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         sheet=sheet, kind=kind, dry_run=dry_run, sheet_name=sheet_name,
         source_currency=source_currency, out=out, skip_invalid=skip_invalid,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
-        yes=yes, interactive=is_interactive())
+        yes=yes, interactive=is_interactive(), allow_partial=allow_partial)
     reporter = RichReporter(quiet=quiet)
     outcome = run_batch(settings, options, reporter,
                         lambda: load_input(options, settings))
@@ -353,19 +359,14 @@ def rerun(results: Path, **options: Any) -> None:
 
 def journal_option(func: F) -> F:
     return click.option("--journal", type=click.Path(dir_okay=False, path_type=Path),
-                        help="The journal file (default .batchpay/journal.sqlite3, "
-                        "or BATCHPAY_JOURNAL).")(func)
+                        help=JOURNAL_HELP)(func)
 
 
 def _open_journal(journal: Path | None) -> Any:
     from batchpay.engine.journal import Journal
-    from batchpay.errors import JournalError
 
     settings = settings_for(journal=journal)
-    if not settings.journal.exists():
-        raise JournalError(f"No journal at {settings.journal}.",
-                           hint="Run `batchpay run SHEET` first, or point --journal at one.")
-    return Journal(settings.journal)
+    return Journal.existing(settings.journal)
 
 
 @cli.command()
@@ -445,11 +446,48 @@ def verify(journal: Path | None, head: str | None) -> None:
 @debug_option
 @handle_errors
 def config() -> None:
-    """Print the effective settings (the API key only as a fingerprint)."""
-    settings = settings_for()
+    """Print the settings files searched, the journal, and the effective settings.
+
+    The API key is shown only as a fingerprint. A settings file batchpay cannot use is
+    named with its error beside everything else (exit 2; every other command refuses it).
+    """
+    from batchpay.config import inspect_settings
+
+    found = inspect_settings()
+    settings = found.settings
+    click.echo("Settings files searched (the first found is loaded; the environment wins):",
+               err=True)
+    for path, state in found.files:
+        click.echo(f"  {path}  ({state})", err=True)
+    journal, *hint = settings.journal_lines()
+    click.echo(f"{journal}  ({JOURNAL_ORIGIN[settings.journal_from]})", err=True)
+    for line in hint:
+        click.echo(line, err=True)
+    if settings.embedded:
+        click.echo("Service: the embedded sandbox. To pay through a real service, set "
+                   "BATCHPAY_BASE_URL and BATCHPAY_API_KEY.", err=True)
+    else:
+        click.echo(f"Service: {settings.base_url} (real money unless it answers as a sandbox)",
+                   err=True)
+    if found.error is not None:
+        click.secho(f"Error: {found.error.message}", fg="red", err=True)
+        if found.error.hint:
+            click.echo(found.error.hint, err=True)
+    click.echo("", err=True)
     width = max(len(k) for k, _ in settings.public_items())
     for key, value in settings.public_items():
         click.echo(f"{key.ljust(width)}  {value}")
+    if found.error is not None:
+        sys.exit(found.error.exit_code)
+
+
+JOURNAL_ORIGIN = {
+    "default": "the default for this service, the same from every folder",
+    "legacy": "found in ./.batchpay/ of the current folder",
+    "file": "journal in the settings file",
+    "environment": "BATCHPAY_JOURNAL",
+    "option": "--journal",
+}
 
 
 def _rate_limit_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -525,8 +563,11 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, as_json: bo
     from batchpay.engine.sync import sync_run
     from batchpay.progress import print_counts, stderr_console
 
-    outcome = sync_run(settings_for(journal=journal), run_id, out)
+    settings = settings_for(journal=journal)
     console = stderr_console()
+    for line in settings.journal_lines():
+        console.print(line, soft_wrap=True)
+    outcome = sync_run(settings, run_id, out)
     console.print(f"Tracked {outcome.tracked} row(s) with {outcome.requests} request(s): "
                   f"{outcome.changed} changed, {outcome.never_received} proven never received"
                   + ("" if outcome.complete else " (scan cut short by the page cap)"))

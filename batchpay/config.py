@@ -4,13 +4,21 @@ The file is looked for in the current directory, then in the user config directo
 (platformdirs). Environment variables override it. The API key is never a command-line
 option and never printed: ``fingerprint`` is what messages, logs and workbooks show.
 The key may live in the file only when the file is readable by its owner alone.
+
+The journal is what makes "never twice" true, so its default does not depend on the
+current folder: one journal per user and per service in the user data directory
+(``<data>/journals/embedded/`` for the embedded sandbox, ``<data>/journals/<host>-<hash>/``
+for a real service). A journal that an older batchpay left in ``./.batchpay/`` of the
+current folder is still found and used, and named so that it can be moved.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import os
+import re
 import stat
 import tomllib
 from dataclasses import dataclass, field
@@ -20,6 +28,8 @@ from typing import Any
 from batchpay.errors import ConfigError
 
 SETTINGS_FILE = "batchpay.toml"
+LEGACY_JOURNAL = Path(".batchpay") / "journal.sqlite3"  # relative to the current folder
+JOURNAL_FILE = "journal.sqlite3"
 
 ENV = {
     "base_url": "BATCHPAY_BASE_URL",
@@ -55,7 +65,8 @@ class Settings:
     base_url: str | None = None  # None: the embedded sandbox
     api_key: str | None = field(default=None, repr=False)
     webhook_secret: str | None = field(default=None, repr=False)
-    journal: Path = Path(".batchpay/journal.sqlite3")
+    # None: the default journal of this service in the user data directory (__post_init__)
+    journal: Path = None  # type: ignore[assignment]
     paths: Paths = field(default_factory=Paths)
     headers: Headers = field(default_factory=Headers)
     # accepted webhook signature algorithms, strongest first
@@ -81,10 +92,27 @@ class Settings:
         }
     )
     source: str = "defaults"  # where the settings came from, for `batchpay config`
+    # where the journal path came from: default | legacy | file | environment | option
+    journal_from: str = "default"
+
+    def __post_init__(self) -> None:
+        if self.journal is None:
+            object.__setattr__(self, "journal", default_journal(self.base_url))
 
     @property
     def embedded(self) -> bool:
         return not self.base_url
+
+    def journal_lines(self) -> list[str]:
+        """What every run and sync says first: the journal's absolute path, and for one found
+        in ./.batchpay/ one line on how to use it from any folder."""
+        lines = [f"Journal: {self.journal}"]
+        if self.journal_from == "legacy":
+            home = default_journal(self.base_url).parent
+            lines.append(f"This journal is in ./.batchpay/ of the current folder: to use it "
+                         f"from any folder, move .batchpay/* to {home}/ or set "
+                         f"BATCHPAY_JOURNAL={self.journal}")
+        return lines
 
     @property
     def key_fingerprint(self) -> str:
@@ -94,7 +122,8 @@ class Settings:
         """A copy with the command-line options that were given (None means not given)."""
         given = {k: v for k, v in overrides.items() if v is not None}
         if "journal" in given:
-            given["journal"] = Path(given["journal"])
+            given["journal"] = Path(given["journal"]).expanduser().absolute()
+            given["journal_from"] = "option"
         return dataclasses.replace(self, **given)
 
     def public_items(self) -> list[tuple[str, str]]:
@@ -106,7 +135,7 @@ class Settings:
             ("journal", str(self.journal)),
         ]
         for f in dataclasses.fields(self):
-            if f.name in {"base_url", "api_key", "webhook_secret", "journal", "source"}:
+            if f.name in {"base_url", "api_key", "webhook_secret", "journal", *_NOT_SETTINGS}:
                 continue
             value = getattr(self, f.name)
             if dataclasses.is_dataclass(value):
@@ -129,6 +158,24 @@ def fingerprint(secret: str | None) -> str:
     return "sha256:" + hashlib.sha256(secret.encode()).hexdigest()[:12]
 
 
+def default_journal(base_url: str | None) -> Path:
+    """The journal of a service when none is chosen: the same from every folder."""
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("batchpay")) / "journals" / service_folder(base_url) / JOURNAL_FILE
+
+
+def service_folder(base_url: str | None) -> str:
+    """`embedded`, or a readable slug of the base URL and a short hash of it (two URLs that
+    slug the same still get two journals)."""
+    if not base_url:
+        return "embedded"
+    url = base_url.rstrip("/")
+    readable = re.sub(r"^[a-z]+://", "", url.lower())
+    slug = re.sub(r"[^a-z0-9.]+", "-", readable).strip("-.")[:48] or "service"
+    return f"{slug}-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
+
+
 def settings_files() -> list[Path]:
     from platformdirs import user_config_dir
 
@@ -137,6 +184,13 @@ def settings_files() -> list[Path]:
 
 def load_settings(env: dict[str, str] | None = None, files: list[Path] | None = None) -> Settings:
     """Defaults, overridden by the first settings file found, overridden by the environment."""
+    values, source = _gather(env, files)
+    return _build(values, source)
+
+
+def _gather(env: dict[str, str] | None, files: list[Path] | None) -> tuple[dict[str, Any], str]:
+    """The raw values of the first settings file found and of the environment, and where
+    they came from. A relative journal in a file is relative to the file's folder."""
     env = dict(os.environ) if env is None else env
     values: dict[str, Any] = {}
     source = "defaults"
@@ -144,12 +198,47 @@ def load_settings(env: dict[str, str] | None = None, files: list[Path] | None = 
         if path.is_file():
             values = _read_file(path)
             source = str(path)
+            if isinstance(values.get("journal"), str):
+                values["journal"] = path.absolute().parent / Path(values["journal"]).expanduser()
+                values["journal_from"] = "file"
             break
     from_env = {name: env[var] for name, var in ENV.items() if env.get(var)}
     if from_env:
         values.update(from_env)
         source = f"{source} + environment"
-    return _build(values, source)
+        if "journal" in from_env:
+            values["journal_from"] = "environment"
+    if "journal" not in values and (Path.cwd() / LEGACY_JOURNAL).is_file():
+        values["journal"], values["journal_from"] = Path.cwd() / LEGACY_JOURNAL, "legacy"
+    return values, source
+
+
+@dataclass
+class SettingsReport:
+    """What `batchpay config` shows: the files searched, the settings, and any error in them
+    (with unknown names left out, so that the rest can still be shown)."""
+
+    files: list[tuple[Path, str]]  # (path, "loaded" | "found" | "not found")
+    settings: Settings
+    error: ConfigError | None = None
+
+
+def inspect_settings(env: dict[str, str] | None = None) -> SettingsReport:
+    files = settings_files()
+    loaded = next((p for p in files if p.is_file()), None)
+    listed = [(p, "loaded" if p == loaded else "found" if p.is_file() else "not found")
+              for p in files]
+    try:
+        return SettingsReport(listed, load_settings(env, files))
+    except ConfigError as exc:
+        error = exc
+    try:
+        values, source = _gather(env, files)
+        known = _known_names()
+        settings = _build({k: v for k, v in values.items() if k in known}, source)
+    except ConfigError:  # the file cannot be used at all: what the environment gives
+        settings = load_settings(env, [])
+    return SettingsReport(listed, settings, error)
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -170,23 +259,41 @@ def _read_file(path: Path) -> dict[str, Any]:
     return data
 
 
+_NOT_SETTINGS = ("source", "journal_from")  # fields of Settings that no file may set
+
+
+def _known_names() -> set[str]:
+    return {f.name for f in dataclasses.fields(Settings)} - set(_NOT_SETTINGS)
+
+
+def _unknown_message(unknown: list[str], known: set[str]) -> str:
+    named = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+        named.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    return f"Unknown setting(s): {', '.join(named)}."
+
+
 def _build(values: dict[str, Any], source: str) -> Settings:
-    known = {f.name for f in dataclasses.fields(Settings)}
-    unknown = sorted(set(values) - known)
+    known = _known_names()
+    unknown = sorted(set(values) - known - {"journal_from"})
     if unknown:
         raise ConfigError(
-            f"Unknown setting(s): {', '.join(unknown)}.",
-            hint="See `batchpay config` for the names batchpay knows.",
+            _unknown_message(unknown, known),
+            hint="Fix the name in batchpay.toml; `batchpay config` lists the names batchpay "
+            "knows.",
         )
     kwargs: dict[str, Any] = {"source": source}
     try:
         for name, value in values.items():
-            if name == "paths":
+            if name == "journal_from":
+                kwargs[name] = value
+            elif name == "paths":
                 kwargs[name] = Paths(**value)
             elif name == "headers":
                 kwargs[name] = Headers(**value)
             elif name == "journal":
-                kwargs[name] = Path(value)
+                kwargs[name] = Path(value).expanduser().absolute()
             elif name == "signature_algorithms":
                 kwargs[name] = tuple(str(v).lower() for v in value)
             elif name == "source_countries":

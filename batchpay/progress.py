@@ -55,7 +55,8 @@ class RichReporter:
         self.console.print(f"[bold yellow]{text}[/]")
 
     def note(self, text: str) -> None:
-        self.console.print(text)
+        # never folded by us: a path or a message must stay whole to be copied
+        self.console.print(text, soft_wrap=True)
 
     def start(self, label: str, total: int) -> None:
         if self.quiet or total == 0:

@@ -14,6 +14,14 @@ from batchpay.sandbox.server import RunningSandbox, start_in_thread
 SandboxFactory = Callable[..., RunningSandbox]
 
 
+@pytest.fixture(autouse=True)
+def private_user_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the developer's own settings and journals: the user data and
+    config folders (where the default journals live) are per test; subprocesses inherit it."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+
+
 @pytest.fixture
 def sandbox_factory() -> Iterator[SandboxFactory]:
     """Start sandboxes with SandboxConfig keyword arguments (port 0 unless given); all are

@@ -64,10 +64,17 @@ def _wait_for_url(proc: subprocess.Popen[bytes], log: Path) -> str:
 
 
 def runner_env(url: str, journal: Path, key: str = "sandbox-key") -> dict[str, str]:
+    """The runner's environment: this sandbox, this journal, and user folders of its own
+    beside the journal (benchmarks run outside pytest and must not touch the real ones)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BATCHPAY_")}
     env.update(BATCHPAY_BASE_URL=url, BATCHPAY_API_KEY=key, BATCHPAY_JOURNAL=str(journal),
-               NO_COLOR="1")
+               NO_COLOR="1", **private_user_folders(journal.parent))
     return env
+
+
+def private_user_folders(folder: Path) -> dict[str, str]:
+    """XDG_DATA_HOME and XDG_CONFIG_HOME under `folder`: default journals and settings there."""
+    return {"XDG_DATA_HOME": str(folder / "xdg-data"), "XDG_CONFIG_HOME": str(folder / "xdg-config")}
 
 
 def start_runner(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:

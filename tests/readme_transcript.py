@@ -51,21 +51,41 @@ def steps(text: str) -> list[list[Step]]:
     return blocks
 
 
+# the newcomer's user data folder, where the default journal lives, as the README shows it
+DATA_HOME_SHOWN = "~/.local/share"
+
+
 def run(command: str, cwd: Path) -> tuple[int, str]:
+    """Run one command in the workspace `cwd`; its user data and config folders are the
+    workspace's own (a fresh user), shown in the output as ~/.local/share and ~/.config."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BATCHPAY_")}
-    env.update(NO_COLOR="1", COLUMNS="100", TERM="dumb")
+    data, config = user_folders(cwd)
+    env.update(NO_COLOR="1", COLUMNS="100", TERM="dumb", XDG_DATA_HOME=str(data),
+               XDG_CONFIG_HOME=str(config))
     args = shlex.split(command)
     if args[0] == "batchpay":
         args = [sys.executable, "-m", "batchpay", *args[1:]]
     proc = subprocess.run(args, cwd=cwd, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=300)
-    return proc.returncode, proc.stdout.replace(str(cwd), ".")
+    output = proc.stdout.replace(str(data), DATA_HOME_SHOWN).replace(str(config), "~/.config")
+    return proc.returncode, output.replace(str(cwd), ".")
+
+
+def user_folders(folder: Path) -> tuple[Path, Path]:
+    """The workspace's user data and config folders: beside it, so that neither the
+    developer's own journals nor a run from an earlier walkthrough are ever seen."""
+    return folder.with_name(folder.name + "-data"), folder.with_name(folder.name + "-config")
 
 
 def workspace() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="batchpay-readme-"))
     shutil.copytree(ROOT / "samples", folder / "samples")
     return folder
+
+
+def remove_workspace(folder: Path) -> None:
+    for path in (folder, *user_folders(folder)):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def main() -> int:
@@ -86,7 +106,7 @@ def main() -> int:
                     print(f"!! expected exit {step.expected_exit}, got {code}", file=sys.stderr)
             rendered_blocks.append("".join(lines))
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_workspace(folder)
     if "--write" in sys.argv:
         pieces = iter(rendered_blocks)
         README.write_text(BLOCK.sub(lambda m: f"<!-- runnable -->\n```console\n{next(pieces)}```",

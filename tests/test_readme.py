@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 import readme_transcript
 from click.testing import CliRunner
@@ -37,7 +35,7 @@ def test_every_runnable_command_in_the_readme_works() -> None:
                 assert code == step.expected_exit, f"$ {step.command}\n{output}"
                 assert "Traceback" not in output, output
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        readme_transcript.remove_workspace(folder)
 
 
 @pytest.mark.parametrize("name", sorted(cli.commands))

@@ -13,13 +13,14 @@ from typing import Any
 
 import httpx
 import pytest
-from engine_support import batchpay, results, sandbox_payouts
+from engine_support import batchpay, results, sandbox_payouts, sandbox_stats, set_wallet
 from sheets import rows, write_sheet
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from batchpay.config import default_journal
 from batchpay.serving import ServerThread
 
 CANARY = "canary-key-7f3a9c1e5b"
@@ -114,3 +115,72 @@ def test_the_api_key_is_never_written_or_printed(real: Any, tmp_path: Path,
     assert CANARY not in caplog.text
     assert CANARY.encode() not in _everything_written(tmp_path)
     assert "sha256:" in outputs[2].stdout  # config shows the fingerprint instead
+
+
+def test_a_live_run_says_so_and_names_its_journal(real: Any, tmp_path: Path) -> None:
+    _, url = real
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(1))
+    result = batchpay("run", str(sheet), "--yes", "--wait", "0", "--out", str(tmp_path / "r.xlsx"))
+    assert result.exit_code == 0, result
+    assert f"LIVE: {url}, real money" in result.stderr
+    assert f"Journal: {tmp_path / 'journal.sqlite3'}" in result.stderr
+
+
+def test_a_new_empty_journal_for_a_real_service_is_said_and_needs_a_yes(
+        real: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sandbox, url = real
+    monkeypatch.delenv("BATCHPAY_JOURNAL")  # the default journal of this service: new
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
+    refused = batchpay("run", str(sheet))
+    assert refused.exit_code == 2, refused
+    journal = default_journal(url)
+    assert f"NEW JOURNAL: {journal} holds no earlier payout" in refused.stderr
+    assert "--yes" in refused.stderr
+    assert sandbox_payouts(sandbox.url) == []
+    assert not any("/v2/payout" in k for k in sandbox_stats(sandbox.url)["requests"])
+    paid = batchpay("run", str(sheet), "--yes", "--wait", "5")
+    assert paid.exit_code == 0, paid
+    assert "NEW JOURNAL" in paid.stderr and len(sandbox_payouts(sandbox.url)) == 2
+    more = write_sheet(tmp_path / "dec.xlsx", rows(1, start=30))
+    later = batchpay("run", str(more), "--yes", "--wait", "0")
+    assert later.exit_code == 0 and "NEW JOURNAL" not in later.stderr, later
+
+
+def test_the_confirmation_shows_each_wallet_and_the_total_debit(real: Any, tmp_path: Path) -> None:
+    sandbox, _ = real
+    set_wallet(sandbox.url, "NGN", "1000000")
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))  # 101,000.50 + 102,000.50 NGN
+    out = tmp_path / "r.xlsx"
+    result = batchpay("run", str(sheet), "--yes", "--wait", "0", "--out", str(out))
+    assert result.exit_code == 0, result
+    # the fee share of the smallest row, each row's fee rounded up: a cent above the 2,030.02
+    # the sandbox charges (1 % of each row, rounded half up)
+    assert ("NGN: 2 row(s), amount 203,001.00, fees about 2,030.03, total debit about "
+            "205,031.03; wallet 1,000,000") in result.stderr
+    assert {r["total_debit"] for r in results(out)} == {102010.51, 103020.51}
+
+
+def test_a_short_wallet_refuses_to_start(real: Any, tmp_path: Path) -> None:
+    sandbox, _ = real
+    set_wallet(sandbox.url, "NGN", "150000")
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(3))  # about 309,000 NGN with fees
+    result = batchpay("run", str(sheet), "--yes")
+    assert result.exit_code == 2, result
+    assert "the NGN wallet holds 150,000 but the batch needs about 309,061.55" in result.stderr
+    assert "short by 159,061.55 NGN" in result.stderr and "--allow-partial" in result.stderr
+    assert sandbox_payouts(sandbox.url) == []
+
+
+def test_allow_partial_pays_what_fits(real: Any, tmp_path: Path) -> None:
+    sandbox, _ = real
+    set_wallet(sandbox.url, "NGN", "150000")
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(3))
+    out = tmp_path / "r.xlsx"
+    result = batchpay("run", str(sheet), "--yes", "--allow-partial", "--concurrency", "1",
+                      "--wait", "5", "--out", str(out))
+    assert result.exit_code == 1, result
+    assert len(sandbox_payouts(sandbox.url)) == 1
+    statuses = sorted(r["status"] for r in results(out))
+    assert statuses == ["COMPLETED", "REJECTED", "REJECTED"]
+    assert all("Insufficient wallet balance" in r["error"] for r in results(out)
+               if r["status"] == "REJECTED")

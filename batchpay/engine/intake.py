@@ -11,11 +11,12 @@ from batchpay.sheet.results import read_results_sheet
 
 
 def load_input(options: Any, settings: Settings) -> tuple[Sheet, Any]:
-    from batchpay.sheet.validate import validate_sheet
+    from batchpay.sheet.validate import require_payout_rows, validate_sheet
 
     max_bytes = int(settings.max_file_mb * 2**20)
     if options.kind == "rerun":
         sheet = read_results_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes)
     else:
         sheet = read_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes)
+    require_payout_rows(sheet)
     return sheet, validate_sheet(sheet, source_currency=options.source_currency)

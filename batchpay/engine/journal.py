@@ -170,6 +170,19 @@ class Journal:
                 hint="Is it a batchpay journal? Point --journal (or BATCHPAY_JOURNAL) at the right file.",
             ) from None
 
+    @classmethod
+    def existing(cls, path: Path) -> Journal:
+        """Open a journal that must already be there: reading commands never create one."""
+        if not path.is_file():
+            raise JournalError(f"No journal at {path}.",
+                               hint="Run `batchpay run SHEET` first, or point --journal (or "
+                               "BATCHPAY_JOURNAL) at the journal you paid with.")
+        return cls(path)
+
+    def has_payout_requests(self) -> bool:
+        """False for a new, empty journal: it knows of no payout request ever sent."""
+        return self.db.execute("SELECT 1 FROM attempts LIMIT 1").fetchone() is not None
+
     # --- plumbing -----------------------------------------------------------------------
     def _migrate(self) -> None:
         with self.transaction():

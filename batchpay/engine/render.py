@@ -21,7 +21,8 @@ RUN_INFO_FIELDS = (
     ("finished_at", "finished (UTC)"), ("operator", "operator"), ("host", "host"),
     ("tool_version", "batchpay version"), ("sheet", "input file"),
     ("input_sha256", "input SHA-256"), ("service", "service"), ("base_url", "base URL"),
-    ("key_fingerprint", "API key fingerprint"), ("settings", "settings"),
+    ("key_fingerprint", "API key fingerprint"), ("journal", "journal file"),
+    ("settings", "settings"),
     ("outcome", "outcome"), ("totals", "totals per currency"),
 )
 

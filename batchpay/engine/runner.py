@@ -28,12 +28,12 @@ from typing import Any, Protocol
 
 from batchpay import __version__
 from batchpay.config import Settings
+from batchpay.engine.confirm import Confirmation, balances_of, confirm_real_payouts, estimate_needs
 from batchpay.engine.journal import FINAL_STATES, IN_DOUBT, NOT_SENT_STATES, SENDING, Journal
 from batchpay.engine.records import RunRecord, RunRow, canonical, utcnow
 from batchpay.engine.render import display_status, find_run, render_run, result_rows
 from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
-from batchpay.errors import UsageError
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
@@ -83,6 +83,7 @@ class RunOptions:
     wait: float = 60.0
     yes: bool = False
     interactive: bool = False  # a terminal is there to answer the confirmation
+    allow_partial: bool = False  # a real run may start with a wallet too short for every row
 
     @property
     def record_kind(self) -> str:
@@ -265,6 +266,7 @@ class _Batch:
         self.notes: list[str] = []
         self.stopped: AuthError | None = None
         self.sandbox = service.embedded
+        self.balances: dict[str, Decimal] = {}
 
     def _client(self) -> PayoutClient:
         pacer = Pacer(max_rps=self.options.max_rps,
@@ -282,8 +284,13 @@ class _Batch:
             if not self.service.embedded:
                 # a harmless read first: the service answers (a mistyped URL must not claim
                 # the journal) and says whether it is the sandbox
-                await client.wallets()
+                self.balances = balances_of(await client.wallets())
                 self.sandbox = bool(client.is_sandbox)
+                self.reporter.banner(
+                    f"SANDBOX at {self.service.base_url}: no real money moves" if self.sandbox
+                    else f"LIVE: {self.service.base_url}, real money")
+            for line in self.settings.journal_lines():
+                self.reporter.note(line)
             self.journal.bind_service(self.service.identity)
             # before the plan: plan_rows copies each row's warnings into the run rows
             await self._check_bank_names(client)
@@ -297,7 +304,7 @@ class _Batch:
             sender = Sender(self.journal, client, self.run_id)
             try:
                 if plan.send or plan.resolve:
-                    await self._confirm(client, plan)
+                    await self._confirm(sender, plan)
                 self.journal.start_run(run, plan.rows)
                 if not plan.send and not plan.resolve and not plan.invalid:
                     self.notes.append("Nothing to send: every row is already in the journal "
@@ -339,33 +346,27 @@ class _Batch:
             "service": self.service.identity, "base_url": self.service.base_url
             if not self.service.embedded else "embedded sandbox",
             "key_fingerprint": _fingerprint(self.service.api_key),
+            "journal": str(self.settings.journal.absolute()),
             "settings": {"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
-                         "skip_invalid": o.skip_invalid, "sheet": o.sheet_name or "",
+                         "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,
+                         "sheet": o.sheet_name or "",
                          "source_currency": o.source_currency or ""},
         }
 
-    async def _confirm(self, client: PayoutClient, plan: Plan) -> None:
-        """Real money: show what will go, and ask (or require --yes)."""
-        if self.service.embedded:
+    async def _confirm(self, sender: Sender, plan: Plan) -> None:
+        """Real money: show what will go and what the wallets hold, and ask (or --yes)."""
+        if self.sandbox or self.options.dry_run:
             return
-        if client.is_sandbox:
-            self.reporter.banner(f"SANDBOX at {self.service.base_url}: no real money moves")
-            return
-        if self.options.dry_run:
-            return
-        totals: dict[str, Decimal] = {}
-        for job in plan.send:
-            totals[job.row.source_currency] = totals.get(job.row.source_currency, Decimal(0)) + job.row.amount
-        text = (f"About to pay {len(plan.send)} row(s) through {self.service.base_url}: "
-                + ", ".join(f"{v:,} {k}" for k, v in sorted(totals.items())) + ".")
-        if self.options.yes:
-            self.reporter.note(text)
-            return
-        if not self.options.interactive:
-            raise UsageError(text + " No terminal to confirm real payouts.",
-                             hint="Run it in a terminal, or add --yes to confirm in advance.")
-        if not self.reporter.confirm(text + " Pay now?"):
-            raise UsageError("Cancelled: nothing was sent.")
+        o = self.options
+        needs = await estimate_needs(sender, plan.send, self.balances)
+        fresh = not self.journal.has_payout_requests()
+        confirm_real_payouts(
+            Confirmation(yes=o.yes, interactive=o.interactive, allow_partial=o.allow_partial,
+                         note=self.reporter.note,
+                         ask=self.reporter.confirm),
+            base_url=self.service.base_url, rows=len(plan.send), needs=needs,
+            new_journal=self.settings.journal.absolute() if fresh else None,
+            in_doubt=len(plan.resolve))
 
     async def _pay(self, client: PayoutClient, sender: Sender, plan: Plan) -> None:
         deadline = time.monotonic() + self.options.wait
@@ -479,8 +480,9 @@ class _Batch:
         if self.stopped is not None:
             exit_code = 2
             self.notes.append(f"Stopped: {self.stopped.message} No further requests were sent.")
-        elif self.options.dry_run:
-            ok = all(r.status in ("NOT_SENT",) for r in rows if r.status != "INVALID")
+        elif self.options.dry_run:  # rows already paid need nothing either
+            ok = all(r.status in ("NOT_SENT", *GOOD_STATES) for r in rows
+                     if r.status != "INVALID")
             ok = ok and not counts.get("INVALID") and not any(
                 n.startswith("SHORTFALL") for n in self.notes)
             exit_code = 0 if ok else 1

@@ -41,7 +41,7 @@ class SyncOutcome:
 
 
 def sync_run(settings: Settings, run_id: str | None, out: Path | None) -> SyncOutcome:
-    journal = Journal(settings.journal)
+    journal = Journal.existing(settings.journal)
     try:
         run = find_run(journal, run_id)
         with open_service(settings) as service:

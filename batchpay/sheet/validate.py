@@ -278,13 +278,18 @@ def validate_file(path: Path, *, sheet_name: str | None = None,
                   max_bytes: int = 50 * 2**20) -> ValidateOutcome:
     """Read and validate a sheet; with `report`, write the results-format workbook there."""
     sheet = read_sheet(path, sheet=sheet_name, max_bytes=max_bytes)
-    if not sheet.rows:
-        raise InputError(f"Sheet {sheet.sheet_name!r} has headers but no payout rows.",
-                         hint="Fill one row per payout below the headers.")
+    require_payout_rows(sheet)
     validation = validate_sheet(sheet, source_currency=source_currency)
     if report is not None:
         write_validation_report(report, sheet, validation)
     return ValidateOutcome(sheet, validation, report)
+
+
+def require_payout_rows(sheet: Sheet) -> None:
+    """A sheet with headers and no rows is a mistake (the wrong file or sheet), never "done"."""
+    if not sheet.rows:
+        raise InputError(f"Sheet {sheet.sheet_name!r} has headers but no payout rows.",
+                         hint="Fill one row per payout below the headers.")
 
 
 def write_validation_report(path: Path, sheet: Sheet, validation: Validation) -> None:

@@ -26,6 +26,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the sheet writer the tests use
 
+from process_support import private_user_folders  # noqa: E402
+
 from batchpay.sheet.checks import (  # noqa: E402
     USCC_ALPHABET,
     resident_id_check_digit,
@@ -92,9 +94,10 @@ def in_process(path: Path) -> tuple[float, float, dict[str, int]]:
     return read_s, time.perf_counter() - started, validation.counts
 
 
-def timed_child(args: list[str]) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS in MB and exit code of one child process."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def timed_child(args: list[str], folder: Path) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MB and exit code of one child process (its user data and
+    config folders under `folder`: the embedded sandbox it may start keeps its state there)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), **private_user_folders(folder)}
     started = time.perf_counter()
     child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(child.pid, 0)
@@ -122,13 +125,13 @@ def main() -> int:
     # read + validate is what the target is about; the bank-name check asks the service
     # (here the embedded sandbox, started for it) and is shown apart
     cli_s, cli_mb, code = timed_child([sys.executable, "-m", "batchpay", "validate",
-                                       "--no-bank-check", str(path)])
+                                       "--no-bank-check", str(path)], folder)
     print(f"batchpay validate (proc) {cli_s:6.2f} s   peak {cli_mb:,.0f} MB   exit {code}"
           "   (--no-bank-check)")
-    bank_s, _, _ = timed_child([sys.executable, "-m", "batchpay", "validate", str(path)])
+    bank_s, _, _ = timed_child([sys.executable, "-m", "batchpay", "validate", str(path)], folder)
     print(f"  with the bank-name check {bank_s:6.2f} s   (embedded sandbox started for it)")
     pandas_s, pandas_mb, _ = timed_child(
-        [sys.executable, "-c", f"import pandas; pandas.read_excel({str(path)!r})"])
+        [sys.executable, "-c", f"import pandas; pandas.read_excel({str(path)!r})"], folder)
     print(f"pandas.read_excel (proc) {pandas_s:6.2f} s   peak {pandas_mb:,.0f} MB")
     ratio = cli_s / pandas_s
     print(f"ratio                    {ratio:6.2f}  (target <= {TARGET_RATIO})")
