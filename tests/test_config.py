@@ -85,7 +85,7 @@ def test_the_environment_overrides_the_file(home: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("BATCHPAY_JOURNAL", "env.sqlite3")
     settings = load_settings()
     assert settings.base_url == "https://env.example.com"
-    assert settings.api_key == KEY and settings.journal == Path("env.sqlite3")
+    assert settings.api_key == KEY and settings.journal == Path.cwd() / "env.sqlite3"
     assert settings.concurrency == 3  # what the environment does not set comes from the file
     assert settings.source.endswith("+ environment")
 
@@ -110,7 +110,8 @@ def test_a_readable_file_without_a_key_is_fine(home: Path) -> None:
 
 
 @pytest.mark.parametrize("text, fragment", [
-    ("concurency = 4\n", "Unknown setting(s): concurency."),
+    ("concurency = 4\n", "Unknown setting(s): concurency (did you mean concurrency?)."),
+    ("journl = \"x\"\nzzz = 1\n", "Unknown setting(s): journl (did you mean journal?), zzz."),
     ("[paths]\npayouts = \"/x\"\n", "wrong shape"),
     ('concurrency = "four"\n', "Setting concurrency = 'four' is not a valid whole number."),
     ("max_rps = true\n", "Setting max_rps = True is not a valid number."),
@@ -120,11 +121,44 @@ def test_a_readable_file_without_a_key_is_fine(home: Path) -> None:
 ])
 def test_a_setting_batchpay_cannot_use_is_refused(home: Path, text: str, fragment: str) -> None:
     write_toml(Path.cwd() / "batchpay.toml", text)
-    result = config()
+    result = CliRunner().invoke(cli, ["runs"])
     assert result.exit_code == 2, result.output
     assert fragment in result.stderr
     assert len(result.stderr.strip().splitlines()) <= 2  # what happened, what to do
     assert "Traceback" not in result.output
+    shown = config()  # config shows the error beside everything else
+    assert shown.exit_code == 2 and fragment in shown.stderr, shown.output
+    assert "concurrency" in shown.stdout and "Traceback" not in shown.output
+
+
+def test_config_with_an_unknown_name_shows_the_rest_of_the_file(home: Path) -> None:
+    path = write_toml(Path.cwd() / "batchpay.toml",
+                      'base_url = "https://pay.example.com"\nconcurency = 7\nmax_rps = 2\n')
+    result = config()
+    assert result.exit_code == 2, result.output
+    assert "concurency (did you mean concurrency?)" in result.stderr
+    lines = dict(line.split(None, 1) for line in result.stdout.splitlines())
+    assert lines["base_url"] == "https://pay.example.com" and lines["max_rps"] == "2.0"
+    assert lines["concurrency"] == "4"
+    assert f"{path}  (loaded)" in result.stderr
+
+
+def test_config_names_the_files_searched_the_journal_and_how_to_go_live(home: Path) -> None:
+    write_toml(user_file(home), "concurrency = 2\n")
+    result = config()
+    assert result.exit_code == 0, result.output
+    assert f"{Path.cwd() / 'batchpay.toml'}  (not found)" in result.stderr
+    assert f"{user_file(home)}  (loaded)" in result.stderr
+    journal = home / "xdg-data" / "batchpay" / "journals" / "embedded" / "journal.sqlite3"
+    assert f"Journal: {journal}  (the default for this service" in result.stderr
+    assert "set BATCHPAY_BASE_URL and BATCHPAY_API_KEY" in result.stderr
+    lines = dict(line.split(None, 1) for line in result.stdout.splitlines())
+    assert lines["journal"] == str(journal)
+
+
+def test_a_relative_journal_in_a_file_is_relative_to_the_file(home: Path) -> None:
+    write_toml(user_file(home), 'journal = "books/journal.sqlite3"\n')
+    assert load_settings().journal == user_file(home).parent / "books" / "journal.sqlite3"
 
 
 def test_config_prints_the_effective_settings_and_only_a_fingerprint(
