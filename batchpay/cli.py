@@ -451,7 +451,7 @@ def config() -> None:
     The API key is shown only as a fingerprint. A settings file batchpay cannot use is
     named with its error beside everything else (exit 2; every other command refuses it).
     """
-    from batchpay.config import inspect_settings
+    from batchpay.config import JOURNAL_ORIGINS, inspect_settings
 
     found = inspect_settings()
     settings = found.settings
@@ -460,7 +460,7 @@ def config() -> None:
     for path, state in found.files:
         click.echo(f"  {path}  ({state})", err=True)
     journal, *hint = settings.journal_lines()
-    click.echo(f"{journal}  ({JOURNAL_ORIGIN[settings.journal_from]})", err=True)
+    click.echo(f"{journal}  ({JOURNAL_ORIGINS[settings.journal_from]})", err=True)
     for line in hint:
         click.echo(line, err=True)
     if settings.embedded:
@@ -479,15 +479,6 @@ def config() -> None:
         click.echo(f"{key.ljust(width)}  {value}")
     if found.error is not None:
         sys.exit(found.error.exit_code)
-
-
-JOURNAL_ORIGIN = {
-    "default": "the default for this service, the same from every folder",
-    "legacy": "found in ./.batchpay/ of the current folder",
-    "file": "journal in the settings file",
-    "environment": "BATCHPAY_JOURNAL",
-    "option": "--journal",
-}
 
 
 def _rate_limit_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -564,10 +555,10 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, as_json: bo
     from batchpay.progress import print_counts, stderr_console
 
     settings = settings_for(journal=journal)
+    outcome = sync_run(settings, run_id, out)
     console = stderr_console()
     for line in settings.journal_lines():
         console.print(line, soft_wrap=True)
-    outcome = sync_run(settings, run_id, out)
     console.print(f"Tracked {outcome.tracked} row(s) with {outcome.requests} request(s): "
                   f"{outcome.changed} changed, {outcome.never_received} proven never received"
                   + ("" if outcome.complete else " (scan cut short by the page cap)"))

@@ -30,6 +30,14 @@ from batchpay.errors import ConfigError
 SETTINGS_FILE = "batchpay.toml"
 LEGACY_JOURNAL = Path(".batchpay") / "journal.sqlite3"  # relative to the current folder
 JOURNAL_FILE = "journal.sqlite3"
+# where the journal path came from (Settings.journal_from), as `batchpay config` says it
+JOURNAL_ORIGINS = {
+    "default": "the default for this service, the same from every folder",
+    "legacy": "found in ./.batchpay/ of the current folder",
+    "file": "journal in the settings file",
+    "environment": "BATCHPAY_JOURNAL",
+    "option": "--journal",
+}
 
 ENV = {
     "base_url": "BATCHPAY_BASE_URL",

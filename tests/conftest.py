@@ -15,11 +15,15 @@ SandboxFactory = Callable[..., RunningSandbox]
 
 
 @pytest.fixture(autouse=True)
-def private_user_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """No test reads or writes the developer's own settings and journals: the user data and
-    config folders (where the default journals live) are per test; subprocesses inherit it."""
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    config folders (where the default journals live) are per test, apart from tmp_path so
+    that a test can still see what a command wrote there; subprocesses inherit them.
+    Returns the user data folder (XDG_DATA_HOME)."""
+    home = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    return home / "data"
 
 
 @pytest.fixture

@@ -119,7 +119,7 @@ def test_validate_works_offline_with_one_note(tmp_path: Path,
 
 
 def test_the_embedded_sandbox_is_used_when_nothing_is_configured(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("BATCHPAY_BASE_URL", "BATCHPAY_API_KEY", "BATCHPAY_JOURNAL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)
@@ -130,7 +130,9 @@ def test_the_embedded_sandbox_is_used_when_nothing_is_configured(
     # spacing is not a different bank, so nothing to say; the cache is beside the journal
     assert result.exit_code == 0 and "Warnings" not in result.stderr, result
     day = datetime.now(UTC).date().isoformat()
-    assert (tmp_path / ".batchpay" / f"banks-CN-CNY-{day}.json").is_file()
+    journals = data_home / "batchpay" / "journals"
+    assert (journals / "embedded" / f"banks-CN-CNY-{day}.json").is_file()
+    assert not (tmp_path / ".batchpay").exists()
 
 
 # --- the library function --------------------------------------------------------------------

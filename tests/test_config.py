@@ -143,13 +143,14 @@ def test_config_with_an_unknown_name_shows_the_rest_of_the_file(home: Path) -> N
     assert f"{path}  (loaded)" in result.stderr
 
 
-def test_config_names_the_files_searched_the_journal_and_how_to_go_live(home: Path) -> None:
+def test_config_names_the_files_searched_the_journal_and_how_to_go_live(
+        home: Path, data_home: Path) -> None:
     write_toml(user_file(home), "concurrency = 2\n")
     result = config()
     assert result.exit_code == 0, result.output
     assert f"{Path.cwd() / 'batchpay.toml'}  (not found)" in result.stderr
     assert f"{user_file(home)}  (loaded)" in result.stderr
-    journal = home / "xdg-data" / "batchpay" / "journals" / "embedded" / "journal.sqlite3"
+    journal = data_home / "batchpay" / "journals" / "embedded" / "journal.sqlite3"
     assert f"Journal: {journal}  (the default for this service" in result.stderr
     assert "set BATCHPAY_BASE_URL and BATCHPAY_API_KEY" in result.stderr
     lines = dict(line.split(None, 1) for line in result.stdout.splitlines())

@@ -41,7 +41,7 @@ def run_sheet_values(path: Path) -> list[Any]:
 
 
 def test_the_same_sheet_from_two_folders_pays_each_row_once(
-        service: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        service: Any, tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sheet = write_sheet(tmp_path / "nov.xlsx", rows(4))
     folder(tmp_path, "monday", monkeypatch)
     first = batchpay("run", str(sheet), "--wait", "5", "--out", str(tmp_path / "first.xlsx"))
@@ -52,7 +52,7 @@ def test_the_same_sheet_from_two_folders_pays_each_row_once(
     assert "Nothing to send" in again.stderr
     journal = default_journal(service.url)
     assert journal.is_absolute() and journal.is_file()
-    assert journal.is_relative_to(tmp_path / "xdg-data" / "batchpay" / "journals")
+    assert journal.is_relative_to(data_home / "batchpay" / "journals")
     for outcome in (first, again):
         assert f"Journal: {journal}" in outcome.stderr
     assert not (tmp_path / "monday" / ".batchpay").exists()
@@ -66,7 +66,7 @@ def embedded_payouts(data_home: Path) -> int:
 
 
 def test_on_the_embedded_sandbox_another_folder_sends_nothing(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("BATCHPAY_BASE_URL", "BATCHPAY_API_KEY", "BATCHPAY_JOURNAL"):
         monkeypatch.delenv(var, raising=False)
     sheet = write_sheet(tmp_path / "nov.xlsx", rows(3))
@@ -76,8 +76,8 @@ def test_on_the_embedded_sandbox_another_folder_sends_nothing(
     again = batchpay("run", str(sheet), "--wait", "0", "--out", str(tmp_path / "b.xlsx"))
     assert first.exit_code == 0 and again.exit_code == 0, (first, again)
     assert "Paying" in first.stderr and "Nothing to send" in again.stderr
-    assert embedded_payouts(tmp_path / "xdg-data") == 3
-    journal = tmp_path / "xdg-data" / "batchpay" / "journals" / "embedded" / "journal.sqlite3"
+    assert embedded_payouts(data_home) == 3
+    journal = data_home / "batchpay" / "journals" / "embedded" / "journal.sqlite3"
     assert f"Journal: {journal}" in again.stderr
     assert [r["reference_number"] for r in results(tmp_path / "a.xlsx")] == \
         [r["reference_number"] for r in results(tmp_path / "b.xlsx")]

@@ -455,7 +455,7 @@ def test_listen_insecure_says_so_loudly_and_accepts_unsigned_events(tmp_path: Pa
 # --------------------------------------------------------------------------- end to end
 
 def test_embedded_run_reaches_final_statuses_through_webhooks(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("BATCHPAY_BASE_URL", "BATCHPAY_API_KEY", "BATCHPAY_JOURNAL",
                 "BATCHPAY_WEBHOOK_SECRET"):
         monkeypatch.delenv(var, raising=False)
@@ -476,7 +476,7 @@ def test_embedded_run_reaches_final_statuses_through_webhooks(
     result = batchpay("run", str(sheet), "--out", str(out), "--wait", "20")
     assert result.exit_code == 0, result
     assert {r["status"] for r in results(out)} == {"COMPLETED"}
-    with Journal(tmp_path / ".batchpay" / "journal.sqlite3") as j:
+    with Journal(data_home / "batchpay" / "journals" / "embedded" / "journal.sqlite3") as j:
         finals = {}
         for e in j.db.execute("SELECT * FROM events WHERE kind LIKE 'payout.%' ORDER BY seq"):
             if json.loads(e["data"]).get("status") == "COMPLETED":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -136,8 +137,7 @@ def main() -> int:
     ratio = cli_s / pandas_s
     print(f"ratio                    {ratio:6.2f}  (target <= {TARGET_RATIO})")
     if options.keep is None:
-        path.unlink()
-        folder.rmdir()
+        shutil.rmtree(folder)
     if code != 0:
         print("batchpay validate did not find every generated row valid")
         return 1
