@@ -11,7 +11,7 @@ from typing import Any
 
 import openpyxl
 import pytest
-from engine_support import batchpay, results, sandbox_payouts, sandbox_stats
+from engine_support import Outcome, batchpay, results, sandbox_payouts, sandbox_stats
 from sheets import rows, write_grid, write_sheet
 
 from batchpay.config import default_journal, service_folder
@@ -40,14 +40,23 @@ def run_sheet_values(path: Path) -> list[Any]:
         wb.close()
 
 
+def from_two_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int,
+                     wait: str) -> tuple[Outcome, Outcome]:
+    """The same sheet run on monday from one folder, on tuesday from another; the results
+    workbooks are monday.xlsx and tuesday.xlsx in tmp_path."""
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(count))
+    outcomes = []
+    for day in ("monday", "tuesday"):
+        folder(tmp_path, day, monkeypatch)
+        outcomes.append(batchpay("run", str(sheet), "--wait", wait,
+                                 "--out", str(tmp_path / f"{day}.xlsx")))
+    assert all(o.exit_code == 0 for o in outcomes), outcomes
+    return outcomes[0], outcomes[1]
+
+
 def test_the_same_sheet_from_two_folders_pays_each_row_once(
         service: Any, tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sheet = write_sheet(tmp_path / "nov.xlsx", rows(4))
-    folder(tmp_path, "monday", monkeypatch)
-    first = batchpay("run", str(sheet), "--wait", "5", "--out", str(tmp_path / "first.xlsx"))
-    folder(tmp_path, "tuesday", monkeypatch)
-    again = batchpay("run", str(sheet), "--wait", "5", "--out", str(tmp_path / "again.xlsx"))
-    assert first.exit_code == 0 and again.exit_code == 0, (first, again)
+    first, again = from_two_folders(tmp_path, monkeypatch, 4, wait="5")
     assert len(sandbox_payouts(service.url)) == 4  # not 8
     assert "Nothing to send" in again.stderr
     journal = default_journal(service.url)
@@ -56,7 +65,7 @@ def test_the_same_sheet_from_two_folders_pays_each_row_once(
     for outcome in (first, again):
         assert f"Journal: {journal}" in outcome.stderr
     assert not (tmp_path / "monday" / ".batchpay").exists()
-    assert str(journal) in run_sheet_values(tmp_path / "again.xlsx")
+    assert str(journal) in run_sheet_values(tmp_path / "tuesday.xlsx")
 
 
 def embedded_payouts(data_home: Path) -> int:
@@ -69,18 +78,13 @@ def test_on_the_embedded_sandbox_another_folder_sends_nothing(
         tmp_path: Path, data_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("BATCHPAY_BASE_URL", "BATCHPAY_API_KEY", "BATCHPAY_JOURNAL"):
         monkeypatch.delenv(var, raising=False)
-    sheet = write_sheet(tmp_path / "nov.xlsx", rows(3))
-    folder(tmp_path, "a", monkeypatch)
-    first = batchpay("run", str(sheet), "--wait", "0", "--out", str(tmp_path / "a.xlsx"))
-    folder(tmp_path, "b", monkeypatch)
-    again = batchpay("run", str(sheet), "--wait", "0", "--out", str(tmp_path / "b.xlsx"))
-    assert first.exit_code == 0 and again.exit_code == 0, (first, again)
+    first, again = from_two_folders(tmp_path, monkeypatch, 3, wait="0")
     assert "Paying" in first.stderr and "Nothing to send" in again.stderr
     assert embedded_payouts(data_home) == 3
     journal = data_home / "batchpay" / "journals" / "embedded" / "journal.sqlite3"
     assert f"Journal: {journal}" in again.stderr
-    assert [r["reference_number"] for r in results(tmp_path / "a.xlsx")] == \
-        [r["reference_number"] for r in results(tmp_path / "b.xlsx")]
+    assert [r["reference_number"] for r in results(tmp_path / "monday.xlsx")] == \
+        [r["reference_number"] for r in results(tmp_path / "tuesday.xlsx")]
 
 
 def test_a_journal_left_in_dot_batchpay_is_found_named_and_used(

@@ -184,3 +184,27 @@ def test_allow_partial_pays_what_fits(real: Any, tmp_path: Path) -> None:
     assert statuses == ["COMPLETED", "REJECTED", "REJECTED"]
     assert all("Insufficient wallet balance" in r["error"] for r in results(out)
                if r["status"] == "REJECTED")
+
+
+@pytest.mark.parametrize("answer", [False, True])
+def test_at_a_terminal_a_new_journal_is_asked_about(real: Any, tmp_path: Path, answer: bool,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from batchpay import progress
+
+    sandbox, _ = real
+    asked: list[str] = []
+
+    def confirm(self: Any, text: str) -> bool:
+        asked.append(text)
+        return answer
+
+    monkeypatch.setattr(progress, "is_interactive", lambda: True)
+    monkeypatch.setattr(progress.RichReporter, "confirm", confirm)
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
+    result = batchpay("run", str(sheet), "--wait", "0")
+    assert asked == ["Pay now?"]
+    assert "NEW JOURNAL" in result.stderr
+    assert result.exit_code == (0 if answer else 2), result
+    assert len(sandbox_payouts(sandbox.url)) == (2 if answer else 0)
+    if not answer:
+        assert "Cancelled: nothing was sent." in result.stderr
