@@ -578,31 +578,26 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, as_json: bo
               help="Port to listen on (default 8788).")
 @journal_option
 @click.option("--insecure-no-signature", is_flag=True,
-              help="Accept unsigned webhooks (tests only: anyone could change your journal).")
+              help="Accept unsigned webhooks, on loopback only (tests only: anyone who can "
+              "reach the port could change your journal).")
 @debug_option
 @handle_errors
 def listen(host: str | None, port: int | None, journal: Path | None,
            insecure_no_signature: bool) -> None:
     """Receive the service's webhooks and record payout states in the journal."""
-    from batchpay.errors import ConfigError
     from batchpay.progress import stderr_console
     from batchpay.serving import bind, serve_foreground, url_of
-    from batchpay.webhooks import SignatureCheck, create_listener
+    from batchpay.webhooks import create_listener, listener_check
 
     settings = settings_for(journal=journal)
     console = stderr_console()
-    if not settings.webhook_secret and not insecure_no_signature:
-        raise ConfigError("No webhook secret: the listener would accept forged events.",
-                          hint="Set BATCHPAY_WEBHOOK_SECRET to the secret the service signs "
-                          "with (or, for tests only, --insecure-no-signature).")
+    host = host or settings.listen_host
+    check = listener_check(settings, host=host, insecure=insecure_no_signature)
     if insecure_no_signature:
         console.print("[bold red]INSECURE: signatures are NOT checked. Anyone who can reach "
                       "this port can change payout states in your journal.[/]")
-    secret = None if insecure_no_signature else settings.webhook_secret
-    check = SignatureCheck(secret, settings.headers, settings.signature_algorithms)
     app = create_listener(settings.journal, check)
-    sock = bind(host or settings.listen_host,
-                settings.listen_port if port is None else port, "webhook listener")
+    sock = bind(host, settings.listen_port if port is None else port, "webhook listener")
     console.print(f"Listening for webhooks on {url_of(sock)}/webhook "
                   f"(journal {settings.journal}); Ctrl-C stops.")
     serve_foreground(app, sock)

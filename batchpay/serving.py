@@ -2,6 +2,12 @@
 
 The socket is bound before uvicorn starts, so port 0 gives a free port whose URL is known
 at once and that nothing else can take meanwhile.
+
+Every server is guarded against connections that hold a slot and say nothing: a
+connection has `HEAD_TIMEOUT_SECONDS` to send a complete request head (uvicorn itself
+only times out a connection *after* a response), and beyond `MAX_IDLE_CONNECTIONS` the
+oldest idle connection is closed to make room, so thousands of idle connections cannot
+starve a real delivery (a webhook the service must get answered within 10 s).
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from batchpay.errors import UsageError
 
 START_TIMEOUT_SECONDS = 15.0
 STOP_TIMEOUT_SECONDS = 10.0
+HEAD_TIMEOUT_SECONDS = 10.0
+MAX_IDLE_CONNECTIONS = 256
 
 
 def bind(host: str, port: int, what: str = "server") -> socket.socket:
@@ -45,12 +53,64 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+def guarded_protocol(head_timeout: float, max_idle: int) -> type:
+    """uvicorn's h11 protocol with a deadline for each request head and a cap on idle
+    connections (one registry per server: the oldest idle connection goes first)."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    idle: dict[Any, None] = {}  # insertion order: oldest first
+
+    class GuardedH11Protocol(H11Protocol):
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._await_head()
+            while len(idle) > max_idle:
+                oldest = next(iter(idle))
+                idle.pop(oldest)
+                oldest._close_if_waiting()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            idle.pop(self, None)
+            super().connection_lost(exc)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._await_head()
+
+        _heads_awaited = 0
+
+        def _await_head(self) -> None:
+            idle[self] = None
+            self._heads_awaited += 1
+            self.loop.call_later(head_timeout, self._head_deadline, self._heads_awaited)
+
+        def _head_deadline(self, awaited: int) -> None:
+            # a later request on a kept-alive connection has a deadline of its own
+            if awaited == self._heads_awaited:
+                self._close_if_waiting()
+
+        def _close_if_waiting(self) -> None:
+            """Close the connection if it has not sent a complete request head."""
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                idle.pop(self, None)
+                self.transport.close()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.conn.their_state is not h11.IDLE:
+                idle.pop(self, None)  # a request head arrived: busy, not idle
+
+    return GuardedH11Protocol
+
+
 def uvicorn_server(app: Any) -> Any:
     import uvicorn
 
     return uvicorn.Server(uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="on", loop="asyncio",
         timeout_graceful_shutdown=3,
+        http=guarded_protocol(HEAD_TIMEOUT_SECONDS, MAX_IDLE_CONNECTIONS),
     ))
 
 

@@ -7,10 +7,16 @@ The receiver trusts `data.state`, not the event name; the same event many times 
 change, events out of order never move a payout backwards (Journal.apply_state), and an
 event about a payout the journal does not know by id is matched by `data.quote.id`
 against a row in doubt: that is how an UNKNOWN row learns its payout.
+
+A body is read only up to `MAX_BODY_BYTES` (413 beyond, before anything else is read) and
+within `BODY_TIMEOUT_SECONDS` (408): a payout event is a few kilobytes, and a sender that
+trickles or floods must not hold the receiver. Connections that send no request at all are
+cut by the server (`batchpay.serving`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import hmac
@@ -23,12 +29,42 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from batchpay.config import Headers
+from batchpay.config import Headers, Settings
 from batchpay.engine.journal import IN_DOUBT, Journal
+from batchpay.errors import ConfigError, JournalError
 
 log = logging.getLogger("batchpay.webhooks")
 
 ALGORITHMS = {"sha512": hashlib.sha512, "sha256": hashlib.sha256}
+MAX_BODY_BYTES = 1 << 20
+BODY_TIMEOUT_SECONDS = 10.0
+MIN_SECRET_BYTES = 16
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+class _BodyRefused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+async def read_bounded(request: Any) -> bytes:
+    """The raw body, at most MAX_BODY_BYTES and within BODY_TIMEOUT_SECONDS."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
+        raise _BodyRefused(413, f"body larger than {MAX_BODY_BYTES} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        async with asyncio.timeout(BODY_TIMEOUT_SECONDS):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise _BodyRefused(413, f"body larger than {MAX_BODY_BYTES} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise _BodyRefused(408, "body not received in time") from None
+    return b"".join(chunks)
 
 
 @dataclass(frozen=True)
@@ -105,7 +141,11 @@ def create_listener(journal_path: Path, check: SignatureCheck) -> Any:
     lock = threading.Lock()
 
     async def receive(request: Request) -> JSONResponse:
-        raw = await request.body()
+        try:
+            raw = await read_bounded(request)
+        except _BodyRefused as refused:
+            return JSONResponse({"message": refused.message, "status": "failed"},
+                                refused.status, headers={"Connection": "close"})
         if not check.verify(raw, request.headers):
             return JSONResponse({"message": "invalid signature", "status": "failed"}, 401)
         try:
@@ -130,6 +170,35 @@ def create_listener(journal_path: Path, check: SignatureCheck) -> Any:
                     lifespan=lifespan)
     app.state.journal = journal
     return app
+
+
+def listener_check(settings: Settings, *, host: str, insecure: bool) -> SignatureCheck:
+    """The policy of `batchpay listen`, checked before anything is opened or bound: a secret
+    long enough to sign with, unsigned events only on loopback, and an existing journal
+    (an empty new one would answer 200 to every event and record nothing)."""
+    if insecure:
+        if host not in LOOPBACK_HOSTS:
+            raise ConfigError(
+                f"--insecure-no-signature only listens on loopback, not on {host}: anyone "
+                "who can reach the port could change your journal.",
+                hint="Set BATCHPAY_WEBHOOK_SECRET and drop --insecure-no-signature, or "
+                "listen on 127.0.0.1.")
+    elif not settings.webhook_secret:
+        raise ConfigError("No webhook secret: the listener would accept forged events.",
+                          hint="Set BATCHPAY_WEBHOOK_SECRET to the secret the service signs "
+                          "with (or, for tests only, --insecure-no-signature).")
+    elif len(settings.webhook_secret.encode()) < MIN_SECRET_BYTES:
+        raise ConfigError(
+            f"The webhook secret is shorter than {MIN_SECRET_BYTES} bytes: signatures made "
+            "with it can be guessed.",
+            hint="Set a longer secret at the service and in BATCHPAY_WEBHOOK_SECRET.")
+    if not settings.journal.is_file():
+        raise JournalError(
+            f"No journal at {settings.journal}: the listener records payout states in the "
+            "journal of the runs that sent them.",
+            hint="Point --journal (or BATCHPAY_JOURNAL) at the journal `batchpay run` uses.")
+    secret = None if insecure else settings.webhook_secret
+    return SignatureCheck(secret, settings.headers, settings.signature_algorithms)
 
 
 def random_secret() -> str:
