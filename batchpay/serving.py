@@ -24,6 +24,9 @@ START_TIMEOUT_SECONDS = 15.0
 STOP_TIMEOUT_SECONDS = 10.0
 HEAD_TIMEOUT_SECONDS = 10.0
 MAX_IDLE_CONNECTIONS = 256
+# connections taken from the kernel's queue at a time: between two batches the oldest idle
+# connections are closed, so a flood never holds more than about MAX_IDLE + this many files
+ACCEPT_BATCH = 64
 
 
 def bind(host: str, port: int, what: str = "server") -> socket.socket:
@@ -109,7 +112,7 @@ def uvicorn_server(app: Any) -> Any:
 
     return uvicorn.Server(uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="on", loop="asyncio",
-        timeout_graceful_shutdown=3,
+        timeout_graceful_shutdown=3, backlog=ACCEPT_BATCH,
         http=guarded_protocol(HEAD_TIMEOUT_SECONDS, MAX_IDLE_CONNECTIONS),
     ))
 

@@ -39,6 +39,10 @@ EXPECTED = {
         rf"^batchpay validate \(proc\)\s+{NUMBER} s\s+peak {NUMBER} MB\s+exit 0",
         rf"^ratio\s+{NUMBER}",
     ],
+    "bench_listener.py": [
+        rf"^idle=2000 opened=2000 delivery_ms={NUMBER} status=200 journal=COMPLETED "
+        rf"listener_peak_mb={NUMBER}$",
+    ],
     "soak_crash.py": [
         r"^trials=2 duplicates=0 missing=0 failed_final_runs=0 other_problems=0 "
         rf"killed_before_end=\d s_per_trial={NUMBER}$",
