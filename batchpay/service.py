@@ -8,15 +8,14 @@ no real money can move by accident.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from batchpay.config import Settings
 from batchpay.errors import ConfigError
+from batchpay.files import private_dir
 
 EMBEDDED = "embedded"
 SANDBOX_STATE_FILE = "sandbox-state.sqlite3"
@@ -36,14 +35,6 @@ class Service:
 
     def __repr__(self) -> str:  # never show the key
         return f"Service(base_url={self.base_url!r}, embedded={self.embedded})"
-
-
-def private_dir(path: Path) -> Path:
-    """Create a directory readable by its owner only (journal, sandbox state, caches)."""
-    path.mkdir(parents=True, exist_ok=True)
-    if os.name == "posix":
-        os.chmod(path, 0o700)
-    return path
 
 
 @contextmanager

@@ -28,6 +28,7 @@ from typing import Any
 
 from batchpay.config import Settings
 from batchpay.errors import BatchpayError
+from batchpay.files import private_dir, write_private
 from batchpay.provider.errors import AuthError, ProviderError, RequestRejected
 
 # the list of bank names for (country, currency); raises ProviderError like PayoutClient.banks
@@ -224,9 +225,9 @@ class _Cache:
         document = {"service": self.service, "country": pair[0], "currency": pair[1],
                     "date": self.today, "banks": names}
         with contextlib.suppress(OSError):  # only a cache: the next run asks again
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
             partial = path.with_name(f"~{path.name}.{os.getpid()}")
-            partial.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+            write_private(partial, json.dumps(document, ensure_ascii=False).encode("utf-8"))
             os.replace(partial, path)
             # yesterday's lists of this pair are stale: keep the folder small
             for old in path.parent.glob(f"banks-{_safe(pair[0])}-{_safe(pair[1])}-*.json"):

@@ -37,6 +37,7 @@ from batchpay.engine.records import (
     utcnow,
 )
 from batchpay.errors import JournalError, JournalLocked, JournalServiceMismatch
+from batchpay.files import create_private, private_dir
 
 SCHEMA_VERSION = 1
 GENESIS = "0" * 64
@@ -142,18 +143,14 @@ class Journal:
         self._durable = True
         try:
             if self.path is not None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                if os.name == "posix":
-                    with contextlib.suppress(PermissionError):
-                        os.chmod(self.path.parent, 0o700)
-                # create the file private before SQLite opens it
-                fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
-                os.close(fd)
+                private_dir(self.path.parent)
+                create_private(self.path)  # private before SQLite writes a byte to it
             self.db = sqlite3.connect(
                 str(path), isolation_level=None, timeout=30, check_same_thread=False
             )
             self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA busy_timeout = 30000")
+            self._refuse_foreign()  # before WAL: a file that is not ours is left as it was
             if self.path is not None:
                 self.db.execute("PRAGMA journal_mode = WAL")
             self.db.execute("PRAGMA synchronous = FULL")
@@ -184,15 +181,18 @@ class Journal:
         return self.db.execute("SELECT 1 FROM attempts LIMIT 1").fetchone() is not None
 
     # --- plumbing -----------------------------------------------------------------------
+    def _refuse_foreign(self) -> None:
+        tables = {r[0] for r in self.db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and "schema_version" not in tables:
+            self.db.close()
+            raise JournalError(
+                f"{self.path} is an SQLite database but not a batchpay journal.",
+                hint="Point --journal (or BATCHPAY_JOURNAL) at a batchpay journal, or at "
+                "a new file.")
+
     def _migrate(self) -> None:
         with self.transaction():
-            tables = {r[0] for r in self.db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if tables and "schema_version" not in tables:
-                raise JournalError(
-                    f"{self.path} is an SQLite database but not a batchpay journal.",
-                    hint="Point --journal (or BATCHPAY_JOURNAL) at a batchpay journal, or at "
-                    "a new file.")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     self.db.execute(statement)

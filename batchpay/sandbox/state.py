@@ -28,6 +28,7 @@ from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from batchpay.files import create_private, private_dir
 from batchpay.sandbox import banks, rates
 from batchpay.sandbox.checks import Refusal
 from batchpay.sandbox.faults import Dice, RateLimiter, Traffic, parse_rate_limit
@@ -123,8 +124,7 @@ class SandboxState:
 
     def _open(self, path: Path | None) -> sqlite3.Connection:
         if path is not None:
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path = create_private(private_dir(Path(path).parent) / Path(path).name)
         db = sqlite3.connect(
             ":memory:" if path is None else str(path), check_same_thread=False,
             isolation_level=None, timeout=10,
