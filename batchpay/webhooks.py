@@ -31,7 +31,7 @@ from typing import Any
 
 from batchpay.config import Headers, Settings
 from batchpay.engine.journal import IN_DOUBT, Journal
-from batchpay.errors import ConfigError, JournalError
+from batchpay.errors import ConfigError
 
 log = logging.getLogger("batchpay.webhooks")
 
@@ -137,7 +137,9 @@ def create_listener(journal_path: Path, check: SignatureCheck) -> Any:
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    journal = Journal(journal_path)  # its own connection: it writes beside a run
+    # its own connection: it writes beside a run. A journal that is not there is refused: a
+    # new empty one would answer 200 to every event and record nothing.
+    journal = Journal.existing(journal_path)
     lock = threading.Lock()
 
     async def receive(request: Request) -> JSONResponse:
@@ -174,8 +176,7 @@ def create_listener(journal_path: Path, check: SignatureCheck) -> Any:
 
 def listener_check(settings: Settings, *, host: str, insecure: bool) -> SignatureCheck:
     """The policy of `batchpay listen`, checked before anything is opened or bound: a secret
-    long enough to sign with, unsigned events only on loopback, and an existing journal
-    (an empty new one would answer 200 to every event and record nothing)."""
+    long enough to sign with, and unsigned events only on loopback."""
     if insecure:
         if host not in LOOPBACK_HOSTS:
             raise ConfigError(
@@ -192,11 +193,6 @@ def listener_check(settings: Settings, *, host: str, insecure: bool) -> Signatur
             f"The webhook secret is shorter than {MIN_SECRET_BYTES} bytes: signatures made "
             "with it can be guessed.",
             hint="Set a longer secret at the service and in BATCHPAY_WEBHOOK_SECRET.")
-    if not settings.journal.is_file():
-        raise JournalError(
-            f"No journal at {settings.journal}: the listener records payout states in the "
-            "journal of the runs that sent them.",
-            hint="Point --journal (or BATCHPAY_JOURNAL) at the journal `batchpay run` uses.")
     secret = None if insecure else settings.webhook_secret
     return SignatureCheck(secret, settings.headers, settings.signature_algorithms)
 
