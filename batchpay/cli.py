@@ -23,9 +23,11 @@ EXIT_OK, EXIT_ROWS, EXIT_FAILED = 0, 1, 2
 
 
 def fail(message: str, hint: str | None = None, code: int = EXIT_FAILED) -> None:
-    click.secho(f"Error: {message}", fg="red", err=True)
+    from batchpay.config import scrub
+
+    click.secho(f"Error: {scrub(message)}", fg="red", err=True)
     if hint:
-        click.echo(hint, err=True)
+        click.echo(scrub(hint), err=True)
     sys.exit(code)
 
 

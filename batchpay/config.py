@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
+import ipaddress
 import os
 import re
 import stat
@@ -24,6 +25,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from batchpay.errors import ConfigError
 
@@ -316,10 +318,63 @@ def _build(values: dict[str, Any], source: str) -> Settings:
     for algo in settings.signature_algorithms:
         if algo not in {"sha512", "sha256"}:
             raise ConfigError(f"Unknown signature algorithm {algo!r}: use sha512 and/or sha256.")
-    if settings.base_url and not settings.base_url.startswith(("http://", "https://")):
-        raise ConfigError(f"base_url must start with https:// (got {settings.base_url!r}).",
-                          hint="Set it to the service's address, e.g. https://api.example.com.")
+    if settings.base_url:
+        _check_base_url(settings.base_url)
+    for name in _SECRET_NAMES:
+        _check_secret(name, getattr(settings, name))
     return settings
+
+
+_SECRET_NAMES = ("api_key", "webhook_secret")
+_SECRETS: set[str] = set()  # every secret loaded, so that no message can show it
+
+
+def _check_base_url(url: str) -> None:
+    """https for every service that is not on this machine: the key travels in a header."""
+    parsed = urlsplit(url)
+    host = (parsed.hostname or "").lower()
+    loopback = is_loopback_host(host)
+    if host and (parsed.scheme == "https" or (parsed.scheme == "http" and loopback)):
+        return
+    raise ConfigError(f"base_url must start with https:// (got {url!r}); plain http:// is "
+                      "accepted only for a service on this machine (127.0.0.1, localhost).",
+                      hint="Set it to the service's address, e.g. https://api.example.com.")
+
+
+def is_loopback_host(host: str) -> bool:
+    """`localhost` or a loopback address (127.0.0.0/8, ::1): this machine only."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_secret(name: str, value: str | None) -> None:
+    """A key goes into an HTTP header as it is: one line of printable ASCII. Refused at load,
+    without ever echoing it (a key with a trailing newline was once printed in full)."""
+    if value is None:
+        return
+    _SECRETS.add(value)
+    bad = [i for i, ch in enumerate(value) if not ("!" <= ch <= "~")]
+    if bad:
+        what = {"\n": "a line break", "\r": "a carriage return", " ": "a space",
+                "\t": "a tab"}.get(value[bad[0]], "a character that is not printable ASCII")
+        raise ConfigError(
+            f"The {name.replace('_', ' ')} ({ENV[name]} or {name} in batchpay.toml) holds "
+            f"{what} at position {bad[0] + 1} of {len(value)}: it cannot be sent in a header.",
+            hint="Set it again as one line with no spaces around it (the value is not shown).")
+
+
+def scrub(text: str) -> str:
+    """`text` with every form of every loaded secret cut out (as typed, trimmed, and as
+    Python would print it in an error: `'key\\n'`, `b'key\\n'`)."""
+    for secret in _SECRETS:
+        forms = {secret, secret.strip(), repr(secret)[1:-1], repr(secret.encode())[2:-1]}
+        for form in sorted((f for f in forms if len(f) >= 4), key=len, reverse=True):
+            text = text.replace(form, "[secret]")
+    return text
 
 
 _DEFAULTS = Settings()
@@ -338,7 +393,8 @@ def _checked(name: str, value: Any) -> Any:
         ok = isinstance(value, type(default))
     if not ok:
         kind = type(default).__name__ if default is not None else "text"
-        raise ConfigError(f"Setting {name} = {value!r} is not a valid {_KIND.get(kind, kind)}.",
+        shown = "(not shown)" if name in _SECRET_NAMES else repr(value)
+        raise ConfigError(f"Setting {name} = {shown} is not a valid {_KIND.get(kind, kind)}.",
                           hint=f"Fix {name} in batchpay.toml (default: {default}).")
     return value
 

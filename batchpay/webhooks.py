@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from batchpay.config import Headers, Settings
+from batchpay.config import Headers, Settings, is_loopback_host
 from batchpay.engine.journal import IN_DOUBT, Journal
 from batchpay.errors import ConfigError
 
@@ -39,7 +39,6 @@ ALGORITHMS = {"sha512": hashlib.sha512, "sha256": hashlib.sha256}
 MAX_BODY_BYTES = 1 << 20
 BODY_TIMEOUT_SECONDS = 10.0
 MIN_SECRET_BYTES = 16
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 class _BodyRefused(Exception):
@@ -178,7 +177,7 @@ def listener_check(settings: Settings, *, host: str, insecure: bool) -> Signatur
     """The policy of `batchpay listen`, checked before anything is opened or bound: a secret
     long enough to sign with, and unsigned events only on loopback."""
     if insecure:
-        if host not in LOOPBACK_HOSTS:
+        if not is_loopback_host(host):
             raise ConfigError(
                 f"--insecure-no-signature only listens on loopback, not on {host}: anyone "
                 "who can reach the port could change your journal.",
