@@ -11,7 +11,8 @@ escapes the CLI as a traceback.
     ├── InputError                     the sheet cannot be read at all (not a row problem)
     ├── JournalError                   the journal cannot be opened or written
     │   ├── JournalLocked              another run/rerun holds the journal
-    │   └── JournalServiceMismatch     the journal belongs to another service
+    │   ├── JournalServiceMismatch     the journal belongs to another service
+    │   └── JournalTampered            its tables disagree with its hash chain
     └── ProviderError                  (batchpay.provider.errors) the service said no or
         ├── AuthError                  could not be reached; each says whether the outcome
         ├── RateLimited                is *definite* (nothing happened) or *ambiguous*
@@ -64,3 +65,7 @@ class JournalLocked(JournalError):
 
 class JournalServiceMismatch(JournalError):
     """The journal records payouts of another service."""
+
+
+class JournalTampered(JournalError):
+    """The journal's tables (ledger, payout requests) disagree with its hash chain."""

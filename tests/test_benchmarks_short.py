@@ -39,6 +39,9 @@ EXPECTED = {
         rf"^batchpay validate \(proc\)\s+{NUMBER} s\s+peak {NUMBER} MB\s+exit 0",
         rf"^ratio\s+{NUMBER}",
     ],
+    "bench_integrity.py": [
+        rf"^refs=500 events=2000 journal_mb={NUMBER} check_s={NUMBER}$",
+    ],
     "bench_listener.py": [
         rf"^idle=2000 opened=2000 delivery_ms={NUMBER} status=200 journal=COMPLETED "
         rf"listener_peak_mb={NUMBER}$",

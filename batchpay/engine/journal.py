@@ -33,6 +33,7 @@ from batchpay.engine.records import (
     canonical,
     event_hash,
     pack_values,
+    sha256_text,
     unpack_values,
     utcnow,
 )
@@ -449,8 +450,12 @@ class Journal:
             f"SELECT * FROM payouts WHERE status IN ({marks}) ORDER BY updated_at", st)]
 
     def set_status(self, ref: str, status: str, *, run_id: str = "", details: str = "",
-                   event: str = "payout.status", **fields: Any) -> None:
-        """Record a decision about a payout_ref (creating its ledger row if needed)."""
+                   event: str = "payout.status", evidence: dict[str, Any] | None = None,
+                   **fields: Any) -> None:
+        """Record a decision about a payout_ref (creating its ledger row if needed).
+
+        The event carries everything the ledger row is set to (the details as their
+        SHA-256), so that the ledger can be checked against the chain (`integrity`)."""
         unknown = set(fields) - set(LEDGER_FIELDS)
         assert not unknown, unknown
         now = utcnow()
@@ -468,7 +473,10 @@ class Journal:
             cols = ", ".join(f"{k} = ?" for k in sets)
             self.db.execute(f"UPDATE payouts SET {cols} WHERE payout_ref = ?",
                             (*[_text(v) for v in sets.values()], ref))
-            self._event(event, run_id=run_id, ref=ref, data={"status": status, **fields})
+            data = {"status": status, **fields, **(evidence or {})}
+            if details:
+                data["details_sha256"] = sha256_text(details)
+            self._event(event, run_id=run_id, ref=ref, data=data)
 
     def record_intent(self, ref: str, run_id: str, details: str, quote: dict[str, Any],
                       body: dict[str, Any], expires_at: float, *, seq: int | None = None,
@@ -488,7 +496,9 @@ class Journal:
             attempt_id = int(cur.lastrowid or 0)
             fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
             self.set_status(ref, SENDING, run_id=run_id, details=details,
-                            event="payout.intent", **fields)
+                            event="payout.intent", evidence={
+                                "attempt": attempt_id, "body_sha256": sha256_text(canonical(body))},
+                            **fields)
             self.db.execute("UPDATE payouts SET attempt_id = ? WHERE payout_ref = ?",
                             (attempt_id, ref))
         return attempt_id

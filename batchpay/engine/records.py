@@ -57,6 +57,10 @@ def unpack_values(text: str) -> list[Any]:
     return out
 
 
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def event_hash(prev_hash: str, seq: int, at: str, kind: str, run_id: str, ref: str, data: str) -> str:
     content = canonical([seq, at, kind, run_id, ref, data])
     return hashlib.sha256((prev_hash + content).encode()).hexdigest()

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from batchpay import __version__
 from batchpay.config import Settings
 from batchpay.engine.confirm import Confirmation, balances_of, confirm_real_payouts, estimate_needs
+from batchpay.engine.integrity import require_intact
 from batchpay.engine.journal import FINAL_STATES, IN_DOUBT, NOT_SENT_STATES, SENDING, Journal
 from batchpay.engine.records import RunRecord, RunRow, canonical, utcnow
 from batchpay.engine.render import display_status, find_run, render_run, result_rows
@@ -215,6 +216,7 @@ def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
     journal = Journal(settings.journal)
     try:
         journal.lock()
+        require_intact(journal)  # the ledger it plans from is the one the chain vouches for
         with (open_service(settings) as service, embedded_listener(settings, service),
               frozen_heap()):
             return asyncio.run(_Batch(settings, options, reporter, journal, service,

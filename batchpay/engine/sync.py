@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.config import Settings
+from batchpay.engine.integrity import require_intact
 from batchpay.engine.journal import IN_DOUBT, Journal
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.sending import mark_never_received
@@ -43,6 +44,7 @@ class SyncOutcome:
 def sync_run(settings: Settings, run_id: str | None, out: Path | None) -> SyncOutcome:
     journal = Journal.existing(settings.journal)
     try:
+        require_intact(journal)
         run = find_run(journal, run_id)
         with open_service(settings) as service:
             journal.bind_service(service.identity)

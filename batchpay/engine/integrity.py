@@ -1,0 +1,118 @@
+"""The journal's tables checked against its hash chain, before anything is decided from them.
+
+`run` decides from the ledger (`payouts`: what was paid) and resends in-doubt rows from
+`attempts` (the exact body). Both are plain tables a person can edit; the hash-chained
+`events` cannot be edited unnoticed. So every change to a ledger row or an attempt is also
+in an event (its status, quote, payout id, amount and currencies, the SHA-256 of its
+details and of the attempt's body), and before a run, a rerun or a sync sends anything the
+events are replayed and compared with the tables: a row set to NOT_SENT by hand, a
+deleted or inserted ledger row, or an attempt whose body now names another account is
+named, and the command stops.
+
+Journals written before the events carried the details and bodies are checked for what
+their events hold (statuses, quotes, payout ids, amounts).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from batchpay.engine.records import ChainCheck, sha256_text
+from batchpay.errors import JournalTampered
+
+# ledger columns an event states exactly (text as stored)
+CHECKED_FIELDS = ("status", "quote_id", "payout_id", "amount", "source_currency",
+                  "target_currency")
+MAX_NAMED = 5
+
+
+@dataclass
+class _Replayed:
+    fields: dict[str, str]
+    details_sha256: str | None = None
+    attempt: int | None = None
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def replay(db: Any) -> tuple[dict[str, _Replayed], dict[int, tuple[str, str]]]:
+    """What the events say each ledger row and attempt must hold."""
+    ledger: dict[str, _Replayed] = {}
+    attempts: dict[int, tuple[str, str]] = {}  # attempt id -> (payout_ref, body sha256)
+    for ref, data_text in db.execute(
+            "SELECT payout_ref, data FROM events WHERE payout_ref != '' AND kind LIKE 'payout.%'"
+            " ORDER BY seq"):
+        data = json.loads(data_text)
+        if "status" not in data:
+            continue
+        row = ledger.setdefault(ref, _Replayed({"quote_id": "", "payout_id": ""}))
+        for name in CHECKED_FIELDS:
+            if name in data:
+                row.fields[name] = _text(data[name])
+        if "details_sha256" in data:
+            row.details_sha256 = data["details_sha256"]
+        if "attempt" in data:
+            row.attempt = int(data["attempt"])
+            attempts[row.attempt] = (ref, data.get("body_sha256", ""))
+    return ledger, attempts
+
+
+def disagreements(db: Any) -> Iterator[str]:
+    """Every way the ledger and the attempts differ from the chain, one line each."""
+    ledger, attempts = replay(db)
+    stored = {r["payout_ref"]: r for r in db.execute("SELECT * FROM payouts")}
+    for ref, row in stored.items():
+        chain = ledger.get(ref)
+        if chain is None:
+            yield f"payout_ref {ref} is in the ledger but in no event (added by hand)"
+            continue
+        for name, value in chain.fields.items():
+            if _text(row[name]) != value:
+                yield (f"payout_ref {ref}: the ledger's {name} is {_text(row[name])!r}, the "
+                       f"chain says {value!r}")
+        if chain.details_sha256 and sha256_text(row["details"]) != chain.details_sha256:
+            yield f"payout_ref {ref}: its recipient, account or amount details were changed"
+        if chain.attempt is not None and row["attempt_id"] != chain.attempt:
+            yield f"payout_ref {ref}: its latest payout request is not the one in the chain"
+    for ref in ledger.keys() - stored.keys():
+        yield f"payout_ref {ref} is in the chain but missing from the ledger (deleted)"
+    bodies = {r["id"]: r for r in db.execute("SELECT id, payout_ref, body_json FROM attempts")}
+    for attempt_id, (ref, body_sha256) in attempts.items():
+        found = bodies.get(attempt_id)
+        if found is None:
+            yield f"payout_ref {ref}: payout request {attempt_id} is missing (deleted)"
+        elif found["payout_ref"] != ref or (
+                body_sha256 and sha256_text(found["body_json"]) != body_sha256):
+            yield (f"payout_ref {ref}: the body of payout request {attempt_id} was changed "
+                   "(a resend would not be the request that was journaled)")
+
+
+def check(journal: Any, head: str | None = None) -> ChainCheck:
+    """The chain itself, then the tables against it: what `verify` reports and what `run`,
+    `rerun` and `sync` require before any request."""
+    chained = journal.verify(head=head)
+    if not chained.ok:
+        return chained
+    problems = list(disagreements(journal.db))
+    if problems:
+        named = "; ".join(problems[:MAX_NAMED])
+        more = f" (and {len(problems) - MAX_NAMED} more)" if len(problems) > MAX_NAMED else ""
+        return ChainCheck(False, chained.events, chained.head,
+                          f"the tables disagree with the chain: {named}{more}")
+    return chained
+
+
+def require_intact(journal: Any) -> None:
+    """Refuse (exit 2, before any request) a journal that disagrees with its chain."""
+    result = check(journal)
+    if not result.ok:
+        raise JournalTampered(
+            f"The journal {journal.path} was changed outside batchpay: {result.problem}. "
+            "Nothing was sent.",
+            hint="Keep this copy for the auditor, restore the journal from a backup, and "
+            "run `batchpay verify` to confirm it.")
