@@ -268,6 +268,9 @@ def run_options(func: F) -> F:
         click.option("--allow-partial", is_flag=True,
                      help="Start even when a wallet cannot cover every row (real service): "
                      "the rows that do not fit end REJECTED."),
+        click.option("--allow-repeat", "allow_repeat", multiple=True, metavar="PAYOUT_REF",
+                     help="Pay this row although it repeats a recent payment to the same "
+                     "account and amount under another payout_ref (HELD otherwise); repeatable."),
         click.option("--quiet", is_flag=True, help="Print only errors and the results path."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print one JSON document (counts, rows, outputs) on stdout."),
@@ -280,7 +283,8 @@ def run_options(func: F) -> F:
 def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: bool,
          concurrency: int | None, max_rps: float | None, wait_seconds: float | None,
          journal: Path | None, sheet_name: str | None, source_currency: str | None,
-         yes: bool, allow_partial: bool, quiet: bool, as_json: bool) -> None:
+         yes: bool, allow_partial: bool, allow_repeat: tuple[str, ...], quiet: bool,
+         as_json: bool) -> None:
     from batchpay.engine.intake import load_input
     from batchpay.engine.runner import RunOptions, run_batch
     from batchpay.progress import (
@@ -297,7 +301,8 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         sheet=sheet, kind=kind, dry_run=dry_run, sheet_name=sheet_name,
         source_currency=source_currency, out=out, skip_invalid=skip_invalid,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
-        yes=yes, interactive=is_interactive(), allow_partial=allow_partial)
+        yes=yes, interactive=is_interactive(), allow_partial=allow_partial,
+        allow_repeat=frozenset(ref.strip() for ref in allow_repeat))
     reporter = RichReporter(quiet=quiet)
     outcome = run_batch(settings, options, reporter,
                         lambda: load_input(options, settings))

@@ -92,6 +92,8 @@ class Settings:
     retry_seconds: float = 60.0
     max_file_mb: float = 50.0
     sync_max_pages: int = 200
+    # a row paying an account the amount it was paid within this many days is HELD (0: never)
+    repeat_window_days: int = 45
     listen_host: str = "127.0.0.1"
     listen_port: int = 8788
     source_countries: dict[str, str] = field(

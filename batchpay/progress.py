@@ -27,7 +27,7 @@ from rich.text import Text
 STATUS_STYLE = {
     "COMPLETED": "green", "VALID": "green", "PENDING": "cyan", "PROCESSING": "cyan",
     "FAILED": "red", "REFUNDED": "red", "REJECTED": "red", "INVALID": "red",
-    "QUOTE_FAILED": "red", "UNKNOWN": "yellow", "NOT_SENT": "yellow",
+    "QUOTE_FAILED": "red", "UNKNOWN": "yellow", "NOT_SENT": "yellow", "HELD": "yellow",
 }
 
 

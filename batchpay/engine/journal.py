@@ -572,6 +572,24 @@ class Journal:
                             " LIMIT 1", (quote_id,)).fetchone()
         return r[0] if r else None
 
+    def sent_since(self, since: str, statuses: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
+        """(payout_ref, details, status, run_id, first request time) of every payout_ref in
+        one of `statuses` whose first payout request was made at `since` or later."""
+        wanted = list(statuses)
+        marks = ",".join("?" * len(wanted))
+        return [tuple(r) for r in self.db.execute(
+            "SELECT p.payout_ref, p.details, p.status, p.run_id, e.sent_at FROM payouts p JOIN "
+            "(SELECT payout_ref, MIN(at) AS sent_at FROM events WHERE kind = 'payout.intent' "
+            " GROUP BY payout_ref) e ON e.payout_ref = p.payout_ref "
+            f"WHERE p.status IN ({marks}) AND e.sent_at >= ?", (*wanted, since))]
+
+    def record_decisions(self, run_id: str, decisions: Iterable[tuple[str, str, dict[str, Any]]]
+                         ) -> None:
+        """Events (kind, payout_ref, data) about rows of a run: holds and their releases."""
+        with self.transaction():
+            for kind, ref, data in decisions:
+                self._event(kind, run_id=run_id, ref=ref, data=data)
+
     def record_note(self, kind: str, data: dict[str, Any], run_id: str = "") -> None:
         with self.transaction():
             self._event(kind, run_id=run_id, data=data)

@@ -33,6 +33,7 @@ from batchpay.engine.integrity import require_intact
 from batchpay.engine.journal import FINAL_STATES, IN_DOUBT, NOT_SENT_STATES, SENDING, Journal
 from batchpay.engine.records import RunRecord, RunRow, canonical, utcnow
 from batchpay.engine.render import display_status, find_run, render_run, result_rows
+from batchpay.engine.repeats import RepeatCheck, held_message, payment_key
 from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
 from batchpay.provider.client import PayoutClient, RetryBudget
@@ -85,6 +86,7 @@ class RunOptions:
     yes: bool = False
     interactive: bool = False  # a terminal is there to answer the confirmation
     allow_partial: bool = False  # a real run may start with a wallet too short for every row
+    allow_repeat: frozenset[str] = frozenset()  # payout_refs released from the repeat hold
 
     @property
     def record_kind(self) -> str:
@@ -119,6 +121,12 @@ class Plan:
     resolve: list[SendJob]  # rows in doubt: looked up first, sent only if never received
     track: list[str]  # refs already sent, shown with their journal status
     invalid: int
+    # events about rows (kind, payout_ref, data): holds, and holds released by the operator
+    decisions: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def held(self) -> int:
+        return sum(r.status == "HELD" for r in self.rows)
 
 
 def details_of(row: Any) -> str:
@@ -147,12 +155,15 @@ def new_run_id() -> str:
 
 
 def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: str,
-              settings: Settings, skip_invalid: bool) -> Plan:
+              settings: Settings, skip_invalid: bool,
+              allow_repeat: frozenset[str] = frozenset()) -> Plan:
     ledger = journal.entries(c.payout.payout_ref for c in checks if c.payout is not None)
+    repeats = RepeatCheck(journal, settings.repeat_window_days)
     rows: list[RunRow] = []
     send: list[SendJob] = []
     resolve: list[SendJob] = []
     track: list[str] = []
+    decisions: list[tuple[str, str, dict[str, Any]]] = []
     for seq, check in enumerate(checks):
         p = check.payout
         ref = p.payout_ref if p is not None else _input_ref(check.values, columns)
@@ -182,6 +193,12 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
         job = SendJob(seq, ref, details, p, country or "")
         if entry is None or entry.status in RESENDABLE or (
                 kind == "rerun" and entry.status in ("FAILED", "REFUNDED")):
+            decision = _repeat_decision(repeats, p, ref, allow_repeat)
+            if decision is not None:
+                decisions.append(decision)
+                if decision[0] == "hold.repeat":
+                    rr.status, rr.error = "HELD", decision[2]["message"]
+                    continue
             send.append(job)
         elif entry.status in IN_DOUBT:
             rr.linked = True
@@ -193,7 +210,25 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
     if invalid and not skip_invalid:
         send = []  # an invalid row blocks the whole sheet: nothing is sent
         resolve = []
-    return Plan(rows, send, resolve, track, invalid)
+        decisions = [d for d in decisions if d[0] != "hold.released"]
+    return Plan(rows, send, resolve, track, invalid, decisions)
+
+
+def _repeat_decision(repeats: RepeatCheck, p: Any, ref: str, allow_repeat: frozenset[str]
+                     ) -> tuple[str, str, dict[str, Any]] | None:
+    """A hold for a row that repeats a recent payment, or its release by --allow-repeat."""
+    if not repeats.window_days:
+        return None
+    found = repeats.earlier(ref, payment_key(p.account_number, p.amount, p.source_currency,
+                                             p.currency))
+    if not found:
+        return None
+    earlier = [e.payout_ref for e in found]
+    if ref in allow_repeat:
+        return "hold.released", ref, {"reason": "repeat", "earlier": earlier,
+                                      "operator": _operator()}
+    return "hold.repeat", ref, {"earlier": earlier, "message": held_message(
+        ref, p.account_number, format(p.amount, ","), p.source_currency, found)}
 
 
 def _input_ref(values: list[Any], columns: list[str]) -> str:
@@ -298,7 +333,8 @@ class _Batch:
             await self._check_bank_names(client)
             plan = plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
                              kind=self.options.kind,
-                             settings=self.settings, skip_invalid=self.options.skip_invalid)
+                             settings=self.settings, skip_invalid=self.options.skip_invalid,
+                             allow_repeat=self.options.allow_repeat)
             run = RunRecord(
                 id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
                 sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
@@ -307,7 +343,12 @@ class _Batch:
             try:
                 if plan.send or plan.resolve:
                     await self._confirm(sender, plan)
-                self.journal.start_run(run, plan.rows)
+                with self.journal.transaction():  # the run and its holds, together
+                    self.journal.start_run(run, plan.rows)
+                    self.journal.record_decisions(self.run_id, [
+                        d for d in plan.decisions
+                        if not (self.options.dry_run and d[0] == "hold.released")])
+                self._note_holds(plan)
                 if not plan.send and not plan.resolve and not plan.invalid:
                     self.notes.append("Nothing to send: every row is already in the journal "
                                       "(paid, in progress or final).")
@@ -326,6 +367,17 @@ class _Batch:
             assert self.stopped is not None
             raise self.stopped
         return self._finish(plan)
+
+    def _note_holds(self, plan: Plan) -> None:
+        if plan.held:
+            self.notes.append(f"{plan.held} row(s) HELD as possible duplicate payments (the "
+                              "same account and amount were paid recently under another "
+                              "payout_ref): see their error. If a row is a new payment, run "
+                              "again with --allow-repeat PAYOUT_REF.")
+        held_or_released = {ref for _, ref, _ in plan.decisions}
+        for ref in sorted(self.options.allow_repeat - held_or_released):
+            self.notes.append(f"--allow-repeat {ref}: no row with that payout_ref repeats a "
+                              "recent payment; nothing to release.")
 
     async def _check_bank_names(self, client: PayoutClient) -> None:
         """A bank name the service's directory does not list: a row warning, said before paying."""

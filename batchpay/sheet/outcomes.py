@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-STATUSES = ("VALID", "INVALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED", "PENDING",
+STATUSES = ("VALID", "INVALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED", "HELD", "PENDING",
             "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "UNKNOWN")
 SENT_STATUSES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "UNKNOWN")
 # VALID appears only in a validate report, where nothing is ever sent.
-NOT_SENT_STATUSES = ("VALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED")
+NOT_SENT_STATUSES = ("VALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED", "HELD")
 
 
 @dataclass

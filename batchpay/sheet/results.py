@@ -63,6 +63,7 @@ _STATUS_COLOURS = {  # (fill, font): green done, red not paid, amber look again,
     "QUOTE_FAILED": ("#FFC7CE", "#9C0006"),
     "UNKNOWN": ("#FFEB9C", "#9C5700"),
     "NOT_SENT": ("#FFEB9C", "#9C5700"),
+    "HELD": ("#FFEB9C", "#9C5700"),
     "PENDING": ("#DDEBF7", "#1F4E78"),
     "PROCESSING": ("#DDEBF7", "#1F4E78"),
 }

@@ -1,0 +1,107 @@
+"""Possible duplicate payments: the same account paid the same amount under another payout_ref.
+
+A payout_ref is paid once (the journal sees to that), but a sheet typed again with new
+refs would pay every person again. The standard accounts-payable check: before a row is
+sent, look for a payout sent in the last `repeat_window_days` days to the same account,
+for the same amount, in the same currencies, under another payout_ref, whose money went or
+may have gone (PENDING, PROCESSING, COMPLETED, or in doubt). Such a row is HELD, with a
+message naming the earlier payout, until the operator releases it (`--allow-repeat REF`);
+holds and releases are events in the journal's hash chain.
+
+The earlier payouts come from the ledger's details (under the chain: `integrity` refuses
+a ledger edited by hand) and the time of their first payout request (an event of the chain).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from batchpay.engine.journal import IN_DOUBT, Journal
+
+# money that went, or may have gone
+REPEATED_STATES = ("PENDING", "PROCESSING", "COMPLETED", *IN_DOUBT)
+_NOISE = re.compile(r"[\s\-_.]")
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """A payout already sent that a new row repeats."""
+
+    payout_ref: str
+    status: str
+    run_id: str
+    sent_at: str  # UTC ISO 8601 of its first payout request
+
+
+def account_key(account: Any) -> str:
+    """An account number without the spreadsheet's noise (spaces, hyphens, dots), upper case."""
+    return _NOISE.sub("", str(account or "")).upper()
+
+
+def payment_key(account: Any, amount: Any, source_currency: Any, currency: Any) -> tuple[str, ...] | None:
+    """What makes two payouts the same payment; None when the row names no account or amount."""
+    try:
+        value = Decimal(str(amount))
+    except (InvalidOperation, ValueError):
+        return None
+    account_text = account_key(account)
+    if not account_text or not value.is_finite():
+        return None
+    return (account_text, format(value.normalize(), "f"), str(source_currency or "").upper(),
+            str(currency or "").upper())
+
+
+def masked(account: Any) -> str:
+    text = account_key(account)
+    return f"{text[:4]}…{text[-4:]}" if len(text) > 8 else text
+
+
+class RepeatCheck:
+    """Payouts sent within the window, by payment key; built once per plan, on first use."""
+
+    def __init__(self, journal: Journal, window_days: int, *, now: datetime | None = None) -> None:
+        self.journal, self.window_days = journal, window_days
+        since = (now or datetime.now(UTC)) - timedelta(days=window_days)
+        self.since = since.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        self._index: dict[tuple[str, ...], list[Earlier]] | None = None
+
+    def _build(self) -> dict[tuple[str, ...], list[Earlier]]:
+        index: dict[tuple[str, ...], list[Earlier]] = {}
+        for ref, details, status, run_id, sent_at in self.journal.sent_since(
+                self.since, REPEATED_STATES):
+            try:
+                d = json.loads(details)
+            except ValueError:
+                continue
+            key = payment_key(d.get("account_number"), d.get("amount"),
+                              d.get("source_currency"), d.get("currency"))
+            if key is not None:
+                index.setdefault(key, []).append(Earlier(ref, status, run_id, sent_at))
+        return index
+
+    def earlier(self, ref: str, key: tuple[str, ...] | None) -> list[Earlier]:
+        """Payouts under another payout_ref that this payment repeats, oldest first."""
+        if key is None:
+            return []
+        if self._index is None:
+            self._index = self._build()
+        return sorted((e for e in self._index.get(key, ()) if e.payout_ref != ref),
+                      key=lambda e: e.sent_at)
+
+
+def held_message(ref: str, account: Any, amount: Any, source_currency: str,
+                 found: Iterable[Earlier]) -> str:
+    from batchpay.engine.render import display_status
+
+    first, *more = list(found)
+    also = f" (and {len(more)} more: {', '.join(e.payout_ref for e in more)})" if more else ""
+    return (f"possible duplicate payment: account {masked(account)} was paid "
+            f"{amount} {source_currency} on {first.sent_at[:10]} under payout_ref "
+            f"{first.payout_ref} (run {first.run_id}, {display_status(first.status)}){also}; "
+            f"if this is a new payment, run again with --allow-repeat {ref}")
