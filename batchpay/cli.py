@@ -532,6 +532,13 @@ def _webhook_url_option(ctx: click.Context, param: click.Parameter, value: str |
               help="Seconds a quote can be used.")
 @click.option("--seed", default=0, show_default=True, type=int,
               help="Seed of the rates and of the injected faults, so runs repeat.")
+@click.option("--rounding", type=click.Choice(["half-up", "half-even", "down", "up"]),
+              default="half-up", show_default=True,
+              help="How a quote's target amount is rounded to the fen (the real service does "
+                   "not document its rounding).")
+@click.option("--rate-drift", default=0.0, type=click.FloatRange(0, 0.1), metavar="F",
+              help="Move each currency pair's rate by a random step of up to this fraction "
+                   "every 8 quotes, as a market does (0 = fixed rates).")
 @click.option("--state", "state_path", type=click.Path(dir_okay=False, path_type=Path),
               help="SQLite file keeping payouts, quotes and wallets across restarts (default: memory).")
 @debug_option

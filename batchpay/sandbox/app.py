@@ -67,6 +67,8 @@ class SandboxConfig:
     quote_ttl: float = 600
     seed: int = 0
     state_path: Path | None = None
+    rounding: str = "half-up"  # of the quote's target amount: half-up | half-even | down | up
+    rate_drift: float = 0  # a pair's rate moves by up to this fraction every few quotes
 
     def __post_init__(self) -> None:
         if self.state_path is not None:
@@ -82,6 +84,11 @@ class SandboxConfig:
         for name in ("latency_ms", "settle_seconds"):
             if not getattr(self, name) >= 0:
                 problems.append(f"{name} {getattr(self, name)} is negative")
+        if self.rounding not in rates.ROUNDING_MODES:
+            problems.append(f"rounding {self.rounding!r} is not one of "
+                            f"{', '.join(rates.ROUNDING_MODES)}")
+        if not 0 <= self.rate_drift <= 0.1:
+            problems.append(f"rate drift {self.rate_drift} is not between 0 and 0.1")
         if not self.quote_ttl > 0:
             problems.append(f"quote_ttl {self.quote_ttl} must be above 0")
         if self.webhook_url is not None and not self.webhook_url.startswith(("http://", "https://")):

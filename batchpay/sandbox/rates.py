@@ -3,15 +3,20 @@
 Rates are quoted as the provider does, "units of the weaker currency per unit of the
 stronger": NGN→CNY 230 means 100000 NGN buy 434.78 CNY, USD→CNY 7.1 means 100 USD buy
 710 CNY. Seed 0 gives the round rates of the documentation; any other seed moves every
-currency by up to ±3 %, the same way every time. Target amounts and fees are rounded
-ROUND_HALF_UP to the currency's decimals.
+currency by up to ±3 %, the same way every time. Target amounts are rounded to the
+currency's decimals half-up by default (the provider does not document its rounding: the
+sandbox can round half-even, down or up instead); fees are rounded half-up.
+
+`Drift` moves a pair's rate while the sandbox runs, as a market does: every
+`DRIFT_EVERY` quotes of a pair the rate takes a random step of up to ±F (seeded).
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+import threading
+from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, ROUND_UP, Decimal
 
 # Rough units per US dollar (sandbox values): only their ratios matter.
 UNITS_PER_USD: dict[str, Decimal] = {
@@ -59,6 +64,9 @@ ZERO_DECIMAL_CURRENCIES = frozenset({"XOF", "XAF", "UGX", "RWF"})
 FEE_SHARE = Decimal("0.01")  # 1 % of the source amount ...
 FEE_CAP_USD = Decimal("50")  # ... capped at the source currency's worth of 50 USD
 RATE_STEP = Decimal("0.0001")
+ROUNDING_MODES = {"half-up": ROUND_HALF_UP, "half-even": ROUND_HALF_EVEN, "down": ROUND_DOWN,
+                  "up": ROUND_UP}
+DRIFT_EVERY = 8  # quotes of a pair between two moves of its rate
 
 
 def currency_decimals(currency: str) -> int:
@@ -101,16 +109,46 @@ class Price:
     total: Decimal
 
 
-def price(source_amount: Decimal, source: str, target: str, seed: int) -> Price:
-    """The locked price of `source_amount` of `source` paid out in `target` (both known)."""
+def price(source_amount: Decimal, source: str, target: str, seed: int, *,
+          rounding: str = "half-up", moved: Decimal = Decimal(0)) -> Price:
+    """The locked price of `source_amount` of `source` paid out in `target` (both known);
+    `moved` is the fraction the pair's rate has drifted from its seeded value."""
     source_units, target_units = _units_per_usd(source, seed), _units_per_usd(target, seed)
     source_is_weaker = source_units >= target_units
     weaker, stronger = (
         (source_units, target_units) if source_is_weaker else (target_units, source_units)
     )
-    rate = _without_trailing_zeros((weaker / stronger).quantize(RATE_STEP, rounding=ROUND_HALF_UP))
+    rate = _without_trailing_zeros((weaker / stronger * (1 + moved)).quantize(
+        RATE_STEP, rounding=ROUND_HALF_UP))
     raw_target = source_amount / rate if source_is_weaker else source_amount * rate
-    target_amount = raw_target.quantize(quantum(target), rounding=ROUND_HALF_UP)
+    target_amount = raw_target.quantize(quantum(target), rounding=ROUNDING_MODES[rounding])
     cap = FEE_CAP_USD * source_units
     fee = min(source_amount * FEE_SHARE, cap).quantize(quantum(source), rounding=ROUND_HALF_UP)
     return Price(rate=rate, target_amount=target_amount, fee=fee, total=source_amount + fee)
+
+
+class Drift:
+    """How far each pair's rate has moved: a seeded random walk, one step of up to
+    ±`fraction` every DRIFT_EVERY quotes of the pair (no movement when `fraction` is 0)."""
+
+    def __init__(self, fraction: float, seed: int) -> None:
+        self.fraction = Decimal(str(fraction))
+        self._random = random.Random(f"drift/{seed}")
+        self._moved: dict[tuple[str, str], Decimal] = {}
+        self._quotes: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+
+    def next(self, source: str, target: str) -> Decimal:
+        """The pair's movement for its next quote."""
+        if not self.fraction:
+            return Decimal(0)
+        pair = (source, target)
+        with self._lock:
+            count = self._quotes.get(pair, 0)
+            self._quotes[pair] = count + 1
+            moved = self._moved.get(pair, Decimal(0))
+            if count and count % DRIFT_EVERY == 0:
+                step = Decimal(self._random.randint(-10000, 10000)) / 10000 * self.fraction
+                moved = (1 + moved) * (1 + step) - 1
+                self._moved[pair] = moved
+            return moved

@@ -47,6 +47,8 @@ def serve(config: SandboxConfig) -> None:
         f"  API key:  {config.api_key}   (test key: export BATCHPAY_BASE_URL={url} BATCHPAY_API_KEY={config.api_key})",
         f"  state:    {config.state_path or 'in memory (lost when it stops)'}",
         f"  settle:   {config.settle_seconds:g} s   quote TTL: {config.quote_ttl:g} s   seed: {config.seed}",
+        f"  rates:    target amounts rounded {config.rounding}, drift "
+        f"{f'up to {config.rate_drift:g} every 8 quotes' if config.rate_drift else 'none'}",
         f"  faults:   {', '.join(faults) or 'none'}",
         f"  webhooks: {config.webhook_url or 'off'}",
         "  Ctrl-C stops it.",

@@ -111,6 +111,7 @@ class SandboxState:
 
     def __init__(self, config: SandboxConfig) -> None:
         self.config = config
+        self.drift = rates.Drift(config.rate_drift, config.seed)
         self.traffic = Traffic()
         self.dice = Dice(config.seed)
         self.limiter = RateLimiter(parse_rate_limit(config.rate_limit) if config.rate_limit else [])
@@ -211,7 +212,9 @@ class SandboxState:
         decimals = rates.currency_decimals(source_currency)
         if -amount.as_tuple().exponent > decimals:  # type: ignore[operator]
             raise Refusal(400, f"source.amount has more than {decimals} decimals for {source_currency}")
-        price = rates.price(amount, source_currency, target_currency, self.config.seed)
+        price = rates.price(amount, source_currency, target_currency, self.config.seed,
+                            rounding=self.config.rounding,
+                            moved=self.drift.next(source_currency, target_currency))
         if price.target_amount < banks.TARGET_MINIMUM:
             raise Refusal(400, f"Minimum target amount for transaction is {banks.TARGET_MINIMUM}")
         if price.target_amount > banks.TARGET_MAXIMUM:
