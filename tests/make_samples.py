@@ -3,10 +3,10 @@
     python tests/make_samples.py [OUT_DIR]
 
 - november-payouts.xlsx: a clean November 2026 payout sheet (suppliers and staff in China,
-  paid from an NGN wallet) that validates without a single error and, on the sandbox,
-  ends with every row COMPLETED.
-- november-payouts-mistakes.xlsx: the same kind of sheet with the mistakes operators make,
-  for `batchpay validate`.
+  paid from an NGN wallet; three suppliers invoiced in CNY, paid by target_amount) that
+  validates without a single error and, on the sandbox, ends with every row COMPLETED.
+- november-payouts-mistakes.xlsx: a second batch to the same people (other amounts) with
+  the mistakes operators make, for `batchpay validate`.
 - november-payouts-corrected.xlsx: that sheet after the operator corrected every mistake
   (the repeated payout_ref became NOV26-M06), for the fix-and-run-again walkthrough.
 
@@ -81,6 +81,10 @@ STAFF = [
 ]
 
 
+# suppliers (by serial) whose invoice is in CNY: the row gives target_amount, not amount
+INVOICES_CNY = {10: "2436.50", 12: "9627.38", 14: "4150.00"}
+
+
 def uscc(division: str, serial: int) -> str:
     """An 18-character unified social credit code: 9 (market regulator), 1 (company),
     the division code, a 9-character organisation code with its own GB 11714 check
@@ -116,8 +120,11 @@ def main_rows() -> list[dict[str, Any]]:
             "recipient_type": "BUSINESS", "recipient_name": company, "company_name": company,
             "company_id": uscc(division, 521000 + serial * 37), "account_number":
             account_number(bank, serial), "bank_name": bank, "bank_city": city,
-            "amount": Decimal(amount), "reason": f"Invoice INV-2026-11-{invoice} {goods}",
+            "reason": f"Invoice INV-2026-11-{invoice} {goods}",
             "remark": f"PO-2026-{4100 + serial}",
+            # some suppliers invoiced in CNY: paid exactly what the invoice says
+            **({"target_amount": Decimal(INVOICES_CNY[serial])} if serial in INVOICES_CNY
+               else {"amount": Decimal(amount)}),
         })
     for serial, (name, division, birth, sequence, bank, city, amount, reason) in enumerate(STAFF, 1):
         rows.append({
@@ -143,8 +150,18 @@ class Numeric(int):
     """An account number the operator typed as a number: the cell is numeric."""
 
 
-def mistake_rows() -> list[dict[str, Any]]:
+def second_batch_rows() -> list[dict[str, Any]]:
+    """The people of the main sheet with the amounts of another, later batch (the same
+    amounts again under new payout_refs would be held as possible duplicate payments)."""
     rows = main_rows()
+    for row in rows:
+        if row.get("amount") is not None:
+            row["amount"] = row["amount"] + Decimal("1250.00")
+    return rows
+
+
+def mistake_rows() -> list[dict[str, Any]]:
+    rows = second_batch_rows()
     businesses = [r for r in rows if r["recipient_type"] == "BUSINESS"]
     people = [r for r in rows if r["recipient_type"] == "INDIVIDUAL"]
 
@@ -176,7 +193,7 @@ def mistake_rows() -> list[dict[str, Any]]:
 
 def corrected_rows() -> list[dict[str, Any]]:
     """The mistakes sheet after the operator fixed it: each row as it should have been."""
-    by_ref = {r["payout_ref"]: r for r in main_rows()}
+    by_ref = {r["payout_ref"]: r for r in second_batch_rows()}
     originals = {"NOV26-M01": 0, "NOV26-M02": 1, "NOV26-M03": 2, "NOV26-M07": 4,
                  "NOV26-M08": 5, "NOV26-M10": 6, "NOV26-M12": 7}
     businesses = [r for r in by_ref.values() if r["recipient_type"] == "BUSINESS"]
@@ -200,7 +217,8 @@ def write_sample(path: Path, rows: list[dict[str, Any]]) -> Path:
     mangled = workbook.add_format({"num_format": "0"})  # how Excel shows a long typed number
     sheet = workbook.add_worksheet("Payouts")
     widths = {"recipient_name": 34, "company_name": 34, "reason": 44, "company_id": 21,
-              "ic_number": 21, "account_number": 22, "bank_name": 18, "amount": 14}
+              "ic_number": 21, "account_number": 22, "bank_name": 18, "amount": 14,
+              "target_amount": 14}
     for col, name in enumerate(COLUMN_NAMES):
         identifier = COLUMNS_BY_NAME[name].kind == "id"
         sheet.set_column(col, col, widths.get(name, max(len(name) + 2, 10)),

@@ -46,6 +46,12 @@ EXPECTED = {
         rf"^idle=2000 opened=2000 delivery_ms={NUMBER} status=200 journal=COMPLETED "
         rf"listener_peak_mb={NUMBER}$",
     ],
+    "bench_invoices.py": [
+        rf"^case=stable rows=60 mean_quotes={NUMBER} max_quotes=\d+ short=0 over_bound=0 "
+        rf"quote_failed=0 s={NUMBER}$",
+        rf"^case=drift rows=60 mean_quotes={NUMBER} max_quotes=\d+ short=0 over_bound=0 "
+        rf"quote_failed=\d+ s={NUMBER}$",
+    ],
     "soak_crash.py": [
         r"^trials=2 duplicates=0 missing=0 failed_final_runs=0 other_problems=0 "
         rf"killed_before_end=\d s_per_trial={NUMBER}$",

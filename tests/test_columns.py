@@ -20,7 +20,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 DESIGN_ORDER = (
     "payout_ref", "recipient_type", "recipient_name", "company_name", "company_id",
     "ic_number", "account_number", "bank_name", "bank_city", "sort_code", "amount",
-    "source_currency", "reason", "remark", "item_category", "currency", "country",
+    "target_amount", "source_currency", "reason", "remark", "item_category", "currency", "country",
     "payment_channel",
 )
 
@@ -29,7 +29,7 @@ def test_columns_follow_the_sheet_contract() -> None:
     assert COLUMN_NAMES == DESIGN_ORDER
     assert set(IDENTIFIER_COLUMNS) <= set(COLUMN_NAMES)
     for column in COLUMNS:
-        assert column.required in {"yes", "no", "BUSINESS", "yes*"}
+        assert column.required in {"yes", "no", "BUSINESS", "yes*", "one"}
         assert column.kind in {"id", "text", "amount", "choice", "currency", "country"}
         assert column.rule and column.help and column.example
         if column.default is not None:

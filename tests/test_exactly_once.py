@@ -11,6 +11,7 @@ import os
 import random
 import time
 from collections import Counter
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -18,31 +19,51 @@ import httpx
 import pytest
 from engine_support import batchpay, results, sandbox_payouts
 from process_support import kill_when, runner_env, sandbox_process, start_runner
-from sheets import rows, write_sheet
+from sheets import HEADERS, rows, write_sheet
 
 CRASH_TRIALS = int(os.environ.get("BATCHPAY_CRASH_TRIALS", "20"))
 
 
 def _assert_exactly_once(url: str, sheet_rows: list[dict[str, Any]], out: Path) -> None:
-    paid = Counter(p["accountNumber"] for p in sandbox_payouts(url))
+    payouts = sandbox_payouts(url)
+    paid = Counter(p["accountNumber"] for p in payouts)
     expected = Counter(r["account_number"] for r in sheet_rows)
     assert paid == expected, f"duplicates or gaps: {paid - expected} / {expected - paid}"
     got = Counter(str(r["payout_ref"]) for r in results(out))
     assert got == Counter(r["payout_ref"] for r in sheet_rows)
+    invoices = {r["account_number"]: r["target_amount"] for r in sheet_rows
+                if r.get("target_amount") is not None}
+    for p in payouts:  # an invoice row is never paid short, crash or not
+        if p["accountNumber"] in invoices:
+            assert Decimal(str(p["targetAmount"])) >= invoices[p["accountNumber"]], p
+
+
+def invoice_rows(count: int, start: int) -> list[dict[str, Any]]:
+    """Rows that give what the recipient must receive (CNY), not the source amount."""
+    return [dict(r, amount=None, target_amount=Decimal(400 + 37 * n) + Decimal("0.37"))
+            for n, r in enumerate(rows(count, start=start))]
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_moments_never_pays_twice(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["amount", "invoice"])
+def test_sigkill_at_random_moments_never_pays_twice(tmp_path: Path, kind: str) -> None:
     rng = random.Random(20261121)
     count = 12
-    with sandbox_process("--latency-ms", "15", "--settle-seconds", "0.2",
+    # invoice rows against a sandbox that rounds down and moves its rates
+    options = ("--rounding", "down", "--rate-drift", "0.002") if kind == "invoice" else ()
+    trials = CRASH_TRIALS if kind == "amount" else max(10, CRASH_TRIALS // 2)
+    with sandbox_process("--latency-ms", "15", "--settle-seconds", "0.2", *options,
                          state=tmp_path / "sandbox.sqlite3") as url:
-        for trial in range(CRASH_TRIALS):
+        for trial in range(trials):
             httpx.post(f"{url}/_sandbox/reset", timeout=10).raise_for_status()
             work = tmp_path / f"trial{trial}"
             work.mkdir()
-            sheet_rows = rows(count, start=trial * 100)
-            sheet = write_sheet(work / "sheet.xlsx", sheet_rows)
+            if kind == "invoice":
+                sheet_rows = invoice_rows(count, trial * 100)
+                sheet = write_sheet(work / "sheet.xlsx", sheet_rows, HEADERS + ["target_amount"])
+            else:
+                sheet_rows = rows(count, start=trial * 100)
+                sheet = write_sheet(work / "sheet.xlsx", sheet_rows)
             journal = work / "journal.sqlite3"
             env = runner_env(url, journal)
             proc = start_runner("run", str(sheet), "--wait", "0", "--concurrency", "4",

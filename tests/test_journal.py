@@ -36,7 +36,27 @@ def test_file_and_directory_are_private(journal: Journal) -> None:
 
 def test_wal_and_schema_version(journal: Journal) -> None:
     assert journal.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert journal.db.execute("SELECT version FROM schema_version").fetchone()[0] == 1
+    assert journal.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 2
+
+
+def test_a_journal_of_schema_1_gains_the_invoice_columns(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    Journal(path).close()
+    db = sqlite3.connect(path)
+    for table, column in (("payouts", "quotes_used"), ("run_rows", "quotes_used"),
+                          ("run_rows", "asked")):
+        db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    db.execute("UPDATE schema_version SET version = 1")  # as batchpay wrote it before
+    db.commit()
+    db.close()
+    reopened = Journal(path)
+    try:
+        columns = {r[1] for r in reopened.db.execute("PRAGMA table_info(run_rows)")}
+        assert {"quotes_used", "asked"} <= columns
+        assert [r[0] for r in reopened.db.execute(
+            "SELECT version FROM schema_version ORDER BY version")] == [1, 2]
+    finally:
+        reopened.close()
 
 
 def test_journal_belongs_to_one_service(journal: Journal) -> None:

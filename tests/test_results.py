@@ -126,7 +126,7 @@ def test_identifiers_are_text_and_amounts_numbers_with_currency_decimals(tmp_pat
     assert [c.number_format for c in amounts] == ["#,##0.00", "#,##0", "#,##0.000", "#,##0.000"]
     fees = column_values(sheet, "fee")
     assert [c.number_format for c in fees[:3]] == ["#,##0.00", "#,##0", "#,##0.000"]
-    assert column_values(sheet, "target_amount")[1].number_format == "#,##0.00"  # CNY
+    assert column_values(sheet, "delivered_amount")[1].number_format == "#,##0.00"  # CNY
     rate = column_values(sheet, "rate")[0]
     assert rate.value == 230.123456 and rate.data_type == "n"
     row_numbers = column_values(sheet, "row")
@@ -227,7 +227,7 @@ def test_layout_frozen_header_filter_colours_and_run_sheet(tmp_path: Path,
     assert book.sheetnames == ["Results", "Summary", "Run"]
     results = book["Results"]
     assert results.freeze_panes == "A2"
-    assert results.auto_filter.ref == f"A1:T{len(mixed_rows) + 1}"
+    assert results.auto_filter.ref == f"A1:U{len(mixed_rows) + 1}"
     assert [c.value for c in results[1]][len(INPUTS):] == list(RESULT_COLUMNS)
     statuses = {c.value: c.fill.fgColor.rgb for c in column_values(results, "status")}
     assert statuses["COMPLETED"].endswith("C6EFCE")

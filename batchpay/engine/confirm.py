@@ -2,7 +2,7 @@
 
 Per source currency the confirmation shows the rows, their amount, the fees, the total
 debit and the wallet's balance. Fees are estimated from one quote per currency, for its
-smallest row: a fee that is a fixed part plus a share of the amount (capped or not) is
+smallest row (an invoice row's source amount from the conversion that quote shows): a fee that is a fixed part plus a share of the amount (capped or not) is
 never a larger share of a larger amount, so the estimate errs on the high side. A wallet
 the estimate says is short stops the run before any payout (exit 2) unless the operator
 chose `--allow-partial`: then the rows that do not fit are refused by the service
@@ -60,19 +60,29 @@ async def estimate_needs(sender: Sender, jobs: Iterable[SendJob],
         groups.setdefault(job.row.source_currency, []).append(job)
     needs = []
     for currency, group in sorted(groups.items()):
-        amount = sum((job.row.amount for job in group), Decimal(0))
-        smallest = min(group, key=lambda job: job.row.amount)
-        fees: Decimal | None = None
+        # one quote: the smallest fixed amount, else the smallest invoice (found by quotes,
+        # which also teaches the conversion that estimates every invoice row's source amount)
+        fixed = [job for job in group if job.row.amount is not None]
+        probe = (min(fixed, key=lambda job: job.row.amount) if fixed
+                 else min(group, key=lambda job: job.row.target_amount))
+        share: Decimal | None = None
         note = ""
         try:
-            quote = await sender.quote(smallest)
+            quote = await sender.quote(probe)
         except ProviderError as exc:
             note = f"quote refused: {exc.message}"
         else:
-            share = quote.fee / smallest.row.amount
+            share = quote.fee / quote.source_amount
+        sources = [sender.estimate_source(job) for job in group]
+        amount = sum((a for a in sources if a is not None), Decimal(0))
+        fees: Decimal | None = None
+        if share is not None:
             step = Decimal(1).scaleb(-EXPONENTS.get(currency, 2))
-            fees = sum(((job.row.amount * share).quantize(step, rounding=ROUND_UP)
-                        for job in group), Decimal(0))
+            fees = sum(((a * share).quantize(step, rounding=ROUND_UP)
+                        for a in sources if a is not None), Decimal(0))
+        if None in sources:
+            note = note or "invoice rows not quoted yet"
+            fees = None
         needs.append(CurrencyNeed(currency, len(group), amount, fees,
                                   balances.get(currency, Decimal(0)), note))
     return needs

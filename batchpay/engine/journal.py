@@ -40,7 +40,7 @@ from batchpay.engine.records import (
 from batchpay.errors import JournalError, JournalLocked, JournalServiceMismatch
 from batchpay.files import create_private, private_dir
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: quotes_used (invoice rows)
 GENESIS = "0" * 64
 
 # ledger statuses; SENDING is internal (an intent without an answer) and shows as UNKNOWN
@@ -67,7 +67,8 @@ CREATE TABLE IF NOT EXISTS payouts (
     reference_number TEXT NOT NULL DEFAULT '',
     rate TEXT, fee TEXT, target_amount TEXT, total_debit TEXT,
     amount TEXT, source_currency TEXT NOT NULL DEFAULT '', target_currency TEXT NOT NULL DEFAULT '',
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    quotes_used INTEGER
 );
 CREATE INDEX IF NOT EXISTS payouts_status ON payouts(status);
 CREATE INDEX IF NOT EXISTS payouts_payout_id ON payouts(payout_id);
@@ -114,6 +115,8 @@ CREATE TABLE IF NOT EXISTS run_rows (
     amount TEXT, source_currency TEXT NOT NULL DEFAULT '', target_currency TEXT NOT NULL DEFAULT '',
     quote_id TEXT NOT NULL DEFAULT '', rate TEXT, fee TEXT, target_amount TEXT, total_debit TEXT,
     updated_at TEXT NOT NULL DEFAULT '',
+    quotes_used INTEGER,
+    asked TEXT,
     PRIMARY KEY (run_id, seq)
 );
 CREATE TABLE IF NOT EXISTS events (
@@ -130,7 +133,7 @@ CREATE TABLE IF NOT EXISTS events (
 
 LEDGER_FIELDS = (
     "error", "quote_id", "payout_id", "reference_number", "rate", "fee", "target_amount",
-    "total_debit", "amount", "source_currency", "target_currency",
+    "total_debit", "amount", "source_currency", "target_currency", "quotes_used",
 )
 
 
@@ -204,6 +207,10 @@ class Journal:
                     f"The journal was written by a newer batchpay (schema {version}).",
                     hint="Upgrade batchpay to read it.",
                 )
+            if 0 < version < 2:  # an invoice row's quotes, kept beside its amounts
+                for table in ("payouts", "run_rows"):
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN quotes_used INTEGER")
+                self.db.execute("ALTER TABLE run_rows ADD COLUMN asked TEXT")
             if version < SCHEMA_VERSION:
                 self.db.execute(
                     "INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, utcnow())
@@ -358,10 +365,11 @@ class Journal:
             )
             self.db.executemany(
                 "INSERT INTO run_rows (run_id, seq, row, payout_ref, inputs, linked, status, error,"
-                " warning, amount, source_currency, target_currency) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " warning, amount, source_currency, target_currency, asked) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 ((run.id, r.seq, r.row, r.payout_ref, pack_values(r.inputs), int(r.linked), r.status,
-                  r.error, r.warning, r.amount, r.source_currency, r.target_currency) for r in rows),
+                  r.error, r.warning, r.amount, r.source_currency, r.target_currency, r.asked)
+                 for r in rows),
             )
             self._event("run.started", run_id=run.id, data={
                 "kind": run.kind, "sheet": run.sheet, "input_sha256": run.input_sha256,
@@ -422,7 +430,7 @@ class Journal:
                 amount=r["amount"], source_currency=r["source_currency"],
                 target_currency=r["target_currency"], quote_id=r["quote_id"], rate=r["rate"],
                 fee=r["fee"], target_amount=r["target_amount"], total_debit=r["total_debit"],
-                updated_at=r["updated_at"],
+                updated_at=r["updated_at"], quotes_used=r["quotes_used"], asked=r["asked"],
             )
 
     # --- the ledger -------------------------------------------------------------------------

@@ -85,6 +85,7 @@ class LedgerEntry:
     source_currency: str
     target_currency: str
     updated_at: str
+    quotes_used: int | None = None  # invoice rows: the quotes it took to find the amount
 
 
 @dataclass
@@ -119,6 +120,8 @@ class RunRow:
     target_amount: str | None = None
     total_debit: str | None = None
     updated_at: str = ""
+    quotes_used: int | None = None
+    asked: str | None = None  # an invoice row's target_amount
 
 
 @dataclass

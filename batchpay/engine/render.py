@@ -44,6 +44,7 @@ def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
             amount=as_decimal(entry.amount if entry.amount is not None else rr.amount),
             source_currency=entry.source_currency or rr.source_currency,
             target_currency=entry.target_currency or rr.target_currency,
+            quotes_used=entry.quotes_used, asked=as_decimal(rr.asked),
         )
     return ResultRow(
         row=rr.row, inputs=rr.inputs, status=rr.status, error=rr.error, warning=rr.warning,
@@ -51,6 +52,7 @@ def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
         target_amount=as_decimal(rr.target_amount), total_debit=as_decimal(rr.total_debit),
         updated_at=rr.updated_at, amount=as_decimal(rr.amount),
         source_currency=rr.source_currency, target_currency=rr.target_currency,
+        quotes_used=rr.quotes_used, asked=as_decimal(rr.asked),
     )
 
 

@@ -44,17 +44,20 @@ def account_key(account: Any) -> str:
     return _NOISE.sub("", str(account or "")).upper()
 
 
-def payment_key(account: Any, amount: Any, source_currency: Any, currency: Any) -> tuple[str, ...] | None:
-    """What makes two payouts the same payment; None when the row names no account or amount."""
+def payment_key(account: Any, amount: Any, source_currency: Any, currency: Any, *,
+                target_amount: Any = None) -> tuple[str, ...] | None:
+    """What makes two payouts the same payment; None when the row names no account or amount.
+    An invoice row (target_amount) is the same payment as another of the same invoice amount."""
+    side, given = ("source", amount) if target_amount in (None, "") else ("target", target_amount)
     try:
-        value = Decimal(str(amount))
+        value = Decimal(str(given))
     except (InvalidOperation, ValueError):
         return None
     account_text = account_key(account)
     if not account_text or not value.is_finite():
         return None
-    return (account_text, format(value.normalize(), "f"), str(source_currency or "").upper(),
-            str(currency or "").upper())
+    return (account_text, side, format(value.normalize(), "f"),
+            str(source_currency or "").upper(), str(currency or "").upper())
 
 
 def masked(account: Any) -> str:
@@ -80,7 +83,8 @@ class RepeatCheck:
             except ValueError:
                 continue
             key = payment_key(d.get("account_number"), d.get("amount"),
-                              d.get("source_currency"), d.get("currency"))
+                              d.get("source_currency"), d.get("currency"),
+                              target_amount=d.get("target_amount"))
             if key is not None:
                 index.setdefault(key, []).append(Earlier(ref, status, run_id, sent_at))
         return index
@@ -95,13 +99,12 @@ class RepeatCheck:
                       key=lambda e: e.sent_at)
 
 
-def held_message(ref: str, account: Any, amount: Any, source_currency: str,
-                 found: Iterable[Earlier]) -> str:
+def held_message(ref: str, account: Any, amount: str, found: Iterable[Earlier]) -> str:
     from batchpay.engine.render import display_status
 
     first, *more = list(found)
     also = f" (and {len(more)} more: {', '.join(e.payout_ref for e in more)})" if more else ""
     return (f"possible duplicate payment: account {masked(account)} was paid "
-            f"{amount} {source_currency} on {first.sent_at[:10]} under payout_ref "
+            f"{amount} on {first.sent_at[:10]} under payout_ref "
             f"{first.payout_ref} (run {first.run_id}, {display_status(first.status)}){also}; "
             f"if this is a new payment, run again with --allow-repeat {ref}")

@@ -46,7 +46,8 @@ from batchpay.sheet.outcomes import ResultsSummary, summarize
 RESENDABLE = NOT_SENT_STATES
 DETAIL_FIELDS = (
     "recipient_type", "recipient_name", "company_name", "company_id", "ic_number",
-    "account_number", "bank_name", "bank_city", "sort_code", "amount", "source_currency",
+    "account_number", "bank_name", "bank_city", "sort_code", "amount", "target_amount",
+    "source_currency",
     "currency", "country", "payment_channel",
 )
 GOOD_STATES = ("COMPLETED", "PENDING", "PROCESSING")
@@ -136,7 +137,8 @@ def details_of(row: Any) -> str:
         value = getattr(row, name, None)
         if isinstance(value, Decimal):
             value = format(value.normalize(), "f")
-        values[name] = value or ""
+        if value or name != "target_amount":  # amount rows' details as they always were
+            values[name] = value or ""
     return canonical(values)
 
 
@@ -173,7 +175,9 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
         rows.append(rr)
         if p is None:
             continue
-        rr.amount, rr.source_currency, rr.target_currency = str(p.amount), p.source_currency, p.currency
+        rr.amount = str(p.amount) if p.amount is not None else None
+        rr.asked = str(p.target_amount) if p.target_amount is not None else None
+        rr.source_currency, rr.target_currency = p.source_currency, p.currency
         details = details_of(p)
         entry = ledger.get(ref)
         country = settings.source_countries.get(p.source_currency)
@@ -220,7 +224,7 @@ def _repeat_decision(repeats: RepeatCheck, p: Any, ref: str, allow_repeat: froze
     if not repeats.window_days:
         return None
     found = repeats.earlier(ref, payment_key(p.account_number, p.amount, p.source_currency,
-                                             p.currency))
+                                             p.currency, target_amount=p.target_amount))
     if not found:
         return None
     earlier = [e.payout_ref for e in found]
@@ -228,7 +232,9 @@ def _repeat_decision(repeats: RepeatCheck, p: Any, ref: str, allow_repeat: froze
         return "hold.released", ref, {"reason": "repeat", "earlier": earlier,
                                       "operator": _operator()}
     return "hold.repeat", ref, {"earlier": earlier, "message": held_message(
-        ref, p.account_number, format(p.amount, ","), p.source_currency, found)}
+        ref, p.account_number,
+        f"{p.amount:,} {p.source_currency}" if p.amount is not None
+        else f"an invoice of {p.target_amount:,} {p.currency}", found)}
 
 
 def _input_ref(values: list[Any], columns: list[str]) -> str:
@@ -498,7 +504,7 @@ class _Batch:
 
         async def quote(job: SendJob) -> None:
             try:
-                fields = quote_fields(await sender.quote(job))
+                fields = quote_fields(*await sender.priced(job))
                 fields.pop("source_currency"), fields.pop("target_currency")
                 self.journal.update_run_row(self.run_id, job.seq, status="NOT_SENT",
                                             error="dry run: quoted, not paid", **fields)

@@ -18,8 +18,10 @@ import asyncio
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
+from batchpay.engine.calibrate import CalibrationFailed, Calibrator
 from batchpay.engine.journal import SENDING, Journal
 from batchpay.engine.records import LedgerEntry
 from batchpay.engine.tracking import apply_found, scan
@@ -32,12 +34,17 @@ from batchpay.provider.errors import (
     RequestRejected,
 )
 from batchpay.provider.models import Payout, Quote
+from batchpay.sheet.currency import exponent
 
 # a quote this close to its end is not used for a (re)send: it could expire in flight
 QUOTE_MARGIN_SECONDS = 5.0
 DEFAULT_QUOTE_SECONDS = 600  # "a quote lives 10 minutes", when the service does not say
 UNKNOWN_ERROR = ("the payout request may have reached the service and no answer was found; "
                  "it is never resent blindly: run `batchpay sync` to resolve it")
+
+
+def minor_unit(currency: str) -> Decimal:
+    return Decimal(1).scaleb(-exponent(currency))
 
 
 class AuthStop(Exception):
@@ -57,12 +64,12 @@ class SendJob:
     source_country: str
 
 
-def quote_fields(quote: Quote) -> dict[str, Any]:
+def quote_fields(quote: Quote, quotes_used: int | None = None) -> dict[str, Any]:
     return {
         "quote_id": quote.id, "rate": quote.rate, "fee": quote.fee,
         "target_amount": quote.target_amount, "total_debit": quote.total,
         "amount": quote.source_amount, "source_currency": quote.source_currency,
-        "target_currency": quote.target_currency,
+        "target_currency": quote.target_currency, "quotes_used": quotes_used,
     }
 
 
@@ -76,6 +83,7 @@ class Sender:
         self.client = client
         self.run_id = run_id
         self.stopped: AuthError | None = None
+        self.calibrator = Calibrator()  # invoice rows: the conversions seen in this run
 
     def _check_stop(self) -> None:
         if self.stopped is not None:
@@ -86,21 +94,51 @@ class Sender:
         return AuthStop(error)
 
     async def quote(self, job: SendJob) -> Quote:
+        return (await self.priced(job))[0]
+
+    async def priced(self, job: SendJob) -> tuple[Quote, int | None]:
+        """A fresh quote for the row, and for an invoice row how many quotes finding its
+        source amount took (RequestRejected when the service or the calibration refuses)."""
+        row = job.row
+        if row.target_amount is None:
+            return await self._quote_at(job, row.amount), None
+        try:
+            found = await self.calibrator.calibrate(
+                lambda amount: self._quote_at(job, amount), row.target_amount,
+                (row.source_currency, row.currency), source_unit=minor_unit(row.source_currency),
+                target_unit=minor_unit(row.currency))
+        except CalibrationFailed as exc:
+            raise RequestRejected(f"{exc.message} (after {exc.quotes_used} quote(s))") from None
+        return found.quote, found.quotes_used
+
+    def estimate_source(self, job: SendJob) -> Decimal | None:
+        """The source amount a row will debit, before it is quoted (None: not known yet)."""
+        row = job.row
+        if row.target_amount is None:
+            return row.amount
+        return self.calibrator.guess((row.source_currency, row.currency), row.target_amount,
+                                     minor_unit(row.source_currency))
+
+    async def _quote_at(self, job: SendJob, amount: Decimal) -> Quote:
         self._check_stop()
         row = job.row
         try:
-            return await self.client.create_quote(
-                source_amount=row.amount, source_currency=row.source_currency,
+            quote = await self.client.create_quote(
+                source_amount=amount, source_currency=row.source_currency,
                 source_country=job.source_country, target_currency=row.currency,
                 target_country=row.country, payment_channel=row.payment_channel)
         except AuthError as exc:
             raise self._stop(exc) from None
+        if quote.source_amount > 0:  # every quote teaches the pair's conversion
+            self.calibrator.learn((row.source_currency, row.currency), quote,
+                                  minor_unit(row.currency))
+        return quote
 
     async def send(self, job: SendJob) -> str:
         """Pay one row; returns its status. In-doubt rows come back as SENDING."""
         for round_ in (1, 2):
             try:
-                quote = await self.quote(job)
+                quote, quotes_used = await self.priced(job)
             except RequestRejected as exc:
                 return self._decide(job, "QUOTE_FAILED", f"quote refused: {exc.message}")
             except ProviderError as exc:
@@ -110,7 +148,7 @@ class Sender:
             attempt = self.journal.record_intent(
                 job.ref, self.run_id, job.details, quote.raw, body,
                 time.time() + float(quote.expires_in_seconds or DEFAULT_QUOTE_SECONDS),
-                seq=job.seq, **quote_fields(quote))
+                seq=job.seq, **quote_fields(quote, quotes_used))
             try:
                 payout = await self.client.submit_payout(body)
             except AuthError as exc:

@@ -14,8 +14,8 @@ sandbox can round half-even, down or up instead); fees are rounded half-up.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 import threading
+from dataclasses import dataclass
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, ROUND_UP, Decimal
 
 # Rough units per US dollar (sandbox values): only their ratios matter.

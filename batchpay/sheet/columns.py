@@ -15,7 +15,9 @@ from batchpay.sheet.currency import COMMON_SOURCE_CURRENCIES
 @dataclass(frozen=True)
 class Column:
     name: str  # canonical header, e.g. "payout_ref"
-    required: str  # "yes" | "no" | "BUSINESS" | "yes*" (source_currency: or --source-currency)
+    # "yes" | "no" | "BUSINESS" | "yes*" (source_currency: or --source-currency) |
+    # "one" (exactly one of the "one" columns: amount or target_amount)
+    required: str
     kind: str  # "id" | "text" | "amount" | "choice" | "currency" | "country"
     rule: str  # one line, the README column table's rule text
     help: str  # how to fill it (template "How to fill" sheet)
@@ -30,6 +32,9 @@ class Column:
     @property
     def required_label(self) -> str:
         """How the README and the template say whether the column must be filled."""
+        if self.required == "one":
+            other = " or ".join(c for c in ONE_OF if c != self.name)
+            return f"this or {other}"
         return {"BUSINESS": "if BUSINESS", "yes*": "yes*"}.get(self.required, self.required)
 
 
@@ -97,12 +102,24 @@ COLUMNS: tuple[Column, ...] = (
         "102100099996", api_field="recipient.account.sortCode", max_length=30,
     ),
     Column(
-        "amount", "yes", "amount",
+        "amount", "one", "amount",
         "> 0, at most the source currency's decimals (2 for NGN/USD), sent as the quote's "
-        "source amount",
+        "source amount; fill exactly one of amount and target_amount",
         "The amount to debit from your wallet, in source_currency. No more decimals than "
-        "the currency has (2 for NGN and USD): batchpay never rounds.",
+        "the currency has (2 for NGN and USD): batchpay never rounds. Leave it empty when "
+        "the row gives target_amount instead.",
         "250000.00", api_field="quote:source.amount",
+    ),
+    Column(
+        "target_amount", "one", "amount",
+        "> 0, at most 2 decimals (CNY): the amount the recipient must receive, e.g. an "
+        "invoice; batchpay finds the source amount from the service's quotes and never "
+        "pays less",
+        "What the recipient must receive, in currency (CNY), e.g. the invoice total "
+        "12345.67. batchpay quotes until the service delivers at least this much (never "
+        "less; at most what one minor unit of your wallet currency buys more). Leave "
+        "amount empty on such a row.",
+        "12345.67",
     ),
     Column(
         "source_currency", "yes*", "currency",
@@ -149,6 +166,8 @@ COLUMNS_BY_NAME: dict[str, Column] = {c.name: c for c in COLUMNS}
 # Columns whose cells must keep every character: a number cell loses digits and zeros.
 IDENTIFIER_COLUMNS = ("payout_ref", "account_number", "company_id", "ic_number", "sort_code")
 AMOUNT_COLUMN = "amount"
+TARGET_AMOUNT_COLUMN = "target_amount"
+ONE_OF = (AMOUNT_COLUMN, TARGET_AMOUNT_COLUMN)  # a row fills exactly one of them
 
 
 def normalize_header(text: object) -> str:

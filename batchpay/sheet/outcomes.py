@@ -33,6 +33,8 @@ class ResultRow:
     amount: Decimal | None = None  # the row's source amount (for the Summary money totals)
     source_currency: str = ""
     target_currency: str = ""
+    quotes_used: int | None = None  # invoice rows: quotes it took to find the source amount
+    asked: Decimal | None = None  # invoice rows: the target_amount the recipient must receive
 
 
 @dataclass
@@ -46,11 +48,21 @@ class Tally:
     missing_amount: int = 0  # rows without an amount: their money cannot be counted
     debit_mismatch: int = 0  # rows whose total_debit is not amount + fee
     target: dict[str, Decimal] = field(default_factory=dict)  # target currency → amount
+    # invoice rows (target_amount): how many, and per target currency what they asked, and
+    # for those quoted what their quotes deliver and how much more than asked
+    invoices: int = 0
+    asked: dict[str, Decimal] = field(default_factory=dict)
+    delivered: dict[str, Decimal] = field(default_factory=dict)
+    overpaid: dict[str, Decimal] = field(default_factory=dict)
+    invoice_debit: Decimal = Decimal(0)  # source currency, fees included
 
     def add(self, row: ResultRow) -> None:
         self.rows += 1
+        if row.asked is not None:
+            self._add_invoice(row, row.asked)
         if row.amount is None:
-            self.missing_amount += 1
+            # an invoice row's source amount exists only once it is quoted
+            self.missing_amount += row.asked is None
         else:
             self.amount += row.amount
         if row.fee is not None:
@@ -64,6 +76,15 @@ class Tally:
             currency = row.target_currency or "?"
             self.target[currency] = self.target.get(currency, Decimal(0)) + row.target_amount
 
+    def _add_invoice(self, row: ResultRow, asked: Decimal) -> None:
+        currency = row.target_currency or "?"
+        self.invoices += 1
+        self.invoice_debit += row.total_debit or 0
+        _plus(self.asked, currency, asked)
+        if row.target_amount is not None:
+            _plus(self.delivered, currency, row.target_amount)
+            _plus(self.overpaid, currency, row.target_amount - asked)
+
     def merge(self, other: Tally) -> None:
         self.rows += other.rows
         self.amount += other.amount
@@ -71,8 +92,17 @@ class Tally:
         self.total_debit += other.total_debit
         self.missing_amount += other.missing_amount
         self.debit_mismatch += other.debit_mismatch
-        for currency, value in other.target.items():
-            self.target[currency] = self.target.get(currency, Decimal(0)) + value
+        self.invoices += other.invoices
+        self.invoice_debit += other.invoice_debit
+        for mine, theirs in ((self.target, other.target), (self.asked, other.asked),
+                             (self.delivered, other.delivered),
+                             (self.overpaid, other.overpaid)):
+            for currency, value in theirs.items():
+                _plus(mine, currency, value)
+
+
+def _plus(totals: dict[str, Decimal], currency: str, value: Decimal) -> None:
+    totals[currency] = totals.get(currency, Decimal(0)) + value
 
 
 @dataclass

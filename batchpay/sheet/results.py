@@ -32,7 +32,12 @@ from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
 from batchpay.errors import InputError
-from batchpay.sheet.columns import AMOUNT_COLUMN, IDENTIFIER_COLUMNS, normalize_header
+from batchpay.sheet.columns import (
+    AMOUNT_COLUMN,
+    IDENTIFIER_COLUMNS,
+    TARGET_AMOUNT_COLUMN,
+    normalize_header,
+)
 from batchpay.sheet.currency import EXPONENTS
 from batchpay.sheet.outcomes import (
     NOT_SENT_STATUSES,
@@ -47,7 +52,10 @@ if TYPE_CHECKING:
     from batchpay.sheet.read import Sheet
 
 RESULT_COLUMNS = ("row", "status", "error", "warning", "reference_number", "payout_id",
-                  "quote_id", "rate", "fee", "target_amount", "total_debit", "updated_at")
+                  "quote_id", "rate", "fee", "delivered_amount", "total_debit", "quotes_used",
+                  "updated_at")
+# a result column's value is the ResultRow field of the same name, except:
+_RESULT_FIELDS = {"delivered_amount": "target_amount"}
 VALIDATE_COLUMNS = ("row", "status", "error", "warning")
 
 RESULTS_SHEET, SUMMARY_SHEET, RUN_SHEET = "Results", "Summary", "Run"
@@ -268,7 +276,7 @@ def write_number(sheet: Worksheet, row: int, col: int, value: Decimal | float | 
 _TEXT, _ID, _INPUT_AMOUNT, _NUMBER, _STATUS, _RATE, _SOURCE_MONEY, _TARGET_MONEY = range(8)
 _RESULT_KINDS = {
     "row": _NUMBER, "status": _STATUS, "rate": _RATE, "fee": _SOURCE_MONEY,
-    "total_debit": _SOURCE_MONEY, "target_amount": _TARGET_MONEY,
+    "total_debit": _SOURCE_MONEY, "delivered_amount": _TARGET_MONEY, "quotes_used": _NUMBER,
 }
 
 
@@ -278,6 +286,8 @@ def _input_kind(name: str) -> int:
         return _ID
     if canonical == AMOUNT_COLUMN:
         return _INPUT_AMOUNT
+    if canonical == TARGET_AMOUNT_COLUMN:
+        return _TARGET_MONEY
     return _TEXT
 
 
@@ -322,6 +332,7 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
     kinds = [_input_kind(name) for name in input_columns]
     kinds += [_RESULT_KINDS.get(name, _TEXT) for name in result_columns]
     n_inputs = len(input_columns)
+    fields = [_RESULT_FIELDS.get(name, name) for name in result_columns]
     widths = [text_width(h) + 2 for h in headers]  # room for the filter button
     for col, header in enumerate(headers):
         write_text(sheet, 0, col, header, formats.header)
@@ -337,7 +348,7 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
             raise ValueError(f"row {result.row}: {len(result.inputs)} input values for "
                              f"{n_inputs} input columns")
         values = list(result.inputs)
-        values += [getattr(result, name) for name in result_columns]
+        values += [getattr(result, field) for field in fields]
         for col, value in enumerate(values):
             if value is None or value == "":
                 continue
@@ -445,9 +456,31 @@ def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSu
                 lines.write(currency or "(none)", target, label,
                             (value, formats.money(value, target)))
 
+    _write_invoices(lines, formats, summary)
     sheet.set_column(0, 0, 18)
     sheet.set_column(1, 1, 24)
-    sheet.set_column(2, 5, 18)
+    sheet.set_column(2, 7, 18)
+
+
+def _write_invoices(lines: _Lines, formats: _Formats, summary: ResultsSummary) -> None:
+    """Invoice rows (target_amount): asked, delivered and overpaid in the target currency."""
+    if not any(t.valid.invoices for t in summary.currencies.values()):
+        return
+    lines.write()
+    lines.write(("Invoices (target_amount rows)", formats.bold))
+    lines.write(*((h, formats.header) for h in
+                  ("source_currency", "target_currency", "rows of", "invoices", "asked",
+                   "delivered", "overpaid", "debit incl. fees")))
+    for currency in sorted(summary.currencies):
+        totals = summary.currencies[currency]
+        for label, tally in (("sent", totals.sent), ("not sent", totals.not_sent)):
+            for target in sorted(tally.asked):
+                debit = tally.invoice_debit
+                lines.write(currency, target, label, (tally.invoices, formats.count),
+                            *((v, formats.money(v, target)) for v in (
+                                tally.asked[target], tally.delivered.get(target, Decimal(0)),
+                                tally.overpaid.get(target, Decimal(0)))),
+                            (debit, formats.money(debit, currency)))
 
 
 def _wide(formats: _Formats, money: Format, value: Decimal, currency: str) -> Format:
@@ -488,7 +521,9 @@ def read_results_sheet(path: Path, *, sheet: str | None = None,
             hint="Give the results workbook a run wrote (…-results-….xlsx), unchanged "
                  "apart from the cells you corrected.")
     row_at = read.columns.index("row")
-    inputs = [i for i, name in enumerate(read.columns) if name not in RESULT_COLUMNS]
+    # the input columns come before `row` (a result column's name among them has `_input`);
+    # a workbook of an older batchpay may have other result columns after it
+    inputs = list(range(row_at))
     rows: list[SheetRow] = []
     for line in read.rows:
         number = line.values[row_at]

@@ -229,13 +229,37 @@ def row_rules(frame: pd.DataFrame) -> list[Rule]:
                     lambda df: ~((df["recipient_type"] == "BUSINESS") & df[column].isna()),
                     lambda v, _: "required when recipient_type is BUSINESS", row_level=True)
 
+    target_exponents = frame["currency"].map(EXPONENTS)
+
+    def target_decimals_message(value: Any, position: int) -> str:
+        currency = frame["currency"].iat[position]
+        allowed = int(target_exponents.iat[position])
+        found = int(_decimals(frame["target_amount"].iloc[position:position + 1]).iat[0])
+        return (f"{frame['target_amount'].iat[position]} has {found} decimals but {currency} "
+                f"has {allowed}; batchpay never rounds, so correct the amount")
+
+    def one_amount_message(_: Any, position: int) -> str:
+        if pd.isna(frame["amount"].iat[position]):
+            return ("fill amount (what leaves your wallet) or target_amount (what the "
+                    "recipient must receive)")
+        return ("amount and target_amount are both filled: fill exactly one (amount: what "
+                "leaves your wallet; target_amount: what the recipient must receive)")
+
     return [
         business("company_name"),
         business("company_id"),
+        Rule("one_amount", "amount",
+             lambda df: df["amount"].notna() ^ df["target_amount"].notna(),
+             one_amount_message, row_level=True),
         Rule("amount_decimals", "amount",
              lambda df: ~(_decimals(df["amount"]) > exponents) | exponents.isna()
              | ~df["amount"].str.fullmatch(AMOUNT_PATTERN).fillna(False).astype(bool),
              decimals_message, row_level=True),
+        Rule("target_amount_decimals", "target_amount",
+             lambda df: ~(_decimals(df["target_amount"]) > target_exponents)
+             | target_exponents.isna()
+             | ~df["target_amount"].str.fullmatch(AMOUNT_PATTERN).fillna(False).astype(bool),
+             target_decimals_message, row_level=True),
     ]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.errors import InputError, UsageError
-from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, COLUMNS_BY_NAME
+from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, COLUMNS_BY_NAME, ONE_OF
 from batchpay.sheet.currency import exponent, is_currency
 from batchpay.sheet.read import Sheet, paused_gc, read_sheet
 
@@ -38,7 +38,9 @@ class PayoutRow:
     bank_name: str
     bank_city: str | None
     sort_code: str | None
-    amount: Decimal  # with the source currency's decimals
+    amount: Decimal | None  # with the source currency's decimals; None: target_amount given
+    # what the recipient must receive (target currency), the source amount found by quotes
+    target_amount: Decimal | None
     source_currency: str
     reason: str
     remark: str | None
@@ -156,6 +158,8 @@ def _require_columns(sheet: Sheet, *, currency_given: bool) -> None:
     missing = [c.name for c in COLUMNS
                if c.name not in sheet.columns
                and (c.required == "yes" or (c.required == "yes*" and not currency_given))]
+    if not any(name in sheet.columns for name in ONE_OF):
+        missing.insert(0, " or ".join(ONE_OF))
     if not missing:
         return
     unknown = [c for c in sheet.columns if c not in COLUMNS_BY_NAME]
@@ -205,13 +209,15 @@ def _same_account_same_amount(frame: Any, sheet: Sheet) -> dict[int, list[str]]:
     """Rows paying the same account the same amount: maybe a double payment, maybe not."""
     accounts = frame["account_number"]
     candidates = accounts.notna() & accounts.duplicated(keep=False)
-    groups: dict[tuple[str, Decimal, str], list[int]] = defaultdict(list)
+    groups: dict[tuple[str, str, Decimal, str], list[int]] = defaultdict(list)
     for position in candidates[candidates].index:
-        amount = _decimal(frame["amount"].iat[position])
-        if amount is None:
-            continue
-        key = (accounts.iat[position], amount, str(frame["source_currency"].iat[position]))
-        groups[key].append(int(position))
+        for name in ONE_OF:  # the same invoice amount counts as the same amount too
+            amount = _decimal(frame[name].iat[position])
+            if amount is not None:
+                key = (accounts.iat[position], name, amount,
+                       str(frame["source_currency"].iat[position]))
+                groups[key].append(int(position))
+                break
     warnings: dict[int, list[str]] = {}
     for positions in groups.values():
         if len(positions) < 2:
@@ -238,6 +244,8 @@ def _decimal(text: Any) -> Decimal | None:
 _REF = COLUMN_NAMES.index("payout_ref")
 _AMOUNT = COLUMN_NAMES.index("amount")
 _SOURCE_CURRENCY = COLUMN_NAMES.index("source_currency")
+_TARGET_AMOUNT = COLUMN_NAMES.index("target_amount")
+_CURRENCY = COLUMN_NAMES.index("currency")
 _QUANTUM: dict[str, Decimal] = {}
 
 
@@ -249,7 +257,12 @@ def _payout_row(row: int, record: Sequence[str | None]) -> PayoutRow:
     if quantum is None:
         quantum = _QUANTUM[currency] = Decimal(1).scaleb(-exponent(currency))
     # exact: the amount has at most the currency's decimals, this only pads zeros
-    fields[_AMOUNT] = Decimal(fields[_AMOUNT]).quantize(quantum)
+    if fields[_AMOUNT] is not None:
+        fields[_AMOUNT] = Decimal(fields[_AMOUNT]).quantize(quantum)
+    if fields[_TARGET_AMOUNT] is not None:
+        target = fields[_CURRENCY]
+        fields[_TARGET_AMOUNT] = Decimal(fields[_TARGET_AMOUNT]).quantize(
+            Decimal(1).scaleb(-exponent(target)))
     return PayoutRow(row, *fields)
 
 
