@@ -192,6 +192,12 @@ def banks(country: str, currency: str, as_json: bool) -> None:
     Console(soft_wrap=True).print(table)
 
 
+decimal_comma_option = click.option(
+    "--decimal-comma", is_flag=True,
+    help="Amounts written as text use a decimal comma and points for thousands "
+    "(1.250.000,00; 12,5). Without it, a comma or a point before three digits in a "
+    "';'- or tab-separated CSV is refused as ambiguous.")
+
 @cli.command()
 @click.argument("sheet", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path),
@@ -204,10 +210,12 @@ def banks(country: str, currency: str, as_json: bool) -> None:
               help="Print one JSON document (counts, rows, outputs) on stdout.")
 @click.option("--no-bank-check", is_flag=True,
               help="Do not compare bank_name with the service's bank list (works offline).")
+@decimal_comma_option
 @debug_option
 @handle_errors
 def validate(sheet: Path, report: Path | None, sheet_name: str | None,
-             source_currency: str | None, as_json: bool, no_bank_check: bool) -> None:
+             source_currency: str | None, as_json: bool, no_bank_check: bool,
+             decimal_comma: bool) -> None:
     """Check every row of SHEET (.xlsx or .csv) without sending anything.
 
     Bank names are compared with the service's bank list (the embedded sandbox's when no
@@ -222,7 +230,8 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
 
     settings = settings_for()
     outcome = validate_file(sheet, sheet_name=sheet_name, source_currency=source_currency,
-                            max_bytes=int(settings.max_file_mb * 2**20))
+                            max_bytes=int(settings.max_file_mb * 2**20),
+                            decimal_comma=decimal_comma)
     console = stderr_console()
     if not no_bank_check:  # before the report, which shows the warnings
         for note in check_sheet_bank_names(outcome.validation, settings):
@@ -264,6 +273,7 @@ def run_options(func: F) -> F:
                      "else the first)."),
         click.option("--source-currency", help="Wallet currency for rows that leave "
                      "source_currency empty, e.g. NGN."),
+        decimal_comma_option,
         click.option("--yes", is_flag=True, help="Confirm real payouts in advance (no prompt)."),
         click.option("--allow-partial", is_flag=True,
                      help="Start even when a wallet cannot cover every row (real service): "
@@ -283,8 +293,8 @@ def run_options(func: F) -> F:
 def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: bool,
          concurrency: int | None, max_rps: float | None, wait_seconds: float | None,
          journal: Path | None, sheet_name: str | None, source_currency: str | None,
-         yes: bool, allow_partial: bool, allow_repeat: tuple[str, ...], quiet: bool,
-         as_json: bool) -> None:
+         decimal_comma: bool, yes: bool, allow_partial: bool, allow_repeat: tuple[str, ...],
+         quiet: bool, as_json: bool) -> None:
     from batchpay.engine.intake import load_input
     from batchpay.engine.runner import RunOptions, run_batch
     from batchpay.progress import (
@@ -302,7 +312,8 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         source_currency=source_currency, out=out, skip_invalid=skip_invalid,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
         yes=yes, interactive=is_interactive(), allow_partial=allow_partial,
-        allow_repeat=frozenset(ref.strip() for ref in allow_repeat))
+        allow_repeat=frozenset(ref.strip() for ref in allow_repeat),
+        decimal_comma=decimal_comma)
     reporter = RichReporter(quiet=quiet)
     outcome = run_batch(settings, options, reporter,
                         lambda: load_input(options, settings))

@@ -114,11 +114,10 @@ def print_money(console: Console, summary: Any, *, dry_run: bool = False) -> Non
         money = totals.not_sent if dry_run else totals.sent
         for target, asked in sorted(money.asked.items()):
             console.print(
-                f"Invoices from {currency}: {money.invoices} "
-                f"{'would deliver' if dry_run else 'deliver'} "
-                f"{money.delivered.get(target, 0):,} {target} for {asked:,} {target} asked "
-                f"(overpaid {money.overpaid.get(target, 0):,} {target}); debit incl. fees "
-                f"{money.invoice_debit:,} {currency}")
+                f"Invoices from {currency}: {money.invoices}, asked {asked:,} {target}, "
+                f"{'quoted' if dry_run else 'delivered'} "
+                f"{money.delivered.get(target, 0):,} (+{money.overpaid.get(target, 0):,}), "
+                f"debit {money.invoice_debit:,} {currency}")
     for problem in summary.problems:
         console.print(f"[red]Control totals do not reconcile: {problem}[/]")
 

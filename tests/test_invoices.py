@@ -100,7 +100,7 @@ def test_the_summary_shows_invoices_asked_delivered_and_overpaid(
     assert Decimal(str(ngn[5])) - Decimal(str(ngn[4])) == Decimal(str(ngn[6])) >= 0
     assert usd[3] == 2 and Decimal(str(usd[4])) == Decimal("499889.87")
     assert 0 <= Decimal(str(usd[6])) <= 2 * BOUND["USD"]
-    assert "Invoices from NGN: 3 deliver" in outcome.stderr
+    assert "Invoices from NGN: 3, asked 14,792.17 CNY, delivered" in outcome.stderr
 
 
 @pytest.mark.parametrize(("cells", "words"), [

@@ -40,10 +40,16 @@ def test_main_sample_is_clean_realistic_and_valid() -> None:
     assert [p.payout_ref for p in payouts] == [f"NOV26-{n:03d}" for n in range(1, 26)]
     kinds = {p.recipient_type for p in payouts}
     assert kinds == {"BUSINESS", "INDIVIDUAL"}
+    invoices = [p for p in payouts if p.target_amount is not None]
+    assert len(invoices) == 3  # suppliers who invoiced in CNY: paid by target_amount
     for p in payouts:
-        assert Decimal(50_000) <= p.amount <= Decimal(5_000_000)
-        assert -p.amount.as_tuple().exponent <= 2
-        assert Decimal(10) <= p.amount / NGN_PER_CNY <= Decimal(500_000)
+        if p.target_amount is not None:
+            assert p.amount is None and Decimal(10) <= p.target_amount <= Decimal(500_000)
+            assert p.recipient_type == "BUSINESS"
+        else:
+            assert p.amount is not None and Decimal(50_000) <= p.amount <= Decimal(5_000_000)
+            assert -p.amount.as_tuple().exponent <= 2
+            assert Decimal(10) <= p.amount / NGN_PER_CNY <= Decimal(500_000)
         assert 16 <= len(p.account_number) <= 19
         assert p.source_currency == "NGN" and p.remark != "fail"
         if p.recipient_type == "BUSINESS":

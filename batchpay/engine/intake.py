@@ -17,6 +17,7 @@ def load_input(options: Any, settings: Settings) -> tuple[Sheet, Any]:
     if options.kind == "rerun":
         sheet = read_results_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes)
     else:
-        sheet = read_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes)
+        sheet = read_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes,
+                           decimal_comma=options.decimal_comma)
     require_payout_rows(sheet)
     return sheet, validate_sheet(sheet, source_currency=options.source_currency)

@@ -88,6 +88,7 @@ class RunOptions:
     interactive: bool = False  # a terminal is there to answer the confirmation
     allow_partial: bool = False  # a real run may start with a wallet too short for every row
     allow_repeat: frozenset[str] = frozenset()  # payout_refs released from the repeat hold
+    decimal_comma: bool = False  # amounts as text are written 1.250.000,00
 
     @property
     def record_kind(self) -> str:
@@ -173,7 +174,9 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
                     status="INVALID", error="; ".join(check.errors),
                     warning="; ".join(check.warnings))
         rows.append(rr)
-        if p is None:
+        if p is None:  # counted in the Summary under its currency, with its amount if readable
+            amount, rr.source_currency = check.money(columns)
+            rr.amount = None if amount is None else str(amount)
             continue
         rr.amount = str(p.amount) if p.amount is not None else None
         rr.asked = str(p.target_amount) if p.target_amount is not None else None

@@ -13,6 +13,10 @@ STATUSES = ("VALID", "INVALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED", "HELD", 
 SENT_STATUSES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "UNKNOWN")
 # VALID appears only in a validate report, where nothing is ever sent.
 NOT_SENT_STATUSES = ("VALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED", "HELD")
+# the control totals as the Summary and the README state them (VALID: validate reports only)
+CONTROL_TOTALS = ("valid = sent + not sent, where not sent = "
+                  + " + ".join(s for s in NOT_SENT_STATUSES if s != "VALID")
+                  + " and sent = " + " + ".join(SENT_STATUSES))
 
 
 @dataclass

@@ -15,6 +15,7 @@ import datetime as dt
 import gc
 import hashlib
 import io
+import re
 import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,10 +26,10 @@ from typing import Any
 
 from batchpay.errors import InputError
 from batchpay.sheet.columns import (
-    AMOUNT_COLUMN,
     COLUMN_NAMES,
     COLUMNS_BY_NAME,
     IDENTIFIER_COLUMNS,
+    ONE_OF,
     normalize_header,
 )
 from batchpay.sheet.xlsx_guard import (
@@ -88,13 +89,19 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def read_sheet(path: Path, *, sheet: str | None = None, max_bytes: int = 50 * 2**20) -> Sheet:
-    """Read the sheet at `path`; InputError (exit 2) when it cannot be read safely."""
+def read_sheet(path: Path, *, sheet: str | None = None, max_bytes: int = 50 * 2**20,
+               decimal_comma: bool = False) -> Sheet:
+    """Read the sheet at `path`; InputError (exit 2) when it cannot be read safely.
+
+    Amounts written as text are read as numbers with a decimal point and no thousands
+    separators; in a `;`- or tab-separated CSV (where Europe writes `12,50`) a comma, or a
+    point before exactly three digits, is ambiguous and the cell is refused, unless
+    `decimal_comma` says the file writes `1.250.000,00`."""
     with paused_gc():
-        return _read_sheet(Path(path), sheet, max_bytes)
+        return _read_sheet(Path(path), sheet, max_bytes, decimal_comma)
 
 
-def _read_sheet(path: Path, sheet: str | None, max_bytes: int) -> Sheet:
+def _read_sheet(path: Path, sheet: str | None, max_bytes: int, decimal_comma: bool) -> Sheet:
     if not path.exists():
         raise InputError(f"File not found: {path}", hint="Check the name and the folder.")
     if not path.is_file():
@@ -107,6 +114,7 @@ def _read_sheet(path: Path, sheet: str | None, max_bytes: int) -> Sheet:
         )
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
+    delimiter = None  # a CSV's field separator
     if data.startswith(_ZIP_MAGIC):
         name, grid, issues, names = _read_xlsx(path, data, sheet)
     elif data.startswith(_OLE_MAGIC):
@@ -118,14 +126,16 @@ def _read_sheet(path: Path, sheet: str | None, max_bytes: int) -> Sheet:
         if sheet is not None:
             raise InputError(f"--sheet {sheet} was given, but {path.name} is a CSV file "
                              "with no sheets.", hint="Leave --sheet out for a CSV file.")
-        name, grid, issues, names = path.stem, _read_csv(data, path.name), {}, []
+        (grid, delimiter), issues, names = _read_csv(data, path.name), {}, []
+        name = path.stem
     else:
         raise InputError(
             f"{path.name} is not a spreadsheet batchpay can read.",
             hint="Give an .xlsx workbook or a .csv file (see `batchpay template`).",
         )
     columns, headers, keep = _header(grid, name, path.name)
-    rows = _rows(grid, columns, keep, issues)
+    amounts = AmountText(decimal_comma=decimal_comma, ambiguous=delimiter in (";", "\t"))
+    rows = _rows(grid, columns, keep, issues, amounts)
     return Sheet(path, name, columns, headers, rows, digest, names)
 
 
@@ -181,7 +191,8 @@ def _pick_sheet(names: list[str], wanted: str | None, file_name: str) -> str:
 # --- csv ---------------------------------------------------------------------------------
 
 
-def _read_csv(data: bytes, file_name: str) -> list[list[Any]]:
+def _read_csv(data: bytes, file_name: str) -> tuple[list[list[Any]], str]:
+    """The cells as text, and the field separator found in the header line."""
     if b"\x00" in data[:65536]:
         raise InputError(f"{file_name} is not a text (CSV) file.",
                          hint="Give an .xlsx workbook or a .csv file (see `batchpay template`).")
@@ -203,7 +214,7 @@ def _read_csv(data: bytes, file_name: str) -> list[list[Any]]:
     delimiter = max(",;\t", key=first_line.count)
     try:
         return [list(record) for record in csv.reader(io.StringIO(text, newline=""),
-                                                       delimiter=delimiter)]
+                                                       delimiter=delimiter)], delimiter
     except csv.Error as exc:
         raise InputError(f"{file_name} is not a valid CSV file ({exc}).") from None
 
@@ -260,8 +271,8 @@ def _no_header_message(grid: list[list[Any]], sheet_name: str, file_name: str) -
     return f"{where}: headers not found: row 1 is empty."
 
 
-def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: CellIssues
-          ) -> list[SheetRow]:
+def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: CellIssues,
+          amounts: AmountText) -> list[SheetRow]:
     """The data rows, converted column by column (fast), blank rows left out."""
     body = grid[1:]
     width = max(keep) + 1 if keep else 0
@@ -272,7 +283,7 @@ def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: Ce
     errors: dict[int, dict[str, str]] = {}
     for c_index, name in zip(keep, columns, strict=True):
         cells = by_column[c_index] if c_index < len(by_column) else (None,) * len(body)
-        values, problems = _convert_column(name, cells)
+        values, problems = _convert_column(name, cells, amounts)
         if name in COLUMNS_BY_NAME and issues:
             # a formula without a saved value, or an error value: the cell counts as unread
             for (r_index, column_index), issue in issues.items():
@@ -297,7 +308,8 @@ _STRIP = (" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003
           "\u200b\u200c\u200d\u2060\ufeff")
 
 
-def _convert_column(name: str, cells: Sequence[Any]) -> tuple[list[Any], dict[int, str]]:
+def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
+                    ) -> tuple[list[Any], dict[int, str]]:
     """Values of one column as read, and problems by position (0 = first data row)."""
     problems: dict[int, str] = {}
     if name in IDENTIFIER_COLUMNS:
@@ -306,15 +318,56 @@ def _convert_column(name: str, cells: Sequence[Any]) -> tuple[list[Any], dict[in
             if problem:
                 problems[position] = problem
             return value
-    elif name == AMOUNT_COLUMN:
-        def other(position: int, cell: Any) -> Any:
-            return Decimal(repr(cell)) if type(cell) is float else _other(cell)
+    elif name in ONE_OF:  # amounts: numbers, and text that is a number, become Decimal
+        def amount(position: int, cell: Any) -> Any:
+            if type(cell) is float:
+                return Decimal(repr(cell))
+            if type(cell) is not str:
+                return _other(cell)
+            value, problem = amounts.read(cell.strip(_STRIP))
+            if problem:
+                problems[position] = problem
+            return value
+        return [amount(position, cell) for position, cell in enumerate(cells)], problems
     else:
         def other(position: int, cell: Any) -> Any:
             return _other(cell)
     values = [(cell.strip(_STRIP) or None) if type(cell) is str else other(position, cell)
               for position, cell in enumerate(cells)]
     return values, problems
+
+
+_PLAIN_AMOUNT = re.compile(r"\d+(?:\.\d+)?")
+_POINT_THOUSANDS = re.compile(r"\d+\.\d{3}")  # 50.000: fifty, or fifty thousand?
+_COMMA_DECIMAL = re.compile(r"\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+(?:,\d+)?")
+AMBIGUOUS = ("is ambiguous in a file separated by semicolons or tabs: use a point for "
+             "decimals and no thousands separators, e.g. 12500.00 (or run with "
+             "--decimal-comma if the file writes 1.250.000,00)")
+
+
+@dataclass(frozen=True)
+class AmountText:
+    """How an amount written as text is read: never by guessing its decimal separator."""
+
+    decimal_comma: bool = False  # --decimal-comma: "1.250.000,00" and "12,5"
+    ambiguous: bool = False  # a ;- or tab-separated CSV: "12,500" and "50.000" are refused
+
+    def read(self, text: str) -> tuple[Any, str | None]:
+        """(value, problem): a Decimal for a number, else the text for the schema to judge."""
+        if not text:
+            return None, None
+        if self.decimal_comma:
+            if _COMMA_DECIMAL.fullmatch(text):
+                return Decimal(text.replace(".", "").replace(",", ".")), None
+            if _PLAIN_AMOUNT.fullmatch(text):  # "12.5" with --decimal-comma: a point?
+                return text, (f"{text!r} has a point, but --decimal-comma reads a comma as "
+                              "the decimal separator and points as thousands (1.250.000,00)")
+            return text, None
+        if self.ambiguous and ("," in text or _POINT_THOUSANDS.fullmatch(text)):
+            return text, f"{text!r} {AMBIGUOUS}"
+        if _PLAIN_AMOUNT.fullmatch(text):
+            return Decimal(text), None
+        return text, None
 
 
 def _identifier(cell: Any) -> tuple[Any, str | None]:

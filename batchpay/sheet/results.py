@@ -40,8 +40,7 @@ from batchpay.sheet.columns import (
 )
 from batchpay.sheet.currency import EXPONENTS
 from batchpay.sheet.outcomes import (
-    NOT_SENT_STATUSES,
-    SENT_STATUSES,
+    CONTROL_TOTALS,
     STATUSES,
     ResultRow,
     ResultsSummary,
@@ -408,8 +407,7 @@ def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSu
     verdict = "reconcile" if not problems else "DO NOT reconcile: " + "; ".join(problems)
     lines.write(("Control totals", formats.bold),
                 (verdict, formats.good if not problems else formats.bad))
-    lines.write("valid = sent + not sent; sent = " + " + ".join(SENT_STATUSES)
-                + "; not sent = " + " + ".join(NOT_SENT_STATUSES))
+    lines.write(CONTROL_TOTALS)
     lines.write()
 
     lines.write(("Rows by status", formats.bold))

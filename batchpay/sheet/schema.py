@@ -154,6 +154,10 @@ def _amount_message(value: Any, _: int) -> str:
         return f"must be more than 0, got {text}"
     if _SHORTENED_NUMBER.fullmatch(text):
         return f"write the amount as a plain number, not {text}"
+    if "," in text:
+        return (f"must be a number like 1250000.50 (a point for decimals, no thousands "
+                f"separators), got {text!r}; if the file writes decimal commas (1.250.000,00), "
+                "run with --decimal-comma")
     return f"must be a number like 1250000.50 (no currency signs or letters), got {text!r}"
 
 

@@ -84,6 +84,22 @@ class RowCheck:
     def warning(self) -> str:
         return "; ".join(self.warnings)
 
+    def money(self, columns: Sequence[str]) -> tuple[Decimal | None, str]:
+        """(source amount, source currency) of the row: a VALID row's own, else what can be
+        read of an INVALID row's cells (so the Summary counts it under its currency)."""
+        if self.payout is not None:
+            return self.payout.amount, self.payout.source_currency
+        cells = dict(zip(columns, self.values, strict=False))
+        currency = str(cells.get("source_currency") or "").strip().upper()
+        if not is_currency(currency):
+            currency = ""
+        amount = cells.get("amount")
+        try:
+            value = Decimal(str(amount)) if isinstance(amount, int | Decimal | str) else None
+        except ArithmeticError:
+            value = None
+        return (value if value is not None and value.is_finite() else None), currency
+
 
 @dataclass
 class Validation:
@@ -164,10 +180,12 @@ def _require_columns(sheet: Sheet, *, currency_given: bool) -> None:
         return
     unknown = [c for c in sheet.columns if c not in COLUMNS_BY_NAME]
     guesses = []
-    for name in missing:
-        close = difflib.get_close_matches(name, unknown, n=1, cutoff=0.6)
-        if close:
-            guesses.append(f"rename {close[0]} to {name}")
+    for group in missing:
+        for name in group.split(" or "):  # "amount or target_amount": either will do
+            close = difflib.get_close_matches(name, unknown, n=1, cutoff=0.6)
+            if close:
+                guesses.append(f"rename {close[0]} to {name}")
+                break
     if "source_currency" in missing:
         missing[missing.index("source_currency")] = "source_currency (or --source-currency)"
     plural = "s" if len(missing) > 1 else ""
@@ -288,9 +306,9 @@ class ValidateOutcome:
 
 def validate_file(path: Path, *, sheet_name: str | None = None,
                   source_currency: str | None = None, report: Path | None = None,
-                  max_bytes: int = 50 * 2**20) -> ValidateOutcome:
+                  max_bytes: int = 50 * 2**20, decimal_comma: bool = False) -> ValidateOutcome:
     """Read and validate a sheet; with `report`, write the results-format workbook there."""
-    sheet = read_sheet(path, sheet=sheet_name, max_bytes=max_bytes)
+    sheet = read_sheet(path, sheet=sheet_name, max_bytes=max_bytes, decimal_comma=decimal_comma)
     require_payout_rows(sheet)
     validation = validate_sheet(sheet, source_currency=source_currency)
     if report is not None:
@@ -310,13 +328,13 @@ def write_validation_report(path: Path, sheet: Sheet, validation: Validation) ->
     from batchpay.sheet.outcomes import ResultRow
     from batchpay.sheet.results import VALIDATE_COLUMNS, write_results
 
-    rows = (
-        ResultRow(row=check.row, inputs=check.values, status=check.status,
-                  error=check.error, warning=check.warning,
-                  amount=check.payout.amount if check.payout else None,
-                  source_currency=check.payout.source_currency if check.payout else "")
-        for check in validation.rows
-    )
+    def result(check: RowCheck) -> ResultRow:
+        amount, currency = check.money(sheet.columns)
+        return ResultRow(row=check.row, inputs=check.values, status=check.status,
+                         error=check.error, warning=check.warning, amount=amount,
+                         source_currency=currency)
+
+    rows = (result(check) for check in validation.rows)
     # headers as the operator wrote them; an empty header keeps its generated name
     headers = [text or name for text, name in zip(sheet.headers, sheet.columns, strict=True)]
     write_results(Path(path), input_columns=headers, rows=rows, result_columns=VALIDATE_COLUMNS)
