@@ -16,6 +16,7 @@ import click
 
 from batchpay import __version__
 from batchpay.errors import BatchpayError
+from batchpay.files import check_output
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -192,6 +193,10 @@ def banks(country: str, currency: str, as_json: bool) -> None:
     Console(soft_wrap=True).print(table)
 
 
+overwrite_option = click.option(
+    "--overwrite", is_flag=True,
+    help="Replace the output file if it exists (default: refuse, before anything is sent).")
+
 decimal_comma_option = click.option(
     "--decimal-comma", is_flag=True,
     help="Amounts written as text use a decimal comma and points for thousands "
@@ -211,11 +216,12 @@ decimal_comma_option = click.option(
 @click.option("--no-bank-check", is_flag=True,
               help="Do not compare bank_name with the service's bank list (works offline).")
 @decimal_comma_option
+@overwrite_option
 @debug_option
 @handle_errors
 def validate(sheet: Path, report: Path | None, sheet_name: str | None,
              source_currency: str | None, as_json: bool, no_bank_check: bool,
-             decimal_comma: bool) -> None:
+             decimal_comma: bool, overwrite: bool) -> None:
     """Check every row of SHEET (.xlsx or .csv) without sending anything.
 
     Bank names are compared with the service's bank list (the embedded sandbox's when no
@@ -228,6 +234,8 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     from batchpay.progress import stderr_console
     from batchpay.sheet.validate import validate_file, write_validation_report
 
+    if report is not None:
+        check_output(report, overwrite=overwrite, inputs=(sheet,))
     settings = settings_for()
     outcome = validate_file(sheet, sheet_name=sheet_name, source_currency=source_currency,
                             max_bytes=int(settings.max_file_mb * 2**20),
@@ -274,6 +282,7 @@ def run_options(func: F) -> F:
         click.option("--source-currency", help="Wallet currency for rows that leave "
                      "source_currency empty, e.g. NGN."),
         decimal_comma_option,
+        overwrite_option,
         click.option("--yes", is_flag=True, help="Confirm real payouts in advance (no prompt)."),
         click.option("--allow-partial", is_flag=True,
                      help="Start even when a wallet cannot cover every row (real service): "
@@ -293,8 +302,8 @@ def run_options(func: F) -> F:
 def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: bool,
          concurrency: int | None, max_rps: float | None, wait_seconds: float | None,
          journal: Path | None, sheet_name: str | None, source_currency: str | None,
-         decimal_comma: bool, yes: bool, allow_partial: bool, allow_repeat: tuple[str, ...],
-         quiet: bool, as_json: bool) -> None:
+         decimal_comma: bool, overwrite: bool, yes: bool, allow_partial: bool,
+         allow_repeat: tuple[str, ...], quiet: bool, as_json: bool) -> None:
     from batchpay.engine.intake import load_input
     from batchpay.engine.runner import RunOptions, run_batch
     from batchpay.progress import (
@@ -305,6 +314,8 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         print_problems,
     )
 
+    if out is not None:
+        check_output(out, overwrite=overwrite, inputs=(sheet,))
     settings = settings_for(journal=journal, concurrency=concurrency, max_rps=max_rps,
                             wait_seconds=wait_seconds)
     options = RunOptions(
@@ -398,15 +409,17 @@ def runs(journal: Path | None, as_json: bool) -> None:
 
     from rich.table import Table
 
+    from batchpay.engine.render import run_counts
     from batchpay.progress import stderr_console
 
     with _open_journal(journal) as j:
         records = j.runs()
+        counted = {r.id: run_counts(j, r) for r in records}
     if as_json:
         click.echo(json.dumps([{"run_id": r.id, "kind": r.kind, "started_at": r.started_at,
                                 "finished_at": r.finished_at, "sheet": r.sheet,
                                 "outcome": r.outcome, "exit_code": r.exit_code,
-                                "counts": r.info.get("counts", {})} for r in records],
+                                "counts": counted[r.id]} for r in records],
                               ensure_ascii=False, indent=2))
         return
     table = Table()
@@ -414,7 +427,7 @@ def runs(journal: Path | None, as_json: bool) -> None:
         table.add_column(col, no_wrap=col in ("run id", "kind", "started (UTC)"),
                          overflow="fold")
     for r in records:
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(r.info.get("counts", {}).items()))
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(counted[r.id].items()))
         table.add_row(r.id, r.kind, r.started_at[:16].replace("T", " "), r.sheet,
                       r.outcome or "(unfinished)", counts)
     from rich.console import Console
@@ -430,12 +443,14 @@ def runs(journal: Path | None, as_json: bool) -> None:
 @click.option("--run", "run_id", help="The run to render (default: the latest).")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               callback=writable_path, help="Where to write the results workbook.")
+@overwrite_option
 @debug_option
 @handle_errors
-def report(journal: Path | None, run_id: str | None, out: Path) -> None:
+def report(journal: Path | None, run_id: str | None, out: Path, overwrite: bool) -> None:
     """Re-render a run's results workbook from the journal."""
     from batchpay.engine.render import find_run, render_run
 
+    check_output(out, overwrite=overwrite)
     with _open_journal(journal) as j:
         run_record = find_run(j, run_id)
         render_run(j, run_record, out)
@@ -567,12 +582,15 @@ def sandbox(**options: Any) -> None:
 @click.option("--run", "run_id", help="The run to refresh (default: the latest).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               callback=writable_path,
-              help="Where to write the updated results (default: the run's results workbook).")
+              help="Where to write the updated results (default: a new "
+              "<sheet>-synced-<run id>.xlsx beside the run's results workbook).")
+@overwrite_option
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON document (counts, rows, outputs) on stdout.")
 @debug_option
 @handle_errors
-def sync(journal: Path | None, run_id: str | None, out: Path | None, as_json: bool) -> None:
+def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: bool,
+         as_json: bool) -> None:
     """Refresh a run's rows that are not final (and FAILED ones) from the service.
 
     Rows in doubt (UNKNOWN) are looked up by their quote: found, they take the payout's
@@ -581,6 +599,8 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, as_json: bo
     from batchpay.engine.sync import sync_run
     from batchpay.progress import print_counts, stderr_console
 
+    if out is not None:
+        check_output(out, overwrite=overwrite)
     settings = settings_for(journal=journal)
     outcome = sync_run(settings, run_id, out)
     console = stderr_console()

@@ -9,6 +9,7 @@ escapes the CLI as a traceback.
     ├── UsageError                     a bad option or a combination that cannot work
     ├── ConfigError                    settings file or environment cannot be used
     ├── InputError                     the sheet cannot be read at all (not a row problem)
+    ├── Interrupted                    Ctrl-C during a run: what was done so far is kept
     ├── JournalError                   the journal cannot be opened or written
     │   ├── JournalLocked              another run/rerun holds the journal
     │   ├── JournalServiceMismatch     the journal belongs to another service
@@ -53,6 +54,10 @@ class ConfigError(BatchpayError):
 
 class InputError(BatchpayError):
     """The sheet cannot be read at all: missing, not a spreadsheet, too big, hostile."""
+
+
+class Interrupted(BatchpayError):
+    """The operator pressed Ctrl-C; the message says where the results so far are."""
 
 
 class JournalError(BatchpayError):

@@ -7,7 +7,9 @@ batchpay creates is 0600 from its first byte, not narrowed after it was written.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 PRIVATE_DIR_MODE = 0o700
@@ -44,3 +46,43 @@ def write_private(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, PRIVATE_FILE_MODE)
     with os.fdopen(fd, "wb") as f:
         f.write(data)
+
+
+def check_output(path: Path, *, overwrite: bool, inputs: tuple[Path, ...] = ()) -> Path:
+    """An output file batchpay may write: never an input it reads, and never a file that
+    exists unless the operator said `--overwrite`. Checked before anything is sent."""
+    from batchpay.errors import UsageError
+
+    target = Path(path)
+    for source in inputs:
+        if target.exists() and source.exists() and os.path.samefile(target, source) \
+                or target.absolute() == Path(source).absolute():
+            raise UsageError(f"{target} is the sheet being read: batchpay never writes over "
+                             "its input.", hint="Give the results another name with --out.")
+    if target.exists() and not overwrite:
+        raise UsageError(f"{target} already exists; batchpay does not overwrite it.",
+                         hint="Give another name with --out, or add --overwrite to replace it.")
+    return target
+
+
+def free_name(path: Path) -> Path:
+    """`path`, or the first of `<stem>-2<suffix>`, `<stem>-3<suffix>`, ... that is free."""
+    candidate, n = Path(path), 2
+    while candidate.exists():
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        n += 1
+    return candidate
+
+
+@contextlib.contextmanager
+def replaced_atomically(path: Path) -> Iterator[Path]:
+    """Write to the path this yields (a hidden file in the same folder); once the block ends
+    without an error it replaces `path` in one step, so a crash or a full disk leaves the
+    old file whole and never a half-written one; on an error the partial file is removed."""
+    target = Path(path)
+    partial = target.with_name(f".~{target.stem}.{os.getpid()}.partial{target.suffix}")
+    try:
+        yield partial
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)

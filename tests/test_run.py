@@ -171,7 +171,7 @@ def test_dry_run_quotes_without_paying(service: Any, tmp_path: Path) -> None:
         assert r["rate"] > 0 and r["fee"] >= 0 and r["delivered_amount"] > 0
         assert r["total_debit"] == pytest.approx(r["amount"] + r["fee"])
     set_wallet(service.url, "NGN", 1000)
-    short = batchpay("run", str(sheet), "--dry-run", "--out", str(out))
+    short = batchpay("run", str(sheet), "--dry-run", "--out", str(out), "--overwrite")
     assert short.exit_code == 1, short
     assert "SHORTFALL NGN" in short.stderr
 

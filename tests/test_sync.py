@@ -67,16 +67,18 @@ def test_dropped_answers_stay_unknown_after_a_capped_scan_and_resolve_after_a_fu
     capped = batchpay("sync")
     assert capped.exit_code == 1, capped
     assert re.search(r"cut\s+short by the page cap", capped.stderr), capped
-    shown = capped.stdout.strip().removeprefix("Results: ")
-    assert Path(shown).absolute() == out.absolute(), capped.stdout  # the run's own workbook
-    assert {r["status"] for r in results(out)} == {"UNKNOWN"}  # not NOT_SENT: not proven
+    shown = Path(capped.stdout.strip().removeprefix("Results: ")).absolute()
+    assert shown.name.startswith("nov-synced-"), capped.stdout  # a new workbook beside it
+    assert {r["status"] for r in results(shown)} == {"UNKNOWN"}  # not NOT_SENT: not proven
 
     settings_file.unlink()  # the default cap reads the whole list
     synced = batchpay("sync", "--json")
     assert synced.exit_code == 0, synced
     document = json.loads(synced.stdout)
-    assert document["outputs"] == [str(out.absolute())]
-    got = by_ref(out)  # the run's own results workbook was written again
+    [written] = document["outputs"]
+    assert Path(written).parent == out.absolute().parent and Path(written) != shown
+    assert {r["status"] for r in results(out)} == {"UNKNOWN"}  # the run's own: as it was
+    got = by_ref(Path(written))
     held = {p["accountNumber"]: p for p in sandbox_payouts(service.url)}
     paid = Counter(p["accountNumber"] for p in sandbox_payouts(service.url))
     for r in sheet_rows:
@@ -149,7 +151,7 @@ def test_sync_picks_up_failed_then_refunded(use: Any, tmp_path: Path) -> None:
     synced = batchpay("sync")
     assert synced.exit_code == 1, synced  # REFUNDED needs attention: pay it again
     assert re.search(r"Tracked 1 row\(s\)", synced.stderr), synced  # only the FAILED row
-    after = by_ref(out)
+    after = by_ref(Path(synced.stdout.strip().removeprefix("Results: ")))
     assert after["T-00002"]["status"] == "REFUNDED"
     assert after["T-00002"]["payout_id"] == before["T-00002"]["payout_id"]
     assert after["T-00001"] == before["T-00001"]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -94,3 +95,12 @@ def render_run(journal: Journal, run: RunRecord, path: Path,
     return write_results(path, input_columns=run.input_columns,
                          rows=result_rows(journal, run) if rows is None else rows,
                          run_info=run_info(journal, run))
+
+
+def run_counts(journal: Journal, run: RunRecord) -> dict[str, int]:
+    """Rows per status of a run: as recorded when it finished, else (a run cut short by a
+    crash) as its rows stand in the journal now."""
+    counts = run.info.get("counts")
+    if counts:
+        return dict(counts)
+    return dict(Counter(r.status for r in result_rows(journal, run)))

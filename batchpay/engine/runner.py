@@ -36,11 +36,12 @@ from batchpay.engine.render import display_status, find_run, render_run, result_
 from batchpay.engine.repeats import RepeatCheck, held_message, payment_key
 from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
+from batchpay.errors import BatchpayError, Interrupted
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Service, open_service
-from batchpay.sheet.outcomes import ResultsSummary, summarize
+from batchpay.sheet.outcomes import SENT_STATUSES, ResultsSummary, summarize
 
 # what `run` does with a row whose payout_ref the journal knows
 RESENDABLE = NOT_SENT_STATES
@@ -258,13 +259,18 @@ def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
     """Run one batch end to end. `read` returns (sheet, validation) for the input."""
     sheet, validation = read()
     journal = Journal(settings.journal)
+    batch: _Batch | None = None
     try:
         journal.lock()
         require_intact(journal)  # the ledger it plans from is the one the chain vouches for
         with (open_service(settings) as service, embedded_listener(settings, service),
               frozen_heap()):
-            return asyncio.run(_Batch(settings, options, reporter, journal, service,
-                                      sheet, validation).execute())
+            batch = _Batch(settings, options, reporter, journal, service, sheet, validation)
+            return asyncio.run(batch.execute())
+    except KeyboardInterrupt:
+        if batch is None:
+            raise
+        raise batch.interrupted() from None
     finally:
         journal.close()
 
@@ -535,6 +541,29 @@ class _Batch:
             else:
                 self.notes.append(f"{currency}: the batch needs {total:,}; the wallet holds "
                                   f"{balance:,}")
+
+    def interrupted(self) -> Interrupted:
+        """Ctrl-C: the run ends "interrupted" and its workbook shows what happened so far."""
+        run = self.journal.run(self.run_id)
+        if run is None:  # stopped before the run began: nothing was sent
+            return Interrupted("Interrupted before anything was sent.",
+                               hint="Run the same command again when you are ready.")
+        rows = list(result_rows(self.journal, run))
+        counts = Counter(r.status for r in rows)
+        path = self.options.out or default_results_path(self.options.sheet, self.run_id)
+        self.journal.finish_run(self.run_id, "interrupted", Interrupted.exit_code,
+                                {"counts": dict(counts), "results": str(path.absolute())})
+        go_on = ("Nothing is lost: the journal holds every request sent. Run the same command "
+                 "again to go on (rows in doubt are looked up first, never resent blindly).")
+        try:
+            render_run(self.journal, find_run(self.journal, self.run_id), path)
+        except (OSError, BatchpayError) as exc:
+            return Interrupted(f"Interrupted; the results workbook could not be written "
+                               f"({exc}).", hint=f"`batchpay report --run {self.run_id} --out "
+                               f"FILE` writes it. {go_on}")
+        sent = sum(n for status, n in counts.items() if status in SENT_STATUSES)
+        return Interrupted(f"Interrupted: {sent} row(s) sent so far; results so far: {path}",
+                           hint=go_on)
 
     def _finish(self, plan: Plan) -> RunOutcome:
         run = find_run(self.journal, self.run_id)

@@ -18,9 +18,11 @@ from typing import Any
 from batchpay.config import Settings
 from batchpay.engine.integrity import require_intact
 from batchpay.engine.journal import IN_DOUBT, Journal
+from batchpay.engine.records import RunRecord
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.sending import mark_never_received
 from batchpay.engine.tracking import refresh
+from batchpay.files import free_name
 from batchpay.provider.client import PayoutClient
 from batchpay.service import open_service
 from batchpay.sheet.outcomes import ResultsSummary
@@ -55,7 +57,7 @@ def sync_run(settings: Settings, run_id: str | None, out: Path | None) -> SyncOu
                                      "never_received": never, "requests": requests,
                                      "complete": complete}, run_id=run.id)
         run = find_run(journal, run.id)
-        path = out or Path(run.info.get("results") or f"{Path(run.sheet).stem}-results-{run.id}.xlsx")
+        path = out or synced_path(run)
         results = list(result_rows(journal, run))
         summary = render_run(journal, run, path, results)
         rows = [{"row": r.row, "payout_ref": rr.payout_ref, "status": r.status,
@@ -64,6 +66,14 @@ def sync_run(settings: Settings, run_id: str | None, out: Path | None) -> SyncOu
         return SyncOutcome(run.id, tracked, changed, never, requests, complete, path, summary, rows)
     finally:
         journal.close()
+
+
+def synced_path(run: RunRecord) -> Path:
+    """A new workbook beside the run's results: `<sheet>-synced-<run id>.xlsx` (then -2, -3
+    ...): the results the operator may have annotated are never written over."""
+    results = run.info.get("results")
+    folder = Path(results).parent if results else Path.cwd()
+    return free_name(folder / f"{Path(run.sheet).stem}-synced-{run.id}.xlsx")
 
 
 async def _sync(settings: Settings, journal: Journal, run_id: str, base_url: str,

@@ -18,7 +18,6 @@ sheet is streamed (xlsxwriter ``constant_memory``), so 100,000 rows need little 
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
@@ -32,6 +31,7 @@ from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
 from batchpay.errors import InputError
+from batchpay.files import replaced_atomically
 from batchpay.sheet.columns import (
     AMOUNT_COLUMN,
     IDENTIFIER_COLUMNS,
@@ -301,26 +301,22 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
     unknown = [c for c in result_columns if c not in RESULT_COLUMNS]
     if unknown:
         raise ValueError(f"unknown result columns: {unknown}")
-    path = Path(path)
-    partial = path.with_name(f"~{path.stem}.{os.getpid()}.partial.xlsx")
-    workbook = xlsxwriter.Workbook(str(partial), _WORKBOOK_OPTIONS)
     try:
-        formats = _Formats(workbook)
-        results = workbook.add_worksheet(RESULTS_SHEET, worksheet_class=StreamingWorksheet)
-        summary_sheet = workbook.add_worksheet(SUMMARY_SHEET)
-        summary = _write_results_sheet(results, formats, input_columns, rows, result_columns)
-        _write_summary_sheet(summary_sheet, formats, summary)
-        if run_info is not None:
-            _write_run_sheet(workbook.add_worksheet(RUN_SHEET), formats, run_info)
-        results.activate()
-        workbook.close()
-        os.replace(partial, path)
+        with replaced_atomically(Path(path)) as partial:
+            workbook = xlsxwriter.Workbook(str(partial), _WORKBOOK_OPTIONS)
+            formats = _Formats(workbook)
+            results = workbook.add_worksheet(RESULTS_SHEET, worksheet_class=StreamingWorksheet)
+            summary_sheet = workbook.add_worksheet(SUMMARY_SHEET)
+            summary = _write_results_sheet(results, formats, input_columns, rows, result_columns)
+            _write_summary_sheet(summary_sheet, formats, summary)
+            if run_info is not None:
+                _write_run_sheet(workbook.add_worksheet(RUN_SHEET), formats, run_info)
+            results.activate()
+            workbook.close()
     except FileCreateError as exc:
         # xlsxwriter wraps the OSError: give the CLI the original (it names path and cause).
         cause = exc.args[0] if exc.args and isinstance(exc.args[0], OSError) else exc
         raise cause from exc
-    finally:
-        partial.unlink(missing_ok=True)
     return summary
 
 

@@ -16,6 +16,7 @@ import xlsxwriter
 from xlsxwriter.worksheet import Worksheet
 
 from batchpay.errors import UsageError
+from batchpay.files import replaced_atomically
 from batchpay.sheet.columns import COLUMNS, Column
 from batchpay.sheet.results import text_width
 
@@ -39,10 +40,11 @@ def write_template(path: Path) -> Path:
         # A filled sheet is often still called payouts-template.xlsx: never overwrite it.
         raise UsageError(f"{path} already exists; batchpay does not overwrite it.",
                          hint="Give another name with --out, or delete the file first.")
-    if suffix == ".csv":
-        _write_csv(path)
-    else:
-        _write_xlsx(path)
+    with replaced_atomically(path) as partial:
+        if suffix == ".csv":
+            _write_csv(partial)
+        else:
+            _write_xlsx(partial)
     return path
 
 
