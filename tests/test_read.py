@@ -177,7 +177,7 @@ def test_csv_encodings_keep_chinese_names(tmp_path: Path, encoding: str) -> None
     assert column(sheet, "recipient_name") == ["张三", "深圳市华强电子有限公司"]
     assert column(sheet, "bank_name") == ["中国工商银行", "中国银行"]
     assert column(sheet, "account_number") == ["0062220212345678901", "6222021234567890123"]
-    assert column(sheet, "amount") == ["1000.50", "NA"]
+    assert column(sheet, "amount") == [Decimal("1000.50"), "NA"]  # a number, "NA" as text
     assert [r.row for r in sheet.rows] == [2, 4]
 
 
