@@ -68,7 +68,7 @@ def pay(url: str, sheet: Path, journal: Path, work: Path, *, kill_after_intents:
         concurrency: int) -> int:
     """`batchpay run --wait 0`; SIGKILLed once `kill_after_intents` intents are on disk."""
     proc = start_runner("run", str(sheet), "--wait", "0", "--quiet", "--concurrency",
-                        str(concurrency), "--out", str(work / "run.xlsx"),
+                        str(concurrency), "--out", str(work / f"{sheet.stem}-run.xlsx"),
                         env=runner_env(url, journal), cwd=work)
     if kill_after_intents is not None:
         deadline = time.monotonic() + 600
@@ -85,7 +85,7 @@ def sync(url: str, journal: Path, work: Path) -> tuple[int, dict[str, Any], int,
     """`batchpay sync --json`: (exit code, its JSON, rows it says it tracked, seconds)."""
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "batchpay", "sync", "--json", "--out",
-                           str(work / "synced.xlsx")], env=runner_env(url, journal), cwd=work,
+                           str(journal.with_name(journal.stem + "-synced.xlsx"))], env=runner_env(url, journal), cwd=work,
                           capture_output=True, text=True, timeout=600)
     seconds = time.perf_counter() - started
     tracked = re.search(r"Tracked (\d+) row", done.stderr)
