@@ -231,7 +231,8 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     """
     from batchpay.console import print_validation
     from batchpay.engine.banknames import check_sheet_bank_names
-    from batchpay.progress import stderr_console
+    from batchpay.engine.payees import HoldRules, check_sheet, reported
+    from batchpay.progress import print_payee_changes, stderr_console
     from batchpay.sheet.validate import validate_file, write_validation_report
 
     if report is not None:
@@ -244,13 +245,17 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     if not no_bank_check:  # before the report, which shows the warnings
         for note in check_sheet_bank_names(outcome.validation, settings):
             console.print(note)
+    changes = reported(check_sheet(settings.journal, outcome.validation.rows,
+                                   HoldRules(settings.hold_new_payees,
+                                             settings.payee_change_hold_hours)))
     if report is not None:
         write_validation_report(report, outcome.sheet, outcome.validation)
         outcome.report = report
+    print_payee_changes(console, changes)
     print_validation(console, outcome)
     if as_json:
         click.echo(json_document(None, outcome.validation.counts, outcome.json_rows(),
-                                 [report] if report else []))
+                                 [report] if report else [], changes))
     sys.exit(outcome.exit_code)
 
 
@@ -311,6 +316,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         is_interactive,
         print_counts,
         print_money,
+        print_payee_changes,
         print_problems,
     )
 
@@ -333,11 +339,12 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         console.print(note)
     print_counts(console, outcome.counts, title=f"Run {outcome.run_id}")
     print_money(console, outcome.summary, dry_run=outcome.dry_run)
+    print_payee_changes(console, outcome.payee_changes)
     print_problems(console, ((r["row"], r["status"], r["error"] or "") for r in outcome.rows
                              if r["status"] not in outcome.fine_statuses))
     if as_json:
         click.echo(json_document(outcome.run_id, outcome.counts, outcome.rows,
-                                 [outcome.results_path]))
+                                 [outcome.results_path], outcome.payee_changes))
     else:
         click.echo(f"Results: {shown_path(outcome.results_path)}")
     sys.exit(outcome.exit_code)
@@ -352,11 +359,17 @@ def shown_path(path: Path) -> str:
 
 
 def json_document(run_id: str | None, counts: dict[str, int], rows: list[dict[str, Any]],
-                  outputs: list[Path]) -> str:
+                  outputs: list[Path], payee_changes: list[dict[str, Any]] | None = None) -> str:
+    """The --json document; `payee_changes` (without full account numbers) for run, rerun
+    and validate."""
     import json
 
-    return json.dumps({"run_id": run_id, "counts": counts, "rows": rows,
-                       "outputs": [str(p) for p in outputs]}, ensure_ascii=False, indent=2)
+    document: dict[str, Any] = {"run_id": run_id, "counts": counts, "rows": rows,
+                                "outputs": [str(p) for p in outputs]}
+    if payee_changes is not None:
+        document["payee_changes"] = [{k: v for k, v in c.items() if k != "details"}
+                                     for c in payee_changes]
+    return json.dumps(document, ensure_ascii=False, indent=2)
 
 
 @cli.command()
@@ -407,10 +420,8 @@ def runs(journal: Path | None, as_json: bool) -> None:
     """List the runs in the journal (id, time, sheet, counts)."""
     import json
 
-    from rich.table import Table
-
     from batchpay.engine.render import run_counts
-    from batchpay.progress import stderr_console
+    from batchpay.progress import print_table, stderr_console
 
     with _open_journal(journal) as j:
         records = j.runs()
@@ -422,20 +433,110 @@ def runs(journal: Path | None, as_json: bool) -> None:
                                 "counts": counted[r.id]} for r in records],
                               ensure_ascii=False, indent=2))
         return
-    table = Table()
-    for col in ("run id", "kind", "started (UTC)", "sheet", "outcome", "rows"):
-        table.add_column(col, no_wrap=col in ("run id", "kind", "started (UTC)"),
-                         overflow="fold")
-    for r in records:
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(counted[r.id].items()))
-        table.add_row(r.id, r.kind, r.started_at[:16].replace("T", " "), r.sheet,
-                      r.outcome or "(unfinished)", counts)
-    from rich.console import Console
-
-    # piped or redirected there is no width to fit: never fold a run id or a sheet name
-    Console(soft_wrap=True, width=None if sys.stdout.isatty() else 1000).print(table)
+    print_table(("run id", "kind", "started (UTC)", "sheet", "outcome", "rows"),
+                ([r.id, r.kind, r.started_at[:16].replace("T", " "), r.sheet,
+                  r.outcome or "(unfinished)",
+                  ", ".join(f"{k} {v}" for k, v in sorted(counted[r.id].items()))]
+                 for r in records), keep_whole=("run id", "kind", "started (UTC)"))
     if not records:
         stderr_console().print("No runs yet.")
+
+
+@cli.group(invoke_without_command=True)
+@journal_option
+@click.option("--json", "as_json", is_flag=True, help="Print the register as JSON on stdout.")
+@debug_option
+@click.pass_context
+@handle_errors
+def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
+    """The payee register: every set of bank details each payee was paid on.
+
+    Without a subcommand, lists it (payee, name, masked account, bank, last paid, payouts
+    and amount paid per set of details).
+    """
+    import json
+    from decimal import Decimal
+
+    from batchpay.engine.payees import Register, register_lines
+
+    ctx.obj = journal
+    if ctx.invoked_subcommand is not None:
+        return
+    with _open_journal(journal) as j:
+        lines = register_lines(Register.load(j))
+    if as_json:
+        click.echo(json.dumps(lines, ensure_ascii=False, indent=2))
+        return
+    from batchpay.progress import print_table, stderr_console
+
+    print_table(("payee", "name", "account", "bank", "last paid", "payouts", "paid", "confirmed"),
+                ([line["payee"], line["name"], line["account"], line["bank"],
+                  f"{line['last_paid']} {line['last_status']}", str(line["payouts"]),
+                  ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()),
+                  "yes" if line["confirmed"] else ""] for line in lines))
+    if not lines:
+        stderr_console().print("No payees yet: a payee is registered by its first payout.")
+
+
+@payees.command("show")
+@click.argument("payee")
+@journal_option
+@debug_option
+@click.pass_context
+@handle_errors
+def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
+    """Print PAYEE's held bank details in full (for a read-back call) and its history."""
+    from decimal import Decimal
+
+    from batchpay.engine.payees import BANK_FIELDS, show
+
+    with _open_journal(journal or ctx.obj) as j:
+        found = show(j, payee)
+    click.echo(f"Payee {found['payee']}")
+    for number, details in enumerate(found["held"], 1):
+        click.echo(f"Held details{f' ({number})' if len(found['held']) > 1 else ''} "
+                   "- read them back to the payee on a number you already had:")
+        for name in BANK_FIELDS:
+            click.echo(f"  {name:<15} {details.get(name) or '(empty)'}")
+    if not found["held"]:
+        click.echo("No held details: nothing waits for a confirmation.")
+    for line in found["history"]:
+        paid = ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()) or "nothing"
+        click.echo(f"Paid {line['payouts']} time(s) to {line['name']}, {line['account']}, "
+                   f"{line['bank']}: {paid}; last {line['last_paid']} {line['last_status']}")
+    for c in found["confirmations"]:
+        click.echo(f"Confirmed {str(c.get('at'))[:16]} by {c.get('by')} ({c.get('method')}): "
+                   f"account ending {str(c['details']['account_number'])[-4:]}"
+                   + (f"; {c['note']}" if c.get("note") else ""))
+
+
+@payees.command("confirm")
+@click.argument("payee")
+@click.option("--account-last4", required=True, metavar="NNNN",
+              help="The last four digits of the new account, typed from the read-back call.")
+@click.option("--method", type=click.Choice(["phone", "email", "in-person"]), default="phone",
+              show_default=True, help="How the payee confirmed the details.")
+@click.option("--note", default="", help="Who you spoke to, the number you called, a ticket.")
+@journal_option
+@debug_option
+@click.pass_context
+@handle_errors
+def payees_confirm(ctx: click.Context, payee: str, account_last4: str, method: str, note: str,
+                   journal: Path | None) -> None:
+    """Trust PAYEE's held bank details: the next run or rerun pays the held row.
+
+    One payee at a time, never in bulk; the last four digits must match the held account.
+    The confirmation (you, the time, before and after, method, note) is a chained event of
+    the journal.
+    """
+    from batchpay.engine.payees import confirm, masked
+
+    with _open_journal(journal or ctx.obj) as j:
+        data = confirm(j, payee, account_last4.strip(), method=method, note=note)
+    click.echo(f"Confirmed payee {data['payee']}: account "
+               f"{masked(data['details']['account_number'])} at "
+               f"{data['details']['bank_name'] or '(no bank name)'}, by {data['by']} "
+               f"({method}). The next run or rerun pays its held row.")
 
 
 @cli.command()

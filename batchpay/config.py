@@ -94,6 +94,9 @@ class Settings:
     sync_max_pages: int = 200
     # a row paying an account the amount it was paid within this many days is HELD (0: never)
     repeat_window_days: int = 45
+    # payee change control: hold payees never paid before too; keep a confirmed change held
+    hold_new_payees: bool = False
+    payee_change_hold_hours: float = 0.0
     listen_host: str = "127.0.0.1"
     listen_port: int = 8788
     source_countries: dict[str, str] = field(

@@ -36,6 +36,45 @@ def stderr_console(quiet: bool = False) -> Console:
                    highlight=False)
 
 
+def stdout_console() -> Console:
+    # piped or redirected there is no width to fit: never fold an id or a name
+    return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 1000,
+                   no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
+
+
+def print_table(columns: Iterable[str], rows: Iterable[Iterable[str]],
+                console: Console | None = None, title: str | None = None,
+                keep_whole: Iterable[str] = ()) -> None:
+    """A table (on stdout unless a console is given); `keep_whole` columns never wrap."""
+    table = Table(title=title, title_justify="left")
+    whole = set(keep_whole)
+    for column in columns:
+        table.add_column(column, no_wrap=column in whole, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    (console or stdout_console()).print(table)
+
+
+def print_payee_changes(console: Console, changes: list[dict[str, Any]],
+                        limit: int = 20) -> None:
+    """The payee register's findings as a table: all but payees paid for the first time, which
+    are counted (the Payee changes sheet lists them too)."""
+    items = [c for c in changes if not (c["reason"] == "new" and c["decision"] != "HELD")]
+    new = sum(1 for c in changes if c["reason"] == "new") - sum(
+        1 for c in items if c["reason"] == "new")
+    if new:
+        console.print(f"{new} row(s) pay a payee never paid before.")
+    if not items:
+        return
+    print_table(("row", "payee", "finding", "changed", "decision"),
+                ([str(c["row"]), c["payee"], c["reason"],
+                  "; ".join(f"{n} {b} → {a}" for n, b, a in c.get("fields") or [])
+                  or c.get("confirmed_by", ""), c["decision"]] for c in items[:limit]),
+                console, title="Payees", keep_whole=("row", "payee"))
+    if len(items) > limit:
+        console.print(f"... and {len(items) - limit} more: see the Payee changes sheet.")
+
+
 class RateColumn(ProgressColumn):
     def render(self, task: Any) -> Text:
         speed = task.finished_speed or task.speed

@@ -52,6 +52,10 @@ EXPECTED = {
         rf"^case=drift rows=60 mean_quotes={NUMBER} max_quotes=\d+ short=0 over_bound=0 "
         rf"quote_failed=\d+ s={NUMBER}$",
     ],
+    "bench_payees.py": [
+        rf"^rows=500 history=500 validate_s={NUMBER} with_register_s={NUMBER} added_s=-?{NUMBER} "
+        rf"register_s={NUMBER} changed=10$",
+    ],
     "soak_crash.py": [
         r"^trials=2 duplicates=0 missing=0 failed_final_runs=0 other_problems=0 "
         rf"killed_before_end=\d s_per_trial={NUMBER}$",

@@ -598,6 +598,11 @@ class Journal:
             for kind, ref, data in decisions:
                 self._event(kind, run_id=run_id, ref=ref, data=data)
 
+    def events_of(self, kind: str) -> list[dict[str, Any]]:
+        """The data of every event of `kind`, oldest first."""
+        return [json.loads(r[0]) for r in self.db.execute(
+            "SELECT data FROM events WHERE kind = ? ORDER BY seq", (kind,))]
+
     def record_note(self, kind: str, data: dict[str, Any], run_id: str = "") -> None:
         with self.transaction():
             self._event(kind, run_id=run_id, data=data)

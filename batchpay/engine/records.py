@@ -6,8 +6,10 @@ Money and other Decimals are kept as their exact digits; input cells keep their 
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -19,6 +21,14 @@ from typing import Any
 def as_decimal(text: str | None) -> Decimal | None:
     """Money as the journal stores it (its exact digits as text) back to a Decimal."""
     return Decimal(text) if text not in (None, "") else None
+
+
+def operator() -> str:
+    """The OS user running batchpay, as runs and confirmations record it."""
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name is not worth failing for
+        return os.environ.get("USER", "unknown")
 
 
 def utcnow() -> str:

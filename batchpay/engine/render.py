@@ -76,6 +76,10 @@ def run_info(journal: Journal, run: RunRecord) -> list[tuple[str, str]]:
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items())
         pairs.append((label, str(value)))
+    for change in run.info.get("payee_changes", []):
+        if change.get("confirmed_by") and change.get("decision") != "HELD":
+            pairs.append(("payee confirmation relied on",
+                          f"{change['payee']} (row {change['row']}), {change['confirmed_by']}"))
     pairs.append(("journal chain head", journal.head()))
     return pairs
 
@@ -94,7 +98,8 @@ def render_run(journal: Journal, run: RunRecord, path: Path,
     """Write the run's workbook; `rows` when the caller already rendered them."""
     return write_results(path, input_columns=run.input_columns,
                          rows=result_rows(journal, run) if rows is None else rows,
-                         run_info=run_info(journal, run))
+                         run_info=run_info(journal, run),
+                         payee_changes=run.info.get("payee_changes", []))
 
 
 def run_counts(journal: Journal, run: RunRecord) -> dict[str, int]:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import getpass
-import os
 import platform
 import secrets
 import time
@@ -31,7 +29,16 @@ from batchpay.config import Settings
 from batchpay.engine.confirm import Confirmation, balances_of, confirm_real_payouts, estimate_needs
 from batchpay.engine.integrity import require_intact
 from batchpay.engine.journal import FINAL_STATES, IN_DOUBT, NOT_SENT_STATES, SENDING, Journal
-from batchpay.engine.records import RunRecord, RunRow, canonical, utcnow
+from batchpay.engine.payees import (
+    IDENTITY,
+    Finding,
+    HoldRules,
+    Register,
+    classify,
+    payee_values,
+    reported,
+)
+from batchpay.engine.records import RunRecord, RunRow, canonical, operator, utcnow
 from batchpay.engine.render import display_status, find_run, render_run, result_rows
 from batchpay.engine.repeats import RepeatCheck, held_message, payment_key
 from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
@@ -48,7 +55,7 @@ RESENDABLE = NOT_SENT_STATES
 DETAIL_FIELDS = (
     "recipient_type", "recipient_name", "company_name", "company_id", "ic_number",
     "account_number", "bank_name", "bank_city", "sort_code", "amount", "target_amount",
-    "source_currency",
+    "payee_id", "source_currency",
     "currency", "country", "payment_channel",
 )
 GOOD_STATES = ("COMPLETED", "PENDING", "PROCESSING")
@@ -106,6 +113,7 @@ class RunOutcome:
     rows: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     dry_run: bool = False
+    payee_changes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def fine_statuses(self) -> tuple[str, ...]:
@@ -126,6 +134,8 @@ class Plan:
     invalid: int
     # events about rows (kind, payout_ref, data): holds, and holds released by the operator
     decisions: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    # the payee register's findings that are not plainly "known" (the Payee changes sheet)
+    payee_changes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def held(self) -> int:
@@ -139,7 +149,7 @@ def details_of(row: Any) -> str:
         value = getattr(row, name, None)
         if isinstance(value, Decimal):
             value = format(value.normalize(), "f")
-        if value or name != "target_amount":  # amount rows' details as they always were
+        if value or name not in ("target_amount", "payee_id"):  # as they always were
             values[name] = value or ""
     return canonical(values)
 
@@ -168,6 +178,7 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
     resolve: list[SendJob] = []
     track: list[str] = []
     decisions: list[tuple[str, str, dict[str, Any]]] = []
+    candidates: list[tuple[SendJob, RunRow]] = []  # rows to send, if nothing holds them
     for seq, check in enumerate(checks):
         p = check.payout
         ref = p.payout_ref if p is not None else _input_ref(check.values, columns)
@@ -201,25 +212,48 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
         job = SendJob(seq, ref, details, p, country or "")
         if entry is None or entry.status in RESENDABLE or (
                 kind == "rerun" and entry.status in ("FAILED", "REFUNDED")):
-            decision = _repeat_decision(repeats, p, ref, allow_repeat)
-            if decision is not None:
-                decisions.append(decision)
-                if decision[0] == "hold.repeat":
-                    rr.status, rr.error = "HELD", decision[2]["message"]
-                    continue
-            send.append(job)
+            candidates.append((job, rr))
         elif entry.status in IN_DOUBT:
             rr.linked = True
             resolve.append(job)
         else:
             rr.linked = True
             track.append(ref)
+    findings = _payee_holds(journal, settings, candidates)
+    for job, rr in candidates:  # a changed payee is held first, then a repeated payment
+        finding = findings.get(job.seq)
+        if finding is not None and (finding.held or finding.reason == IDENTITY):
+            rr.status = "INVALID" if finding.reason == IDENTITY else "HELD"
+            rr.error = (f"payee_id: {finding.message}" if rr.status == "INVALID"
+                        else finding.message)
+            continue
+        decision = _repeat_decision(repeats, job.row, job.ref, allow_repeat)
+        if decision is not None:
+            decisions.append(decision)
+            if decision[0] == "hold.repeat":
+                rr.status, rr.error = "HELD", decision[2]["message"]
+                continue
+        send.append(job)
+    decisions += [("hold.payee", f.ref, f.as_info()) for f in findings.values() if f.held]
     invalid = sum(r.status == "INVALID" for r in rows)
     if invalid and not skip_invalid:
         send = []  # an invalid row blocks the whole sheet: nothing is sent
         resolve = []
         decisions = [d for d in decisions if d[0] != "hold.released"]
-    return Plan(rows, send, resolve, track, invalid, decisions)
+    changes = reported(findings.values())
+    return Plan(rows, send, resolve, track, invalid, decisions, changes)
+
+
+def _payee_holds(journal: Journal, settings: Settings,
+                 candidates: list[tuple[SendJob, RunRow]]) -> dict[int, Finding]:
+    """The payee register's finding for every row about to be sent (by seq)."""
+    if not candidates:
+        return {}
+    register = Register.load(journal)
+    rules = HoldRules(settings.hold_new_payees, settings.payee_change_hold_hours)
+    found = classify(register, ((job.seq, rr.row, job.ref, payee_values(job.row))
+                                for job, rr in candidates), rules)
+    return {f.seq: f for f in found}
 
 
 def _repeat_decision(repeats: RepeatCheck, p: Any, ref: str, allow_repeat: frozenset[str]
@@ -234,7 +268,7 @@ def _repeat_decision(repeats: RepeatCheck, p: Any, ref: str, allow_repeat: froze
     earlier = [e.payout_ref for e in found]
     if ref in allow_repeat:
         return "hold.released", ref, {"reason": "repeat", "earlier": earlier,
-                                      "operator": _operator()}
+                                      "operator": operator()}
     return "hold.repeat", ref, {"earlier": earlier, "message": held_message(
         ref, p.account_number,
         f"{p.amount:,} {p.source_currency}" if p.amount is not None
@@ -353,7 +387,8 @@ class _Batch:
             run = RunRecord(
                 id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
                 sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
-                input_columns=list(self.sheet.columns), info=self._info())
+                input_columns=list(self.sheet.columns),
+                info={**self._info(), "payee_changes": plan.payee_changes})
             sender = Sender(self.journal, client, self.run_id)
             try:
                 if plan.send or plan.resolve:
@@ -384,8 +419,14 @@ class _Batch:
         return self._finish(plan)
 
     def _note_holds(self, plan: Plan) -> None:
-        if plan.held:
-            self.notes.append(f"{plan.held} row(s) HELD as possible duplicate payments (the "
+        payee_held = sum(c["decision"] == "HELD" for c in plan.payee_changes)
+        if payee_held:
+            self.notes.append(f"{payee_held} row(s) HELD because the payee's bank details "
+                              "changed, are new or shared, or failed before: see their error. "
+                              "Confirm one payee at a time with `batchpay payees confirm`.")
+        if plan.held - payee_held > 0:
+            self.notes.append(f"{plan.held - payee_held} row(s) HELD as possible duplicate "
+                              "payments (the "
                               "same account and amount were paid recently under another "
                               "payout_ref): see their error. If a row is a new payment, run "
                               "again with --allow-repeat PAYOUT_REF.")
@@ -411,7 +452,7 @@ class _Batch:
     def _info(self) -> dict[str, Any]:
         o = self.options
         return {
-            "operator": _operator(), "host": platform.node(), "tool_version": __version__,
+            "operator": operator(), "host": platform.node(), "tool_version": __version__,
             "service": self.service.identity, "base_url": self.service.base_url
             if not self.service.embedded else "embedded sandbox",
             "key_fingerprint": _fingerprint(self.service.api_key),
@@ -593,17 +634,11 @@ class _Batch:
         return RunOutcome(
             run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
             sandbox=self.sandbox, notes=self.notes, dry_run=self.options.dry_run,
+            payee_changes=plan.payee_changes,
             rows=[{"row": r.row, "payout_ref": _input_ref(list(r.inputs), run.input_columns),
                    "status": r.status,
                    "error": r.error or None, "reference_number": r.reference_number or None}
                   for r in rows])
-
-
-def _operator() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # noqa: BLE001 - no user name is not worth failing a run for
-        return os.environ.get("USER", "unknown")
 
 
 def _fingerprint(key: str | None) -> str:

@@ -122,6 +122,15 @@ COLUMNS: tuple[Column, ...] = (
         "12345.67",
     ),
     Column(
+        "payee_id", "no", "id",
+        "the operator's own id for the payee (1–64 characters); keys the payee register "
+        "(else company_id, ic_number, name)",
+        "Your own supplier or staff number for this payee. batchpay compares every row's "
+        "bank details with what this payee was paid on before, and holds a change until "
+        "you confirm it. Without it the payee is known by company_id, ic_number or name.",
+        "SUP-104", max_length=64,
+    ),
+    Column(
         "source_currency", "yes*", "currency",
         "wallet currency debited (ISO 4217); *or `--source-currency`",
         "The wallet currency to pay from (ISO 4217 code, e.g. NGN or USD). May be left "
@@ -164,7 +173,8 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 COLUMNS_BY_NAME: dict[str, Column] = {c.name: c for c in COLUMNS}
 # Columns whose cells must keep every character: a number cell loses digits and zeros.
-IDENTIFIER_COLUMNS = ("payout_ref", "account_number", "company_id", "ic_number", "sort_code")
+IDENTIFIER_COLUMNS = ("payout_ref", "account_number", "company_id", "ic_number", "sort_code",
+                      "payee_id")
 AMOUNT_COLUMN = "amount"
 TARGET_AMOUNT_COLUMN = "target_amount"
 ONE_OF = (AMOUNT_COLUMN, TARGET_AMOUNT_COLUMN)  # a row fills exactly one of them

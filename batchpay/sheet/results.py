@@ -58,6 +58,9 @@ _RESULT_FIELDS = {"delivered_amount": "target_amount"}
 VALIDATE_COLUMNS = ("row", "status", "error", "warning")
 
 RESULTS_SHEET, SUMMARY_SHEET, RUN_SHEET = "Results", "Summary", "Run"
+PAYEE_CHANGES_SHEET = "Payee changes"
+PAYEE_CHANGES_COLUMNS = ("payee", "row", "payout_ref", "reason", "field", "before", "after",
+                         "last paid", "decision")
 INPUT_SUFFIX = "_input"
 
 _STATUS_COLOURS = {  # (fill, font): green done, red not paid, amber look again, blue under way
@@ -292,8 +295,12 @@ def _input_kind(name: str) -> int:
 
 def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[ResultRow],
                   result_columns: Sequence[str] = RESULT_COLUMNS,
-                  run_info: Sequence[tuple[str, str]] | None = None) -> ResultsSummary:
+                  run_info: Sequence[tuple[str, str]] | None = None,
+                  payee_changes: Sequence[dict[str, Any]] = ()) -> ResultsSummary:
     """Write the results workbook to `path` (atomically) and return its Summary figures.
+
+    `payee_changes` are the payee register's findings (other than plainly known payees) as
+    the run recorded them; they fill the Payee changes sheet when there are any.
 
     `rows` is consumed once, in order, and may be a generator: the Results sheet is
     streamed to disk, so memory does not grow with the number of rows.
@@ -311,6 +318,9 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
             _write_summary_sheet(summary_sheet, formats, summary)
             if run_info is not None:
                 _write_run_sheet(workbook.add_worksheet(RUN_SHEET), formats, run_info)
+            if payee_changes:
+                _write_payee_changes(workbook.add_worksheet(PAYEE_CHANGES_SHEET), formats,
+                                     payee_changes)
             results.activate()
             workbook.close()
     except FileCreateError as exc:
@@ -491,6 +501,23 @@ def _write_run_sheet(sheet: Worksheet, formats: _Formats,
         lines.write(str(name), str(value))
     sheet.set_column(0, 0, 24)
     sheet.set_column(1, 1, 80)
+
+
+def _write_payee_changes(sheet: Worksheet, formats: _Formats,
+                         changes: Sequence[dict[str, Any]]) -> None:
+    """One line per changed field (one per row when no field changed), in sheet order."""
+    lines = _Lines(sheet)
+    lines.write(*((name, formats.header) for name in PAYEE_CHANGES_COLUMNS))
+    for change in changes:
+        fields = change.get("fields") or [["", "", ""]]
+        for name, before, after in fields:
+            lines.write(str(change["payee"]), int(change["row"]), str(change["payout_ref"]),
+                        str(change["reason"]), name, before, after, str(change.get("last_paid") or ""),
+                        " - ".join(filter(None, (str(change["decision"]),
+                                                 change.get("confirmed_by")))))
+    sheet.freeze_panes(1, 0)
+    for col, width in enumerate((16, 6, 16, 18, 16, 24, 24, 40, 9)):
+        sheet.set_column(col, col, width)
 
 
 # --------------------------------------------------------------------------- reading

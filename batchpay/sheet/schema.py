@@ -206,7 +206,7 @@ def column_rules(column: Column) -> list[Rule]:
     elif column.kind == "choice":
         choices = list(column.choices)
         rules.append(Rule("choice", name, lambda s: s.isin(choices), _choice_message(column)))
-    if column.max_length and column.kind == "text":
+    if column.max_length and (column.kind == "text" or name == "payee_id"):
         rules.append(_length_rule(column))
     return rules
 

@@ -41,6 +41,7 @@ class PayoutRow:
     amount: Decimal | None  # with the source currency's decimals; None: target_amount given
     # what the recipient must receive (target currency), the source amount found by quotes
     target_amount: Decimal | None
+    payee_id: str | None  # keys the payee register (batchpay's own, never sent)
     source_currency: str
     reason: str
     remark: str | None

@@ -1,0 +1,459 @@
+"""Payee change control: a payee's bank details that changed since its last payout are held
+until a person confirms them, one payee at a time.
+
+The register is read from the journal every time it is needed, never kept as a second copy
+that could drift: every payout the ledger holds (its recipient and bank details, status,
+run and amount, all under the hash chain) and every confirmation (an event of the chain).
+Payouts are grouped into payees by every key they were sent with: the operator's
+`payee_id`, else the company_id of a BUSINESS, the ic_number, or the recipient name (so a
+sheet that starts carrying payee_id still finds last month's payees by their natural key).
+
+Each valid row is classified against its payee's history:
+
+    new               the payee was never paid
+    known             the same details as its last payout (or details a person confirmed)
+    changed           details differ from its last payout (which fields, before → after)
+    shared account    the account was paid to another payee
+    previously failed its last payout to these details ended FAILED or REFUNDED
+    conflict in sheet the payee has two different sets of details in this sheet
+
+All but new and known are HELD (new too with `hold_new_payees`); a confirmed change waits
+`payee_change_hold_hours` before it is paid. Spreadsheet noise never counts as a change:
+spaces and hyphens in account numbers, case and surrounding white space in names.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from batchpay.engine.journal import Journal
+from batchpay.engine.records import operator, utcnow
+from batchpay.errors import UsageError
+from batchpay.sheet.results import currency_exponent
+
+BANK_FIELDS = ("recipient_name", "account_number", "bank_name", "bank_city", "sort_code")
+NEW, KNOWN, CHANGED = "new", "known", "changed"
+SHARED, FAILED_BEFORE, CONFLICT = "shared account", "previously failed", "conflict in sheet"
+HOLDING = (CHANGED, SHARED, FAILED_BEFORE, CONFLICT)
+IDENTITY = "identity conflict"  # a known payee_id given another company_id: the row is INVALID
+HISTORY_STATES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "SENDING",
+                  "UNKNOWN")
+CONFIRMED = "payee.confirmed"
+_SPACES = re.compile(r"\s+")
+
+
+def _clean(name: str, value: Any) -> str:
+    text = "" if value is None else str(value)
+    if name == "account_number":
+        return re.sub(r"[\s\-]", "", text)
+    return _SPACES.sub(" ", text.strip()).casefold()
+
+
+def _folded(name: str) -> str:
+    return _clean("payee", name)
+
+
+def bank_details(values: dict[str, Any]) -> dict[str, str]:
+    """The bank details of a payout, without spreadsheet noise."""
+    return {name: _clean(name, values.get(name)) for name in BANK_FIELDS}
+
+
+def natural_key(values: dict[str, Any]) -> tuple[str, str]:
+    if str(values.get("recipient_type") or "").upper() == "BUSINESS" and values.get("company_id"):
+        return ("company", str(values["company_id"]).strip().upper())
+    if values.get("ic_number"):
+        return ("ic", str(values["ic_number"]).strip().upper())
+    return ("name", _clean("recipient_name", values.get("recipient_name")))
+
+
+def keys_of(values: dict[str, Any]) -> list[tuple[str, str]]:
+    keys = [natural_key(values)]
+    if values.get("payee_id"):
+        keys.insert(0, ("id", str(values["payee_id"]).strip()))
+    return keys
+
+
+def payee_values(row: Any) -> dict[str, Any]:
+    """What the register needs of a valid row (a PayoutRow)."""
+    return {name: getattr(row, name, None) for name in (
+        "payee_id", "recipient_type", "recipient_name", "company_id", "ic_number", *BANK_FIELDS)}
+
+
+def masked(account: str) -> str:
+    return f"{account[:4]}…{account[-4:]}" if len(account) > 8 else account
+
+
+@dataclass
+class Paid:
+    """One payout of the ledger, as the register sees it."""
+
+    ref: str
+    status: str
+    run_id: str
+    at: str  # when its first payout request was made (UTC ISO 8601)
+    details: dict[str, str]  # bank details, normalized
+    shown: dict[str, str]  # bank details as sent (for before/after)
+    amount: str
+    currency: str
+    company_id: str
+
+
+@dataclass
+class Payee:
+    name: str  # how it is named: its payee_id, else its natural key's value
+    keys: set[tuple[str, str]] = field(default_factory=set)
+    payouts: list[Paid] = field(default_factory=list)
+    confirmed: list[dict[str, Any]] = field(default_factory=list)  # confirmation events
+
+    @property
+    def last(self) -> Paid | None:
+        return max(self.payouts, key=lambda p: p.at) if self.payouts else None
+
+
+@dataclass
+class Finding:
+    """What the register says about one row."""
+
+    seq: int
+    row: int
+    ref: str
+    payee: str
+    reason: str  # NEW .. CONFLICT, or "identity conflict" (the row is INVALID)
+    # (field, before, after) as shown: account numbers masked
+    fields: list[tuple[str, str, str]] = field(default_factory=list)
+    last_paid: str = ""  # "2026-10-31, run X, ref Y"
+    message: str = ""
+    held: bool = False
+    details: dict[str, str] = field(default_factory=dict)  # the row's bank details, normalized
+    confirmed_by: str = ""  # the confirmation these details are paid on (who, when, how)
+
+    def as_info(self) -> dict[str, Any]:
+        return {"seq": self.seq, "row": self.row, "payout_ref": self.ref, "payee": self.payee,
+                "reason": self.reason, "fields": [list(f) for f in self.fields],
+                "last_paid": self.last_paid, "decision": "HELD" if self.held else "pay",
+                "details": self.details, "confirmed_by": self.confirmed_by}
+
+
+class Register:
+    """Every payee the journal has paid, with its payouts and confirmations."""
+
+    def __init__(self, payees: list[Payee]) -> None:
+        self.payees = payees
+        self._by_key = {key: p for p in payees for key in p.keys}
+        self.unpaid: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self._by_account: dict[str, set[int]] = defaultdict(set)
+        for index, p in enumerate(payees):
+            for paid in p.payouts:
+                self._by_account[paid.details["account_number"]].add(index)
+
+    @classmethod
+    def load(cls, journal: Journal) -> Register:
+        paid: list[tuple[list[tuple[str, str]], Paid]] = []
+        for ref, details_text, status, run_id, at in journal.sent_since("", HISTORY_STATES):
+            try:
+                values = json.loads(details_text)
+            except ValueError:
+                continue
+            paid.append((keys_of(values), Paid(
+                ref, status, run_id, at, bank_details(values),
+                {n: str(values.get(n) or "") for n in BANK_FIELDS},
+                str(values.get("amount") or values.get("target_amount") or ""),
+                str(values.get("source_currency") or ""), str(values.get("company_id") or ""))))
+        groups = _group([keys for keys, _ in paid])
+        payees: dict[int, Payee] = {}
+        for (keys, one), group in zip(paid, groups, strict=True):
+            payee = payees.setdefault(group, Payee(""))
+            payee.keys.update(keys)
+            payee.payouts.append(one)
+        for payee in payees.values():
+            ids = sorted(v for k, v in payee.keys if k == "id")
+            payee.name = ids[0] if ids else sorted(payee.keys)[0][1]
+        register = cls(list(payees.values()))
+        for data in journal.events_of(CONFIRMED):
+            found = register.find(data.get("payee", ""))
+            if found is not None:
+                found.confirmed.append(data)
+            else:  # a payee confirmed before its first payout (hold_new_payees)
+                register.unpaid[_folded(data.get("payee", ""))].append(data)
+        return register
+
+    def find(self, name: str) -> Payee | None:
+        """A payee by any name it was paid under: payee_id, company_id, ic_number or name."""
+        text = str(name).strip()
+        for kind in ("id", "company", "ic"):
+            if (kind, text if kind == "id" else text.upper()) in self._by_key:
+                return self._by_key[(kind, text if kind == "id" else text.upper())]
+        return self._by_key.get(("name", _clean("recipient_name", text)))
+
+    def payee_of(self, keys: Sequence[tuple[str, str]]) -> Payee | None:
+        for key in keys:  # payee_id first
+            if key in self._by_key:
+                return self._by_key[key]
+        return None
+
+    def others_with_account(self, account: str, payee: Payee | None) -> list[Payee]:
+        return [self.payees[i] for i in sorted(self._by_account.get(account, ()))
+                if self.payees[i] is not payee]
+
+
+def _group(key_lists: list[list[tuple[str, str]]]) -> list[int]:
+    """Union of payouts that share any key: the index of each payout's group."""
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def root(key: tuple[str, str]) -> tuple[str, str]:
+        while parent.setdefault(key, key) != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    for keys in key_lists:
+        for other in keys[1:]:
+            parent[root(other)] = root(keys[0])
+    roots: dict[tuple[str, str], int] = {}
+    return [roots.setdefault(root(keys[0]), len(roots)) for keys in key_lists]
+
+
+@dataclass(frozen=True)
+class HoldRules:
+    hold_new: bool = False
+    cooling_hours: float = 0.0
+
+
+def classify(register: Register, rows: Iterable[tuple[int, int, str, dict[str, Any]]],
+             rules: HoldRules, now: datetime | None = None) -> list[Finding]:
+    """A finding for every (seq, row, payout_ref, values) of the valid rows to be paid."""
+    now = now or datetime.now(UTC)
+    items = list(rows)
+    in_sheet: dict[str, set[str]] = defaultdict(set)
+    prepared = []
+    for seq, row, ref, values in items:
+        keys = keys_of(values)
+        payee = register.payee_of(keys)
+        # the operator's payee_id when the row has one, else the name the register knows
+        name = keys[0][1] if keys[0][0] == "id" or payee is None else payee.name
+        details = bank_details(values)
+        in_sheet[name].add(json.dumps(details, sort_keys=True))
+        prepared.append((seq, row, ref, values, keys, payee, name, details))
+    findings = []
+    for seq, row, ref, values, keys, payee, name, details in prepared:
+        finding = Finding(seq, row, ref, name, NEW, details=details)
+        _judge(finding, register, payee, values, keys, len(in_sheet[name]) > 1, rules, now)
+        findings.append(finding)
+    return findings
+
+
+def reported(findings: Iterable[Finding]) -> list[dict[str, Any]]:
+    """The findings worth a line in the Payee changes sheet: all but plainly known payees."""
+    return [f.as_info() for f in sorted(findings, key=lambda f: f.seq)
+            if f.reason != KNOWN or f.confirmed_by]
+
+
+def _judge(f: Finding, register: Register, payee: Payee | None, values: dict[str, Any],
+           keys: list[tuple[str, str]], conflict: bool, rules: HoldRules, now: datetime) -> None:
+    account = f.details["account_number"]
+    identity = _identity_conflict(register, payee, values, keys)
+    if identity:
+        f.reason, f.message = IDENTITY, identity
+        return
+    last = payee.last if payee else None
+    confirmed = sorted([*(payee.confirmed if payee else []),
+                        *register.unpaid.get(_folded(f.payee), [])], key=lambda c: c["at"])
+    confirmation = _confirmation(confirmed, last, f.details)
+    if last is not None:
+        f.last_paid = f"{last.at[:10]}, run {last.run_id}, {last.ref}"
+    others = register.others_with_account(account, payee)
+    if conflict:
+        f.reason = CONFLICT
+        f.message = (f"payee {f.payee} has two different sets of bank details in this sheet; "
+                     "keep one row, with the details you have checked with the payee")
+    elif confirmation is not None:
+        f.reason = KNOWN
+        f.confirmed_by = (f"confirmed by {confirmation.get('by', '?')} "
+                          f"{str(confirmation['at'])[:16].replace('T', ' ')} UTC "
+                          f"({confirmation.get('method', '?')})")
+        until = _cooling_until(confirmation, rules)
+        if until is not None and now < until:
+            f.reason = CHANGED
+            f.message = (f"details confirmed {confirmation['at'][:16]} by "
+                         f"{confirmation.get('by', '?')}; held until {until:%Y-%m-%d %H:%M} UTC "
+                         "(payee_change_hold_hours)")
+            f.held = True
+            return
+    elif others and (payee is None or all(p.details["account_number"] != account
+                                           for p in payee.payouts)):
+        f.reason = SHARED
+        who = ", ".join(o.name for o in others[:3])
+        f.message = (f"account {masked(account)} was paid to another payee ({who}); "
+                     f"{_how(f.payee, account)}")
+    elif last is None:
+        f.reason = NEW
+        if rules.hold_new:
+            f.message = f"new payee (hold_new_payees): {_how(f.payee, account)}"
+    elif last.details == f.details:
+        if last.status in ("FAILED", "REFUNDED"):
+            f.reason = FAILED_BEFORE
+            f.message = (f"the last payout to these details ({last.ref}, {last.at[:10]}) ended "
+                         f"{last.status}; {_how(f.payee, account)}")
+        else:
+            f.reason = KNOWN
+    else:
+        f.reason = CHANGED
+        f.fields = [(n, shown_value(n, last.shown[n]), shown_value(n, str(values.get(n) or "")))
+                    for n in BANK_FIELDS if last.details[n] != f.details[n]]
+        before_total = sum((Decimal(p.amount) for p in payee.payouts  # type: ignore[union-attr]
+                            if p.details == last.details and p.amount
+                            and p.status not in ("FAILED", "REFUNDED")), Decimal(0))
+        what = "; ".join(f"{n} {b} → {a}" for n, b, a in f.fields)
+        f.message = (f"bank details changed since {last.at[:10]} ({last.ref}, run {last.run_id}; "
+                     f"{_money(before_total, last.currency):,} {last.currency} paid to the old "
+                     f"details): {what}; "
+                     f"{_how(f.payee, account)}")
+    f.held = f.reason in HOLDING or (f.reason == NEW and rules.hold_new)
+
+
+def _money(amount: Decimal, currency: str) -> Decimal:
+    return amount.quantize(Decimal(1).scaleb(-currency_exponent(currency)))
+
+
+def shown_value(name: str, value: str) -> str:
+    """A bank detail as messages and the Payee changes sheet show it (accounts masked)."""
+    if not name:
+        return ""
+    return masked(_clean(name, value)) if name == "account_number" else (value or "(empty)")
+
+
+def _how(payee: str, account: str) -> str:
+    return (f"call the payee on a number you already had, then `batchpay payees confirm "
+            f"{payee} --account-last4 {account[-4:]}`")
+
+
+def _identity_conflict(register: Register, payee: Payee | None, values: dict[str, Any],
+                       keys: list[tuple[str, str]]) -> str:
+    """A known payee_id paid as one company, now given another company_id."""
+    if payee is None or keys[0][0] != "id" or keys[0] not in payee.keys:
+        return ""
+    company = str(values.get("company_id") or "").strip().upper()
+    known = {p.company_id.upper() for p in payee.payouts if p.company_id}
+    if company and known and company not in known:
+        return (f"payee_id {keys[0][1]} was paid as company {', '.join(sorted(known))}, not "
+                f"{company}: a payee_id names one payee (use a new payee_id for another company)")
+    return ""
+
+
+def _confirmation(confirmed: list[dict[str, Any]], last: Paid | None,
+                  details: dict[str, str]) -> dict[str, Any] | None:
+    """The latest confirmation of exactly these details after the payee's last payout."""
+    for data in reversed(confirmed):
+        if data.get("details") == details and (last is None or data.get("at", "") >= last.at
+                                               or last.details == details):
+            return data
+    return None
+
+
+def _cooling_until(confirmation: dict[str, Any], rules: HoldRules) -> datetime | None:
+    if not rules.cooling_hours:
+        return None
+    at = datetime.fromisoformat(str(confirmation["at"]).replace("Z", "+00:00"))
+    return at + timedelta(hours=rules.cooling_hours)
+
+
+def held_details(journal: Journal, payee: str) -> list[dict[str, str]]:
+    """The bank details the latest run that held `payee` held it on (newest run first)."""
+    for run in reversed(journal.runs()):
+        found = [c["details"] for c in run.info.get("payee_changes", [])
+                 if _folded(c.get("payee", "")) == _folded(payee) and c.get("decision") == "HELD"]
+        if found:
+            unique = {json.dumps(d, sort_keys=True): d for d in found}
+            return list(unique.values())
+    return []
+
+
+def register_lines(register: Register) -> list[dict[str, Any]]:
+    """`batchpay payees`: one line per payee and set of bank details it was paid on."""
+    lines = []
+    for payee in sorted(register.payees, key=lambda p: p.name):
+        sets: dict[str, list[Paid]] = defaultdict(list)
+        for paid in payee.payouts:
+            sets[json.dumps(paid.details, sort_keys=True)].append(paid)
+        for group in sorted(sets.values(), key=lambda g: max(p.at for p in g)):
+            last = max(group, key=lambda p: p.at)
+            totals: dict[str, Decimal] = defaultdict(Decimal)
+            for paid in group:
+                if paid.status not in ("FAILED", "REFUNDED") and paid.amount:
+                    totals[paid.currency] += Decimal(paid.amount)
+            lines.append({
+                "payee": payee.name, "name": last.shown["recipient_name"],
+                "account": masked(last.details["account_number"]),
+                "bank": last.shown["bank_name"], "last_paid": last.at[:10],
+                "last_status": last.status, "payouts": len(group),
+                "paid": {c: str(_money(t, c)) for c, t in sorted(totals.items())},
+                "confirmed": any(c.get("details") == last.details for c in payee.confirmed)})
+    return lines
+
+
+def show(journal: Journal, name: str) -> dict[str, Any]:
+    """`batchpay payees show`: the held details in full (for a read-back call) and history."""
+    register = Register.load(journal)
+    payee = register.find(name)
+    shown = payee.name if payee else name.strip()
+    held = held_details(journal, shown)
+    if payee is None and not held:
+        raise UsageError(f"No payee {name} in the journal.",
+                         hint="`batchpay payees` lists the payees by payee_id, company_id, "
+                         "ic_number or name.")
+    history = [line for line in register_lines(register) if line["payee"] == shown]
+    return {"payee": shown, "held": held, "history": history,
+            "confirmations": payee.confirmed if payee else []}
+
+
+def confirm(journal: Journal, name: str, last4: str, *, method: str, note: str,
+            by: str | None = None) -> dict[str, Any]:
+    """Trust exactly the held details of one payee whose account ends in `last4`."""
+    register = Register.load(journal)
+    payee = register.find(name)
+    shown = payee.name if payee else name.strip()
+    candidates = held_details(journal, shown)
+    if not candidates:
+        raise UsageError(f"No held bank details for payee {name}: nothing to confirm.",
+                         hint="`batchpay payees` lists the payees; a row is held by a run "
+                         "first, then confirmed here.")
+    if not (len(last4) == 4 and last4.isdigit()):
+        raise UsageError("--account-last4 takes the last four digits of the new account.")
+    matching = [d for d in candidates if d["account_number"].endswith(last4)]
+    if len(matching) != 1:
+        raise UsageError(f"The last four digits {last4} do not match the account held for "
+                         f"payee {shown}: nothing was confirmed.",
+                         hint="Read the account back to the payee (`batchpay payees show "
+                         f"{shown}`) and type its last four digits.")
+    previous = payee.last if payee else None
+    data = {"payee": shown, "details": matching[0], "before": previous.details if previous
+            else None, "by": by or operator(), "at": utcnow(), "method": method, "note": note}
+    journal.record_note(CONFIRMED, data)
+    return data
+
+
+def check_sheet(journal_path: Path, rows: Sequence[Any], rules: HoldRules) -> list[Finding]:
+    """`validate`: classify the valid rows (RowChecks) against the journal, when there is one.
+
+    A row with an identity conflict becomes INVALID, as `run` would make it.
+    """
+    if not journal_path.is_file():
+        return []
+    with Journal(journal_path) as journal:
+        register = Register.load(journal)
+    valid = [r for r in rows if r.payout is not None]
+    findings = classify(register, ((seq, r.row, r.payout_ref, payee_values(r.payout))
+                                   for seq, r in enumerate(valid)), rules)
+    for finding, check in zip(findings, valid, strict=True):
+        if finding.reason == IDENTITY:
+            check.status = "INVALID"
+            check.errors.append(f"payee_id: {finding.message}")
+    return findings
