@@ -147,6 +147,13 @@ def test_rerun_of_a_failed_row_makes_exactly_one_new_payout(service: Any,
     assert batchpay("run", str(sheet), "--out", str(first), "--wait", "10").exit_code == 1
     assert by_ref(first)["T-00002"]["status"] in {"FAILED", "REFUNDED"}
     edit_results(first, "T-00002", remark=None)
+    # the same details as a payout that failed: held until a person confirms them
+    held = batchpay("rerun", str(first), "--out", str(tmp_path / "held.xlsx"), "--wait", "1")
+    assert by_ref(tmp_path / "held.xlsx")["T-00002"]["status"] == "HELD", held
+    assert len(sandbox_payouts(service.url)) == 2
+    confirmed = batchpay("payees", "confirm", row(2)["company_id"], "--account-last4",
+                         row(2)["account_number"][-4:])
+    assert confirmed.exit_code == 0, confirmed
     second = tmp_path / "second.xlsx"
     result = batchpay("rerun", str(first), "--out", str(second), "--wait", "10")
     assert result.exit_code == 0, result

@@ -585,11 +585,11 @@ class Journal:
         one of `statuses` whose first payout request was made at `since` or later."""
         wanted = list(statuses)
         marks = ",".join("?" * len(wanted))
-        return [tuple(r) for r in self.db.execute(
+        return self.db.execute(
             "SELECT p.payout_ref, p.details, p.status, p.run_id, e.sent_at FROM payouts p JOIN "
             "(SELECT payout_ref, MIN(at) AS sent_at FROM events WHERE kind = 'payout.intent' "
             " GROUP BY payout_ref) e ON e.payout_ref = p.payout_ref "
-            f"WHERE p.status IN ({marks}) AND e.sent_at >= ?", (*wanted, since))]
+            f"WHERE p.status IN ({marks}) AND e.sent_at >= ?", (*wanted, since)).fetchall()
 
     def record_decisions(self, run_id: str, decisions: Iterable[tuple[str, str, dict[str, Any]]]
                          ) -> None:

@@ -33,8 +33,7 @@ from batchpay.engine.payees import (
     IDENTITY,
     Finding,
     HoldRules,
-    Register,
-    classify,
+    check_rows,
     payee_values,
     reported,
 )
@@ -249,10 +248,9 @@ def _payee_holds(journal: Journal, settings: Settings,
     """The payee register's finding for every row about to be sent (by seq)."""
     if not candidates:
         return {}
-    register = Register.load(journal)
     rules = HoldRules(settings.hold_new_payees, settings.payee_change_hold_hours)
-    found = classify(register, ((job.seq, rr.row, job.ref, payee_values(job.row))
-                                for job, rr in candidates), rules)
+    found = check_rows(journal, ((job.seq, rr.row, job.ref, payee_values(job.row))
+                                 for job, rr in candidates), rules)
     return {f.seq: f for f in found}
 
 

@@ -68,7 +68,7 @@ def make_rows(n: int, seed: int = 7) -> list[list[str | float | None]]:
             "recipient_name": name, "company_name": name if business else None,
             "company_id": uscc, "ic_number": ic, "account_number": account,
             "bank_name": rnd.choice(BANKS), "bank_city": rnd.choice(CITIES), "sort_code": None,
-            "amount": amount, "target_amount": None, "source_currency": "NGN" if i % 4 else "USD",
+            "amount": amount, "target_amount": None, "payee_id": None, "source_currency": "NGN" if i % 4 else "USD",
             "reason": "Payment for goods" if business else "Salary",
             "remark": f"March batch {i % 50}", "item_category": None,
             "currency": None, "country": None, "payment_channel": None,

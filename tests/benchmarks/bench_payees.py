@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sheets import HEADERS, row, write_sheet  # noqa: E402
 
 from batchpay.engine.journal import Journal  # noqa: E402
-from batchpay.engine.payees import CHANGED, HoldRules, Register, classify  # noqa: E402
+from batchpay.engine.payees import CHANGED, HoldRules, check_rows  # noqa: E402
 from batchpay.engine.records import canonical  # noqa: E402
 
 TARGET_SECONDS = 0.5
@@ -88,9 +88,8 @@ def main() -> int:
         with_register = validate_seconds(sheet, journal)
         started = time.perf_counter()
         with Journal(journal) as j:
-            register = Register.load(j)
-        findings = classify(register, ((i, i + 2, str(v["payout_ref"]), v)
-                                       for i, v in enumerate(sheet_rows)), HoldRules())
+            findings = check_rows(j, ((i, i + 2, str(v["payout_ref"]), v)
+                                      for i, v in enumerate(sheet_rows)), HoldRules())
         register_seconds = time.perf_counter() - started
     changed = {f.ref for f in findings if f.reason == CHANGED}
     expected = {str(v["payout_ref"]) for i, v in enumerate(sheet_rows, 1) if i % 50 == 0}
