@@ -348,3 +348,26 @@ def test_each_reason_from_the_ledger() -> None:
         _values(recipient_name="Zhao Lei", account_number="6222000011112222"),
         _values(recipient_name="Chen Jing", account_number="6222000077778888"),
     ]) == [CHANGED, FAILED_BEFORE, SHARED, NEW]
+
+
+def test_a_run_killed_mid_way_and_run_again_still_pays_no_held_row(
+        cli_sandbox: Any, tmp_path: Path) -> None:
+    from process_support import kill_when, runner_env, start_runner
+
+    service = cli_sandbox(settle_seconds=0.05, latency_ms=40)
+    first = pay_month1(tmp_path)
+    paid_before = len(sandbox_payouts(service.url))
+    sheet = write_sheet(tmp_path / "december.xlsx", planted(first), PAYEE_HEADERS)
+    journal = journal_path(tmp_path)
+    runner = start_runner("run", str(sheet), "--wait", "0", "--quiet", "--out",
+                          str(tmp_path / "killed.xlsx"),
+                          env=runner_env(service.url, journal, key=service.api_key),
+                          cwd=tmp_path)
+    killed = kill_when(runner, journal, intents=paid_before + 1, extra=0.0)
+    again = batchpay("run", str(sheet), "--wait", "5", "--out", str(tmp_path / "dec.xlsx"))
+    assert again.exit_code == 1, (killed, again)
+    cells = by_ref(tmp_path / "dec.xlsx")
+    assert {ref for ref, r in cells.items() if r["status"] == "HELD"} == {
+        "DEC-001", "DEC-002", "DEC-003", "DEC-004", "DEC-007", "DEC-007B"}
+    new = [p["accountNumber"] for p in sandbox_payouts(service.url)[paid_before:]]
+    assert len(new) == 4 and len(set(new)) == 4, new  # the four unheld rows, once each
