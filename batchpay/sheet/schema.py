@@ -219,28 +219,25 @@ def _decimals(amounts: pd.Series) -> pd.Series:
 
 def row_rules(frame: pd.DataFrame) -> list[Rule]:
     """Rules over several columns; each is reported once, against the column named."""
-    exponents = frame["source_currency"].map(EXPONENTS)
+    def decimals(amount: str, currency: str) -> Rule:
+        """An amount column has at most its currency's decimals (never rounded)."""
+        exponents = frame[currency].map(EXPONENTS)
 
-    def decimals_message(value: Any, position: int) -> str:
-        currency = frame["source_currency"].iat[position]
-        allowed = int(exponents.iat[position])
-        found = int(_decimals(frame["amount"].iloc[position:position + 1]).iat[0])
-        return (f"{frame['amount'].iat[position]} has {found} decimals but {currency} has "
-                f"{allowed}; batchpay never rounds, so correct the amount")
+        def message(_: Any, position: int) -> str:
+            found = int(_decimals(frame[amount].iloc[position:position + 1]).iat[0])
+            return (f"{frame[amount].iat[position]} has {found} decimals but "
+                    f"{frame[currency].iat[position]} has {int(exponents.iat[position])}; "
+                    "batchpay never rounds, so correct the amount")
+
+        return Rule(f"{amount}_decimals", amount,
+                    lambda df: ~(_decimals(df[amount]) > exponents) | exponents.isna()
+                    | ~df[amount].str.fullmatch(AMOUNT_PATTERN).fillna(False).astype(bool),
+                    message, row_level=True)
 
     def business(column: str) -> Rule:
         return Rule(f"business_{column}", column,
                     lambda df: ~((df["recipient_type"] == "BUSINESS") & df[column].isna()),
                     lambda v, _: "required when recipient_type is BUSINESS", row_level=True)
-
-    target_exponents = frame["currency"].map(EXPONENTS)
-
-    def target_decimals_message(value: Any, position: int) -> str:
-        currency = frame["currency"].iat[position]
-        allowed = int(target_exponents.iat[position])
-        found = int(_decimals(frame["target_amount"].iloc[position:position + 1]).iat[0])
-        return (f"{frame['target_amount'].iat[position]} has {found} decimals but {currency} "
-                f"has {allowed}; batchpay never rounds, so correct the amount")
 
     def one_amount_message(_: Any, position: int) -> str:
         if pd.isna(frame["amount"].iat[position]):
@@ -255,15 +252,8 @@ def row_rules(frame: pd.DataFrame) -> list[Rule]:
         Rule("one_amount", "amount",
              lambda df: df["amount"].notna() ^ df["target_amount"].notna(),
              one_amount_message, row_level=True),
-        Rule("amount_decimals", "amount",
-             lambda df: ~(_decimals(df["amount"]) > exponents) | exponents.isna()
-             | ~df["amount"].str.fullmatch(AMOUNT_PATTERN).fillna(False).astype(bool),
-             decimals_message, row_level=True),
-        Rule("target_amount_decimals", "target_amount",
-             lambda df: ~(_decimals(df["target_amount"]) > target_exponents)
-             | target_exponents.isna()
-             | ~df["target_amount"].str.fullmatch(AMOUNT_PATTERN).fillna(False).astype(bool),
-             target_decimals_message, row_level=True),
+        decimals("amount", "source_currency"),
+        decimals("target_amount", "currency"),
     ]
 
 
