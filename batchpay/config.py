@@ -97,6 +97,12 @@ class Settings:
     # payee change control: hold payees never paid before too; keep a confirmed change held
     hold_new_payees: bool = False
     payee_change_hold_hours: float = 0.0
+    # two-person approval: runs pay only approved plans; who may approve; how many must
+    require_approval: bool = False
+    approvers_file: Path | None = None
+    approvals_required: int = 1
+    plan_hours: float = 72.0  # a plan expires this many hours after it is made
+    plan_tolerance: float = 0.02  # the total debit may exceed the plan's quotes by this share
     listen_host: str = "127.0.0.1"
     listen_port: int = 8788
     source_countries: dict[str, str] = field(
@@ -213,6 +219,9 @@ def _gather(env: dict[str, str] | None, files: list[Path] | None) -> tuple[dict[
         if path.is_file():
             values = _read_file(path)
             source = str(path)
+            if isinstance(values.get("approvers_file"), str):
+                values["approvers_file"] = path.absolute().parent / Path(
+                    values["approvers_file"]).expanduser()
             if isinstance(values.get("journal"), str):
                 values["journal"] = path.absolute().parent / Path(values["journal"]).expanduser()
                 values["journal_from"] = "file"
@@ -307,7 +316,7 @@ def _build(values: dict[str, Any], source: str) -> Settings:
                 kwargs[name] = Paths(**value)
             elif name == "headers":
                 kwargs[name] = Headers(**value)
-            elif name == "journal":
+            elif name in ("journal", "approvers_file"):
                 kwargs[name] = Path(value).expanduser().absolute()
             elif name == "signature_algorithms":
                 kwargs[name] = tuple(str(v).lower() for v in value)
@@ -320,6 +329,8 @@ def _build(values: dict[str, Any], source: str) -> Settings:
         raise ConfigError(f"A setting has the wrong shape: {exc}.",
                           hint="Compare with the names and values `batchpay config` prints.",
                           ) from None
+    if settings.approvals_required not in (1, 2):
+        raise ConfigError("approvals_required is 1 or 2.")
     for algo in settings.signature_algorithms:
         if algo not in {"sha512", "sha256"}:
             raise ConfigError(f"Unknown signature algorithm {algo!r}: use sha512 and/or sha256.")

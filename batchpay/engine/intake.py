@@ -14,6 +14,9 @@ def load_input(options: Any, settings: Settings) -> tuple[Sheet, Any]:
     from batchpay.sheet.validate import require_payout_rows, validate_sheet
 
     max_bytes = int(settings.max_file_mb * 2**20)
+    if options.approved is not None:  # an approved plan's rows: no file is read again
+        sheet = options.approved.sheet()
+        return sheet, validate_sheet(sheet, source_currency=options.source_currency)
     if options.kind == "rerun":
         sheet = read_results_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes)
     else:

@@ -23,7 +23,8 @@ RUN_INFO_FIELDS = (
     ("tool_version", "batchpay version"), ("sheet", "input file"),
     ("input_sha256", "input SHA-256"), ("service", "service"), ("base_url", "base URL"),
     ("key_fingerprint", "API key fingerprint"), ("journal", "journal file"),
-    ("settings", "settings"),
+    ("settings", "settings"), ("plan_id", "approved plan"), ("plan_maker", "plan made by"),
+    ("plan_approvers", "plan approved by"),
     ("outcome", "outcome"), ("totals", "totals per currency"),
 )
 
@@ -73,6 +74,8 @@ def run_info(journal: Journal, run: RunRecord) -> list[tuple[str, str]]:
     pairs = []
     for key, label in RUN_INFO_FIELDS:
         value = values.get(key, "")
+        if key.startswith("plan_") and not value:
+            continue  # a run without an approved plan
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items())
         pairs.append((label, str(value)))

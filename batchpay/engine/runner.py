@@ -96,6 +96,9 @@ class RunOptions:
     allow_partial: bool = False  # a real run may start with a wallet too short for every row
     allow_repeat: frozenset[str] = frozenset()  # payout_refs released from the repeat hold
     decimal_comma: bool = False  # amounts as text are written 1.250.000,00
+    # an approved plan (batchpay.engine.approval.CheckedPlan): its rows are the input, its
+    # ceilings bound the debit, its id, maker and approvers go into the run's record
+    approved: Any = None
 
     @property
     def record_kind(self) -> str:
@@ -387,7 +390,8 @@ class _Batch:
                 sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
                 input_columns=list(self.sheet.columns),
                 info={**self._info(), "payee_changes": plan.payee_changes})
-            sender = Sender(self.journal, client, self.run_id)
+            sender = Sender(self.journal, client, self.run_id,
+                            ceilings=o.ceilings() if (o := self.options.approved) else None)
             try:
                 if plan.send or plan.resolve:
                     await self._confirm(sender, plan)
@@ -459,6 +463,7 @@ class _Batch:
                          "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,
                          "sheet": o.sheet_name or "",
                          "source_currency": o.source_currency or ""},
+            **(o.approved.run_info() if o.approved is not None else {}),
         }
 
     async def _confirm(self, sender: Sender, plan: Plan) -> None:

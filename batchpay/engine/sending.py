@@ -78,10 +78,14 @@ def payout_fields(payout: Payout) -> dict[str, Any]:
 
 
 class Sender:
-    def __init__(self, journal: Journal, client: PayoutClient, run_id: str) -> None:
+    def __init__(self, journal: Journal, client: PayoutClient, run_id: str,
+                 ceilings: dict[str, Decimal] | None = None) -> None:
         self.journal = journal
         self.client = client
         self.run_id = run_id
+        # an approved plan's ceiling on the total debit per source currency: what is left
+        self.ceilings = dict(ceilings) if ceilings is not None else None
+        self.over_ceiling: dict[str, str] = {}  # currency -> why its rows stopped
         self.stopped: AuthError | None = None
         self.calibrator = Calibrator()  # invoice rows: the conversions seen in this run
 
@@ -144,6 +148,9 @@ class Sender:
             except ProviderError as exc:
                 return self._decide(job, "NOT_SENT", f"not sent: {exc.message}")
             self._check_stop()
+            refusal = self._take_from_ceiling(job.row.source_currency, quote.total)
+            if refusal:
+                return self._decide(job, "NOT_SENT", refusal)
             body = job.row.payout_body(quote.id)
             attempt = self.journal.record_intent(
                 job.ref, self.run_id, job.details, quote.raw, body,
@@ -159,6 +166,7 @@ class Sender:
             except (QuoteExpired, InvalidQuote) as exc:
                 expired = isinstance(exc, QuoteExpired) or self._expired(attempt)
                 if expired and round_ == 1:
+                    self._give_back(job.row.source_currency, quote.total)
                     self.journal.record_answer(attempt, "expired", status="NOT_SENT",
                                                http_status=exc.status, message=exc.message,
                                                error="quote expired before sending; requoted")
@@ -177,6 +185,27 @@ class Sender:
                                        run_id=self.run_id, **payout_fields(payout))
             return payout.state
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _take_from_ceiling(self, currency: str, debit: Decimal) -> str:
+        """"" when the plan's ceiling still covers this debit (now counted), else why not: the
+        first quote past the ceiling stops every remaining row of its currency."""
+        if self.ceilings is None:
+            return ""
+        if currency in self.over_ceiling:
+            return self.over_ceiling[currency]
+        left = self.ceilings.get(currency, Decimal(0))
+        if debit > left:
+            self.over_ceiling[currency] = (
+                f"not sent: the approved plan's ceiling on the {currency} debit would be passed "
+                f"(this row's quote debits {debit:,}, {left:,} left): rates moved since the "
+                "plan was approved; make and approve a new plan for the rest")
+            return self.over_ceiling[currency]
+        self.ceilings[currency] = left - debit
+        return ""
+
+    def _give_back(self, currency: str, debit: Decimal) -> None:
+        if self.ceilings is not None and currency not in self.over_ceiling:
+            self.ceilings[currency] = self.ceilings.get(currency, Decimal(0)) + debit
 
     def _expired(self, attempt_id: int) -> bool:
         return time.time() >= self.journal.attempt(attempt_id).quote_expires_at

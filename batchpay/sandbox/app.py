@@ -305,6 +305,23 @@ def create_app(config: SandboxConfig) -> Starlette:
         state.set_wallet(currency, amount)
         return success("Wallet set", state.wallets(currency))
 
+    async def sandbox_rate(request: Request) -> Response:
+        """Move a pair's rate by a fraction of its seeded value from the next quote on."""
+        body = await _json_body(request)
+        pair = [_currency(body.get(k)) if isinstance(body, dict) else None
+                for k in ("source", "target")]
+        if any(c not in rates.UNITS_PER_USD for c in pair):
+            raise Refusal(400, "source and target must be currency codes the sandbox knows")
+        try:
+            moved = Decimal(str(body.get("moved")))
+        except (InvalidOperation, TypeError, ValueError):
+            raise Refusal(400, "moved must be a number, e.g. 0.05 for 5% up") from None
+        if not moved.is_finite() or not -0.5 < moved < 0.5:
+            raise Refusal(400, "moved must be between -0.5 and 0.5")
+        state.drift.set(pair[0], pair[1], moved)  # type: ignore[arg-type]
+        return success("Rate moved", {"source": pair[0], "target": pair[1],
+                                      "moved": str(moved)})
+
     endpoints = [
         ("/v1/bank", bank_list, "GET"),
         ("/v1/quote", create_quote, "POST"),
@@ -317,6 +334,7 @@ def create_app(config: SandboxConfig) -> Starlette:
         ("/_sandbox/stats", sandbox_stats, "GET"),
         ("/_sandbox/reset", sandbox_reset, "POST"),
         ("/_sandbox/wallet", sandbox_wallet, "PUT"),
+        ("/_sandbox/rate", sandbox_rate, "PUT"),
     ]
     routes = [Route(path, _refusals_as_responses(func), methods=[method]) for path, func, method in endpoints]
 

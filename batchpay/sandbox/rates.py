@@ -138,11 +138,16 @@ class Drift:
         self._quotes: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
+    def set(self, source: str, target: str, moved: Decimal) -> None:
+        """Put the pair's rate `moved` (a fraction) away from its seeded value."""
+        with self._lock:
+            self._moved[(source, target)] = moved
+
     def next(self, source: str, target: str) -> Decimal:
         """The pair's movement for its next quote."""
-        if not self.fraction:
-            return Decimal(0)
         pair = (source, target)
+        if not self.fraction:
+            return self._moved.get(pair, Decimal(0))
         with self._lock:
             count = self._quotes.get(pair, 0)
             self._quotes[pair] = count + 1
