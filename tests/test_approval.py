@@ -243,8 +243,12 @@ def test_two_approvals_required_and_an_expired_plan(service: Any, tmp_path: Path
 
 def test_a_plan_runs_only_against_its_journal(service: Any, tmp_path: Path) -> None:
     plan, _, _, _ = approved_plan(tmp_path, count=1)
+    before = requests(service.url)
     other = batchpay("run", "--plan", str(plan), "--journal", str(tmp_path / "other.sqlite3"))
     assert other.exit_code == 2 and "journal" in other.stderr
+    key = batchpay("run", "--plan", str(plan), env={"BATCHPAY_API_KEY": "another-key-0001"})
+    assert key.exit_code == 2 and "made for the service" in key.stderr
+    assert requests(service.url) == before
     assert sandbox_payouts(service.url) == []
 
 

@@ -285,6 +285,12 @@ def summary_lines(document: dict[str, Any], largest: int = 5) -> list[str]:
         lines.append(f"  {currency}: {total['NbOfTxs']} row(s), amounts {Decimal(total['CtrlSum']):,}"
                      f", quoted debit {Decimal(total['quoted_debit']):,}, ceiling "
                      f"{Decimal(total['ceiling']):,}")
+    changes = document.get("payee_changes", [])
+    if changes:
+        lines.append(f"  payees new, changed or held ({len(changes)}):")
+    for c in changes[:largest * 4]:
+        lines.append(f"    row {c['row']} {c['payee']}: {c['reason']}"
+                     + (" - HELD, not in this plan" if c["decision"] == "HELD" else ""))
     rows = sorted(document["rows"], key=lambda r: Decimal(r["total_debit"]), reverse=True)
     if rows:
         lines.append("  largest rows:")
