@@ -201,3 +201,25 @@ def test_the_warning_text() -> None:
     none_close = bank_name_warning("Bank of Mars", names, ("CN", "CNY"))
     assert none_close == ("bank_name: Bank of Mars is not in the service's bank list for CN/CNY; "
                           "check the name against `batchpay banks --country CN --currency CNY`")
+
+
+def test_english_names_and_abbreviations_are_recognized() -> None:
+    names = ["中国工商银行", "中国建设银行", "中国银行", "交通银行", "招商银行", "中国农业银行"]
+    for written, meant in [("ICBC", "中国工商银行"), ("ccb", "中国建设银行"),
+                           ("ABC", "中国农业银行"), ("BOC", "中国银行"),
+                           ("BoCom", "交通银行"), ("CMB", "招商银行"),
+                           ("Industrial and Commercial Bank of China", "中国工商银行"),
+                           ("bank of  china", "中国银行")]:
+        warning = bank_name_warning(written, names, ("CN", "CNY"))
+        assert warning == (f"bank_name: {written} is {meant} in the service's bank list for "
+                           f"CN/CNY; write {meant}, the name its bank matches the account "
+                           "against"), written
+
+
+def test_run_names_a_row_written_with_an_abbreviation(service: Any, tmp_path: Path) -> None:
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(1) + [row(2, bank_name="ICBC")])
+    out = tmp_path / "out.xlsx"
+    result = batchpay("run", str(sheet), "--out", str(out), "--wait", "5")
+    assert result.exit_code == 0, result
+    assert "ICBC is 中国工商银行" in by_ref(out)["T-00002"]["warning"]
+    assert "1 row(s) name a bank the service does not list" in result.stderr

@@ -171,11 +171,37 @@ async def _cache_miss(country: str, currency: str) -> list[str]:
     raise ProviderError(f"no cached bank list for {country}/{currency}")
 
 
+# The English names and abbreviations operators write for China's larger banks, whose
+# directory names are Chinese: recognized, and the directory's name suggested.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "中国工商银行": ("ICBC", "Industrial and Commercial Bank of China"),
+    "中国建设银行": ("CCB", "China Construction Bank"),
+    "中国农业银行": ("ABC", "Agricultural Bank of China"),
+    "中国银行": ("BOC", "Bank of China"),
+    "交通银行": ("BOCOM", "BCM", "Bank of Communications"),
+    "招商银行": ("CMB", "China Merchants Bank"),
+    "中国邮政储蓄银行": ("PSBC", "Postal Savings Bank of China"),
+    "中信银行": ("CITIC", "China CITIC Bank"),
+    "中国民生银行": ("CMBC", "China Minsheng Bank"),
+    "兴业银行": ("CIB", "Industrial Bank"),
+    "上海浦东发展银行": ("SPDB", "Shanghai Pudong Development Bank"),
+    "中国光大银行": ("CEB", "China Everbright Bank"),
+    "平安银行": ("Ping An Bank",),
+    "华夏银行": ("Hua Xia Bank",),
+    "广发银行": ("CGB", "China Guangfa Bank"),
+}
+
+
 def bank_name_warning(bank_name: str, names: Sequence[str], pair: Pair) -> str | None:
     """None when the name is in the list (ignoring case, width and spacing), else the warning."""
     by_key = {_key(name): name for name in names}
     if _key(bank_name) in by_key:
         return None
+    meant = _ALIAS_OF.get(_key(bank_name))
+    if meant is not None and _key(meant) in by_key:
+        return (f"bank_name: {bank_name} is {by_key[_key(meant)]} in the service's bank list "
+                f"for {pair[0]}/{pair[1]}; write {by_key[_key(meant)]}, the name its bank "
+                "matches the account against")
     close = difflib.get_close_matches(_key(bank_name), list(by_key), n=CLOSEST, cutoff=CUTOFF)
     where = f"bank_name: {bank_name} is not in the service's bank list for {pair[0]}/{pair[1]}"
     if not close:
@@ -190,6 +216,9 @@ def bank_name_warning(bank_name: str, names: Sequence[str], pair: Pair) -> str |
 def _key(name: str) -> str:
     """Full-width letters, case and spacing do not make another bank."""
     return "".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+_ALIAS_OF = {_key(alias): name for name, aliases in ALIASES.items() for alias in aliases}
 
 
 class _Cache:
