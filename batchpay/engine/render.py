@@ -29,6 +29,17 @@ RUN_INFO_FIELDS = (
 )
 
 
+# what a failed payout means when the service gave no text of its own (its payout record
+# carries a state, never a failure reason)
+STATUS_EXPLAINED = {
+    "FAILED": "the bank refused the payout (the service gives no reason); the money comes back "
+              "(REFUNDED): check the recipient's name and account, fix them, then `batchpay "
+              "rerun` the results",
+    "REFUNDED": "the payout failed at the bank and the money is back in the wallet; check the "
+                "recipient's name and account, fix them, then `batchpay rerun` the results",
+}
+
+
 def display_status(status: str) -> str:
     return "UNKNOWN" if status == SENDING else status
 
@@ -36,7 +47,8 @@ def display_status(status: str) -> str:
 def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
     if rr.linked and entry is not None:
         status = display_status(entry.status)
-        error = entry.error or (UNKNOWN_ERROR if entry.status == SENDING else "")
+        error = entry.error or (UNKNOWN_ERROR if entry.status == SENDING
+                                else STATUS_EXPLAINED.get(entry.status, ""))
         return ResultRow(
             row=rr.row, inputs=rr.inputs, status=status, error=error, warning=rr.warning,
             reference_number=entry.reference_number, payout_id=entry.payout_id,

@@ -539,6 +539,12 @@ class _Batch:
             return [e for e in self.journal.entries(refs).values()
                     if e.status not in FINAL_STATES and e.payout_id]
 
+        waiting = still_open()
+        if waiting and deadline > time.monotonic():
+            self.reporter.note(f"Waiting up to {deadline - time.monotonic():.0f} s for the final "
+                               f"status of {len(waiting)} payout(s) (--wait); Ctrl-C is safe: "
+                               "every request is in the journal, and `batchpay sync` goes on "
+                               "later.")
         while still_open() and time.monotonic() < deadline:
             await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             open_ = still_open()
@@ -624,6 +630,10 @@ class _Batch:
             exit_code = 0 if ok else 1
         else:
             exit_code = 0 if all(r.status in GOOD_STATES for r in rows) else 1
+        open_rows = counts.get("PENDING", 0) + counts.get("PROCESSING", 0)
+        if open_rows and not self.options.dry_run:
+            self.notes.append(f"{open_rows} row(s) are PENDING or PROCESSING: accepted, not final "
+                              "yet. Run `batchpay sync` later to bring them up to date.")
         summary = summarize(rows)
         totals = {c: str(t.sent.total_debit) for c, t in sorted(summary.currencies.items())
                   if c and t.sent.rows}

@@ -1,0 +1,35 @@
+"""What a run says while and after it waits: the waiting line, PENDING rows sent to
+`batchpay sync`, and a FAILED row's error that says what to do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine_support import batchpay, by_ref
+from sheets import row, rows, write_sheet
+
+
+def test_the_wait_is_announced_and_a_failed_row_says_what_to_do(
+        cli_sandbox: Any, tmp_path: Path) -> None:
+    cli_sandbox(settle_seconds=0.05)
+    sheet = write_sheet(tmp_path / "nov.xlsx", [*rows(1), row(2, remark="fail")])
+    out = tmp_path / "r.xlsx"
+    result = batchpay("run", str(sheet), "--wait", "10", "--out", str(out))
+    assert result.exit_code == 1, result
+    assert "Waiting up to" in result.stderr and "Ctrl-C is safe" in result.stderr
+    failed = by_ref(out)["T-00002"]
+    assert failed["status"] in ("FAILED", "REFUNDED")
+    assert "check the recipient's name and account" in failed["error"]
+    assert "batchpay rerun" in failed["error"]
+    assert by_ref(out)["T-00001"]["error"] in (None, "")
+
+
+def test_rows_left_pending_send_the_operator_to_sync(cli_sandbox: Any, tmp_path: Path) -> None:
+    cli_sandbox(settle_seconds=30)
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
+    result = batchpay("run", str(sheet), "--wait", "0", "--out", str(tmp_path / "r.xlsx"))
+    assert result.exit_code == 0, result
+    assert "2 row(s) are PENDING or PROCESSING" in result.stderr
+    assert "batchpay sync" in result.stderr
+    assert "Waiting up to" not in result.stderr  # --wait 0: no wait to announce
