@@ -203,6 +203,9 @@ decimal_comma_option = click.option(
     "(1.250.000,00; 12,5). Without it, a comma or a point before three digits in a "
     "';'- or tab-separated CSV is refused as ambiguous.")
 
+quiet_option = click.option("--quiet", is_flag=True,
+                            help="Print only errors and the paths written (and --json).")
+
 @cli.command()
 @click.argument("sheet", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path),
@@ -217,11 +220,12 @@ decimal_comma_option = click.option(
               help="Do not compare bank_name with the service's bank list (works offline).")
 @decimal_comma_option
 @overwrite_option
+@quiet_option
 @debug_option
 @handle_errors
 def validate(sheet: Path, report: Path | None, sheet_name: str | None,
              source_currency: str | None, as_json: bool, no_bank_check: bool,
-             decimal_comma: bool, overwrite: bool) -> None:
+             decimal_comma: bool, overwrite: bool, quiet: bool) -> None:
     """Check every row of SHEET (.xlsx or .csv) without sending anything.
 
     Bank names are compared with the service's bank list (the embedded sandbox's when no
@@ -241,7 +245,7 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     outcome = validate_file(sheet, sheet_name=sheet_name, source_currency=source_currency,
                             max_bytes=int(settings.max_file_mb * 2**20),
                             decimal_comma=decimal_comma)
-    console = stderr_console()
+    console = stderr_console(quiet)
     if not no_bank_check:  # before the report, which shows the warnings
         for note in check_sheet_bank_names(outcome.validation, settings):
             console.print(note)
@@ -447,7 +451,7 @@ def runs(journal: Path | None, as_json: bool) -> None:
     import json
 
     from batchpay.engine.render import run_counts
-    from batchpay.progress import print_table, stderr_console
+    from batchpay.progress import print_table, stderr_console, stdout_console
 
     with _open_journal(journal) as j:
         records = j.runs()
@@ -459,11 +463,18 @@ def runs(journal: Path | None, as_json: bool) -> None:
                                 "counts": counted[r.id]} for r in records],
                               ensure_ascii=False, indent=2))
         return
-    print_table(("run id", "kind", "started (UTC)", "sheet", "outcome", "rows"),
-                ([r.id, r.kind, r.started_at[:16].replace("T", " "), r.sheet,
-                  r.outcome or "(unfinished)",
-                  ", ".join(f"{k} {v}" for k, v in sorted(counted[r.id].items()))]
-                 for r in records), keep_whole=("run id", "kind", "started (UTC)"))
+    lines = [[r.id, r.kind, r.started_at[:16].replace("T", " "), r.sheet,
+              r.outcome or "(unfinished)",
+              ", ".join(f"{k} {v}" for k, v in sorted(counted[r.id].items()))]
+             for r in records]
+    console = stdout_console()
+    if console.width < 120:  # a table would fold every cell: one run per paragraph instead
+        for run_id, kind, started, sheet, outcome, counts in lines:
+            console.print(f"{run_id}  {kind}  {started} UTC\n  {sheet}: {outcome}\n"
+                          f"  {counts or 'no rows'}", soft_wrap=False, markup=False)
+    else:
+        print_table(("run id", "kind", "started (UTC)", "sheet", "outcome", "rows"), lines,
+                    keep_whole=("run id", "kind", "started (UTC)"))
     if not records:
         stderr_console().print("No runs yet.")
 
@@ -968,10 +979,11 @@ def sandbox(**options: Any) -> None:
 @overwrite_option
 @click.option("--json", "as_json", is_flag=True,
               help="Print one JSON document (counts, rows, outputs) on stdout.")
+@quiet_option
 @debug_option
 @handle_errors
 def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: bool,
-         as_json: bool) -> None:
+         as_json: bool, quiet: bool) -> None:
     """Refresh a run's rows that are not final (and FAILED ones) from the service.
 
     Rows in doubt (UNKNOWN) are looked up by their quote: found, they take the payout's
@@ -984,7 +996,7 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
         check_output(out, overwrite=overwrite)
     settings = settings_for(journal=journal)
     outcome = sync_run(settings, run_id, out)
-    console = stderr_console()
+    console = stderr_console(quiet)
     for line in settings.journal_lines():
         console.print(line, soft_wrap=True)
     console.print(f"Tracked {outcome.tracked} row(s) with {outcome.requests} request(s): "

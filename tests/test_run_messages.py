@@ -33,3 +33,22 @@ def test_rows_left_pending_send_the_operator_to_sync(cli_sandbox: Any, tmp_path:
     assert "2 row(s) are PENDING or PROCESSING" in result.stderr
     assert "batchpay sync" in result.stderr
     assert "Waiting up to" not in result.stderr  # --wait 0: no wait to announce
+
+
+def test_runs_is_readable_in_80_columns(cli_sandbox: Any, tmp_path: Path,
+                                        monkeypatch: Any) -> None:
+    from rich.console import Console
+
+    from batchpay import progress
+
+    cli_sandbox(settle_seconds=0.05)
+    sheet = write_sheet(tmp_path / "a-long-sheet-name-for-november-payouts.xlsx", rows(1))
+    assert batchpay("run", str(sheet), "--wait", "2").exit_code == 0
+    monkeypatch.setattr(progress, "stdout_console",
+                        lambda: Console(width=80, no_color=True))
+    listed = batchpay("runs")
+    assert listed.exit_code == 0, listed
+    lines = listed.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    assert any("a-long-sheet-name-for-november-payouts.xlsx: ok" in line for line in lines)
+    assert any(line.strip() == "COMPLETED 1" for line in lines)
