@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from batchpay.engine.records import LedgerEntry, RunRecord, RunRow, as_decimal
 from batchpay.engine.sending import UNKNOWN_ERROR
 from batchpay.errors import JournalError
 from batchpay.sheet.outcomes import ResultRow, ResultsSummary
-from batchpay.sheet.results import write_results
+from batchpay.sheet.results import currency_exponent, write_results
 
 RUN_INFO_FIELDS = (
     ("run_id", "run id"), ("kind", "kind"), ("started_at", "started (UTC)"),
@@ -88,15 +90,46 @@ def run_info(journal: Journal, run: RunRecord) -> list[tuple[str, str]]:
         value = values.get(key, "")
         if key.startswith("plan_") and not value:
             continue  # a run without an approved plan
-        if isinstance(value, dict):
-            value = ", ".join(f"{k}={v}" for k, v in value.items())
-        pairs.append((label, str(value)))
+        if key == "settings" and isinstance(value, dict):
+            pairs += [(f"setting: {k}", _setting(v)) for k, v in value.items()]
+        elif key == "totals" and isinstance(value, dict):
+            pairs += [(f"total debit {c}", _money_text(v, c)) for c, v in value.items()]
+            for when in ("before", "after"):
+                pairs += [(f"wallet {c} {when}", _money_text(v, c))
+                          for c, v in sorted(run.info.get(f"wallet_{when}", {}).items())]
+        elif isinstance(value, dict):
+            pairs.append((label, ", ".join(f"{k}={v}" for k, v in value.items())))
+        else:
+            pairs.append((label, str(value)))
+        if key in ("started_at", "finished_at") and value:
+            pairs.append((label.replace("(UTC)", "(local)"), _local(str(value))))
     for change in run.info.get("payee_changes", []):
         if change.get("confirmed_by") and change.get("decision") != "HELD":
             pairs.append(("payee confirmation relied on",
                           f"{change['payee']} (row {change['row']}), {change['confirmed_by']}"))
     pairs.append(("journal chain head", journal.head()))
     return pairs
+
+
+def _setting(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value) if value not in ("", None) else "(not set)"
+
+
+def _money_text(value: Any, currency: str) -> str:
+    amount = Decimal(str(value))
+    return f"{amount.quantize(Decimal(1).scaleb(-currency_exponent(currency))):,}"
+
+
+def _local(utc: str) -> str:
+    """An ISO 8601 UTC time in this machine's time zone, with its offset."""
+    try:
+        moment = datetime.fromisoformat(utc.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return utc
+    offset = moment.strftime("%z")  # +0100
+    return f"{moment:%Y-%m-%d %H:%M:%S} (UTC{offset[:3]}:{offset[3:]})"
 
 
 def find_run(journal: Journal, run_id: str | None) -> RunRecord:

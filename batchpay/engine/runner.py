@@ -354,6 +354,7 @@ class _Batch:
         self.stopped: AuthError | None = None
         self.sandbox = service.embedded
         self.balances: dict[str, Decimal] = {}
+        self.wallets: dict[str, dict[str, str]] = {}  # wallet_before/after per currency
 
     def _client(self) -> PayoutClient:
         pacer = Pacer(max_rps=self.options.max_rps,
@@ -411,6 +412,7 @@ class _Batch:
                     await self._dry_run(client, sender, plan)
                 else:
                     await self._pay(client, sender, plan)
+                    await self._note_wallets(client, plan)
             except AuthStop as stop:
                 self.stopped = stop.error
             except AuthError as exc:
@@ -419,6 +421,21 @@ class _Batch:
             assert self.stopped is not None
             raise self.stopped
         return self._finish(plan)
+
+    async def _note_wallets(self, client: PayoutClient, plan: Plan) -> None:
+        """The wallets of the batch's currencies before (read when the run began, on a real
+        service) and after paying, for the Run sheet."""
+        currencies = {job.row.source_currency for job in plan.send}
+        if not currencies:
+            return
+        try:
+            after = balances_of(await client.wallets())
+        except ProviderError:
+            return  # a figure for the record, not worth failing a paid run for
+        self.wallets = {"wallet_after": {c: str(after[c]) for c in currencies if c in after}}
+        if self.balances:
+            self.wallets["wallet_before"] = {c: str(self.balances[c]) for c in currencies
+                                             if c in self.balances}
 
     def _note_holds(self, plan: Plan) -> None:
         payee_held = sum(c["decision"] == "HELD" for c in plan.payee_changes)
@@ -482,6 +499,9 @@ class _Batch:
             in_doubt=len(plan.resolve))
 
     async def _pay(self, client: PayoutClient, sender: Sender, plan: Plan) -> None:
+        if plan.send and not self.balances:  # the embedded sandbox: read for the Run sheet
+            with contextlib.suppress(ProviderError):
+                self.balances = balances_of(await client.wallets())
         deadline = time.monotonic() + self.options.wait
         max_pages = self.settings.sync_max_pages
         if plan.resolve:
@@ -641,7 +661,7 @@ class _Batch:
         path = self.options.out or default_results_path(self.options.sheet, self.run_id)
         self.journal.finish_run(self.run_id, outcome, exit_code,
                                 {"counts": dict(counts), "totals": totals,
-                                 "results": str(path.absolute())})
+                                 "results": str(path.absolute()), **self.wallets})
         run = find_run(self.journal, self.run_id)
         summary = render_run(self.journal, run, path, rows)
         return RunOutcome(
