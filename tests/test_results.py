@@ -227,8 +227,19 @@ def test_layout_frozen_header_filter_colours_and_run_sheet(tmp_path: Path,
     assert book.sheetnames == ["Results", "Summary", "Run"]
     results = book["Results"]
     assert results.freeze_panes == "A2"
-    assert results.auto_filter.ref == f"A1:U{len(mixed_rows) + 1}"
+    assert results.auto_filter.ref == f"A1:V{len(mixed_rows) + 1}"
     assert [c.value for c in results[1]][len(INPUTS):] == list(RESULT_COLUMNS)
+    steps = {c.value: s.value for c, s in zip(column_values(results, "status"),
+                                              column_values(results, "next_step"), strict=True)}
+    assert steps["UNKNOWN"] == "run `batchpay sync`: never pay this row again yourself"
+    assert "rerun" in steps["FAILED"] and steps["COMPLETED"] is None
+    # identifiers are Text cells, so that a fix typed over them stays text; printed landscape,
+    # one page wide, with the header on every page
+    assert all(c.number_format == "@" for c in column_values(results, "account_number")
+               if c.value is not None)
+    assert results.page_setup.orientation == "landscape"
+    assert results.sheet_properties.pageSetUpPr.fitToPage
+    assert results.page_setup.fitToHeight == 0 and results.print_title_rows == "$1:$1"
     statuses = {c.value: c.fill.fgColor.rgb for c in column_values(results, "status")}
     assert statuses["COMPLETED"].endswith("C6EFCE")
     assert statuses["FAILED"].endswith("FFC7CE") and statuses["INVALID"].endswith("FFC7CE")

@@ -40,6 +40,33 @@ class ResultRow:
     quotes_used: int | None = None  # invoice rows: quotes it took to find the source amount
     asked: Decimal | None = None  # invoice rows: the target_amount the recipient must receive
 
+    @property
+    def next_step(self) -> str:
+        """What the operator does about this row (the Results sheet's next_step column)."""
+        if self.status == "HELD":
+            return HELD_REPEAT_STEP if "duplicate payment" in self.error else HELD_PAYEE_STEP
+        if self.status == "NOT_SENT" and "dry run" in self.error:
+            return "nothing: a dry run pays nothing; run without --dry-run to pay"
+        return NEXT_STEPS.get(self.status, "")
+
+
+NEXT_STEPS = {
+    "INVALID": "fix the cell named in error, then run again (or rerun this workbook)",
+    "NOT_SENT": "rerun this workbook: the row will be sent (if another row was invalid, fix "
+                "that row first)",
+    "QUOTE_FAILED": "fix the amount named in error, then rerun",
+    "REJECTED": "read error, fix its cause, then rerun",
+    "PENDING": "nothing now: run `batchpay sync` later",
+    "PROCESSING": "nothing now: run `batchpay sync` later",
+    "FAILED": "wait for REFUNDED, check the name and account with the recipient, fix, then rerun",
+    "REFUNDED": "check the name and account with the recipient, fix, then rerun",
+    "UNKNOWN": "run `batchpay sync`: never pay this row again yourself",
+}
+HELD_PAYEE_STEP = ("call the payee on a number you already had, `batchpay payees confirm` it, "
+                   "then rerun")
+HELD_REPEAT_STEP = ("if it is a new payment, rerun with --allow-repeat PAYOUT_REF; if not, "
+                    "take the row out")
+
 
 @dataclass
 class Tally:

@@ -50,7 +50,8 @@ from batchpay.sheet.outcomes import (
 if TYPE_CHECKING:
     from batchpay.sheet.read import Sheet
 
-RESULT_COLUMNS = ("row", "status", "error", "warning", "reference_number", "payout_id",
+RESULT_COLUMNS = ("row", "status", "error", "next_step", "warning", "reference_number",
+                  "payout_id",
                   "quote_id", "rate", "fee", "delivered_amount", "total_debit", "quotes_used",
                   "updated_at")
 # a result column's value is the ResultRow field of the same name, except:
@@ -222,6 +223,8 @@ class _Formats:
         self.bold = workbook.add_format({"bold": True})
         self.rate = workbook.add_format({"num_format": _RATE_FORMAT})
         self.count = workbook.add_format({"num_format": "#,##0"})
+        # identifiers stay text when a fix is typed over them in a spreadsheet
+        self.text = workbook.add_format({"num_format": "@"})
         self.status = {
             status: workbook.add_format({"bg_color": fill, "font_color": font})
             for status, (fill, font) in _STATUS_COLOURS.items()
@@ -346,6 +349,7 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
     # Bound once: this loop runs for every cell of up to 100,000 rows.
     write_string, write_num = sheet._write_string, sheet._write_number
     status_formats, money, rate_format = formats.status, formats.money, formats.rate
+    text_format = formats.text
     r = 0
     for r, result in enumerate(rows, start=1):
         summary.add(result)
@@ -359,14 +363,15 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
                 continue
             kind = kinds[col]
             if isinstance(value, str):
-                fmt = status_formats.get(value) if kind == _STATUS else None
+                fmt = status_formats.get(value) if kind == _STATUS else (
+                    text_format if kind == _ID else None)
                 if value[:3] == "<r>":
                     write_text(sheet, r, col, value, fmt)
                 else:
                     write_string(r, col, value, fmt)
             elif kind == _ID or isinstance(value, bool) \
                     or not isinstance(value, Decimal | int | float):
-                write_text(sheet, r, col, _id_text(value))
+                write_text(sheet, r, col, _id_text(value), text_format if kind == _ID else None)
             elif kind in (_INPUT_AMOUNT, _SOURCE_MONEY):
                 write_num(r, col, _ShortNumber(value), money(value, result.source_currency))
             elif kind == _TARGET_MONEY:
@@ -382,10 +387,20 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
     last_row = r
 
     for col, width in enumerate(widths):
-        sheet.set_column(col, col, min(max(width + 1, _MIN_WIDTH), _MAX_WIDTH))
+        sheet.set_column(col, col, min(max(width + 1, _MIN_WIDTH), _MAX_WIDTH),
+                         text_format if kinds[col] == _ID else None)
     sheet.freeze_panes(1, 0)
     sheet.autofilter(0, 0, last_row, len(headers) - 1)
+    _print_setup(sheet)
     return summary
+
+
+def _print_setup(sheet: Worksheet) -> None:
+    """Printed for the auditor: landscape, one page wide, the header on every page."""
+    sheet.set_landscape()
+    sheet.set_paper(9)  # A4
+    sheet.fit_to_pages(1, 0)
+    sheet.repeat_rows(0)
 
 
 class _Lines:
