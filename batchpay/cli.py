@@ -712,10 +712,11 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
         plan_id,
         plan_rows_of,
         short_code,
+        summary_lines,
     )
     from batchpay.engine.intake import load_input
     from batchpay.engine.journal import Journal
-    from batchpay.engine.render import find_run, result_rows
+    from batchpay.engine.render import find_run, render_run, result_rows
     from batchpay.engine.runner import RunOptions, run_batch
     from batchpay.progress import RichReporter, is_interactive, print_counts, print_problems
 
@@ -770,6 +771,11 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
     with replaced_atomically(plan_path) as partial:
         partial.write_bytes(data)
     identifier = plan_id(data)
+    with Journal(settings.journal) as j:  # the dry run's workbook, with what to approve
+        render_run(j, find_run(j, outcome.run_id), workbook, plan_lines=[
+            ("plan", str(plan_path.name)), ("plan id", identifier),
+            ("short code", short_code(identifier)),
+            *(("", line.strip()) for line in summary_lines(document, largest=20))])
     if as_json:
         click.echo(json.dumps({"plan_id": identifier, "short_code": short_code(identifier),
                                "rows": len(rows), "currencies": document["currencies"],

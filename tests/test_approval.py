@@ -79,7 +79,14 @@ def test_maker_plans_checker_approves_run_pays_exactly_the_plan(
     assert document["currencies"]["NGN"]["NbOfTxs"] == 4
     assert Decimal(document["currencies"]["NGN"]["CtrlSum"]) == sum(
         (r["amount"] for r in rows(4)), Decimal(0))
-    assert plan.with_name("nov.plan.xlsx").is_file()
+    # the workbook for a person: the dry run's rows and a Plan sheet with what to approve
+    plan_sheet = {r["field"]: r["value"] for r in _sheet(plan.with_name("nov.plan.xlsx"), "Plan")
+                  if r["field"]}
+    assert plan_sheet["short code"] == code
+    assert plan_sheet["plan id"] == hashlib.sha256(plan.read_bytes()).hexdigest()
+    lines = [r["value"] for r in _sheet(plan.with_name("nov.plan.xlsx"), "Plan")]
+    assert any("largest rows" in str(v) for v in lines)
+    assert any("NGN: 4 row(s)" in str(v) for v in lines)
     assert sandbox_payouts(service.url) == []  # planning pays nothing
 
     # the sheet changes after approval: the run pays the plan, never the sheet read again

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -142,12 +142,15 @@ def find_run(journal: Journal, run_id: str | None) -> RunRecord:
 
 
 def render_run(journal: Journal, run: RunRecord, path: Path,
-               rows: Iterable[ResultRow] | None = None) -> ResultsSummary:
-    """Write the run's workbook; `rows` when the caller already rendered them."""
+               rows: Iterable[ResultRow] | None = None,
+               plan_lines: Sequence[tuple[str, str]] = ()) -> ResultsSummary:
+    """Write the run's workbook; `rows` when the caller already rendered them; `plan_lines`
+    when the dry run is a plan for approval."""
     return write_results(path, input_columns=run.input_columns,
                          rows=result_rows(journal, run) if rows is None else rows,
                          run_info=run_info(journal, run),
-                         payee_changes=run.info.get("payee_changes", []))
+                         payee_changes=run.info.get("payee_changes", []),
+                         plan_lines=plan_lines)
 
 
 def run_counts(journal: Journal, run: RunRecord) -> dict[str, int]:

@@ -60,6 +60,7 @@ VALIDATE_COLUMNS = ("row", "status", "error", "warning")
 
 RESULTS_SHEET, SUMMARY_SHEET, RUN_SHEET = "Results", "Summary", "Run"
 PAYEE_CHANGES_SHEET = "Payee changes"
+PLAN_SHEET = "Plan"
 PAYEE_CHANGES_COLUMNS = ("payee", "row", "payout_ref", "reason", "field", "before", "after",
                          "last paid", "decision")
 INPUT_SUFFIX = "_input"
@@ -299,7 +300,8 @@ def _input_kind(name: str) -> int:
 def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[ResultRow],
                   result_columns: Sequence[str] = RESULT_COLUMNS,
                   run_info: Sequence[tuple[str, str]] | None = None,
-                  payee_changes: Sequence[dict[str, Any]] = ()) -> ResultsSummary:
+                  payee_changes: Sequence[dict[str, Any]] = (),
+                  plan_lines: Sequence[tuple[str, str]] = ()) -> ResultsSummary:
     """Write the results workbook to `path` (atomically) and return its Summary figures.
 
     `payee_changes` are the payee register's findings (other than plainly known payees) as
@@ -324,6 +326,8 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
             if payee_changes:
                 _write_payee_changes(workbook.add_worksheet(PAYEE_CHANGES_SHEET), formats,
                                      payee_changes)
+            if plan_lines:  # a dry run written as a plan for approval: what to approve
+                _write_run_sheet(workbook.add_worksheet(PLAN_SHEET), formats, plan_lines)
             results.activate()
             workbook.close()
     except FileCreateError as exc:
