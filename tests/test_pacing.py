@@ -117,15 +117,19 @@ def test_real_time_max_rps_20_across_concurrent_tasks() -> None:
         await pacer.acquire()
         stamps.append(time.monotonic())
 
+    started: list[float] = []
+
     async def scenario() -> float:
-        started = time.monotonic()
+        started.append(time.monotonic())
         await asyncio.gather(*(one() for _ in range(10)))
-        return time.monotonic() - started
+        return time.monotonic() - started[0]
 
     elapsed = run(scenario())
     assert elapsed >= 0.45
     stamps.sort()
-    assert all(b - a >= 0.04 for a, b in zip(stamps, stamps[1:], strict=False))
+    # the n-th acquire returns no earlier than n slots of 1/20 s after the start (a busy
+    # machine may run a task late, never early: only the lower bound is a property)
+    assert all(stamp - started[0] >= n * 0.05 - 0.005 for n, stamp in enumerate(stamps))
 
 
 def test_real_time_window_is_never_exceeded() -> None:
