@@ -107,3 +107,14 @@ def kill_when(proc: subprocess.Popen[str], journal: Path, intents: int, extra: f
         proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=30)
     return killed
+
+
+def benchmark_rows(description: str, default: int = 10000, short: int = 500) -> int:
+    """A benchmark's size: `--rows N` (default `default`), or `--short` for CI."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=default)
+    parser.add_argument("--short", action="store_true")
+    args = parser.parse_args()
+    return short if args.short else int(args.rows)

@@ -300,10 +300,3 @@ def summary_lines(document: dict[str, Any], largest: int = 5) -> list[str]:
                      f"account {v.get('account_number', '')}, {v.get('bank_name', '')}: "
                      f"debit {Decimal(r['total_debit']):,} {v.get('source_currency', '')}")
     return lines
-
-
-def key_fingerprint_of(path: Path | None, passphrase: str | None = None) -> str:
-    if path is None or not path.is_file():
-        return ""
-    return sshsig.fingerprint(sshsig.load_private(path, passphrase).public_key())
-

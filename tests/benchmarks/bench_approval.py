@@ -11,7 +11,6 @@ its canonical JSON), verify the signature, and rebuild the rows to pay from it. 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: E402
+from process_support import benchmark_rows  # noqa: E402
 from sheets import HEADERS, rows  # noqa: E402
 
 from batchpay import sshsig  # noqa: E402
@@ -36,11 +36,7 @@ from batchpay.sheet.read import Sheet  # noqa: E402
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=10000)
-    parser.add_argument("--short", action="store_true")
-    args = parser.parse_args()
-    n = 500 if args.short else args.rows
+    n = benchmark_rows(__doc__ or "")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "nov.plan.json"
         planned = [PlanRow(i + 1, str(v["payout_ref"]),
