@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -132,8 +133,11 @@ def test_identifiers_are_text_and_amounts_numbers_with_currency_decimals(tmp_pat
     row_numbers = column_values(sheet, "row")
     assert [c.value for c in row_numbers] == [2, 3, 4, 5]
     assert all(isinstance(c.value, int) for c in row_numbers)
-    for name in ("reference_number", "payout_id", "quote_id", "updated_at"):
+    for name in ("reference_number", "payout_id", "quote_id"):
         assert column_values(sheet, name)[0].data_type == "s"
+    updated = column_values(sheet, "updated_at")[0]  # a date-time cell, in UTC
+    assert updated.value == datetime(2026, 11, 30, 10, 15, 2)
+    assert updated.number_format == "yyyy-mm-dd hh:mm:ss"
 
 
 def test_colliding_input_columns_get_input_suffix_and_read_back(tmp_path: Path) -> None:
@@ -226,7 +230,9 @@ def test_layout_frozen_header_filter_colours_and_run_sheet(tmp_path: Path,
     book = load(tmp_path / "r.xlsx")
     assert book.sheetnames == ["Results", "Summary", "Run"]
     results = book["Results"]
-    assert results.freeze_panes == "A2"
+    assert results.freeze_panes == "B2"  # the header row and the payout_ref column
+    [highlight] = results.conditional_formatting
+    assert "COMPLETED" in highlight.rules[0].formula[0]
     assert results.auto_filter.ref == f"A1:V{len(mixed_rows) + 1}"
     assert [c.value for c in results[1]][len(INPUTS):] == list(RESULT_COLUMNS)
     steps = {c.value: s.value for c, s in zip(column_values(results, "status"),

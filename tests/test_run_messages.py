@@ -52,3 +52,18 @@ def test_runs_is_readable_in_80_columns(cli_sandbox: Any, tmp_path: Path,
     assert all(len(line) <= 80 for line in lines), lines
     assert any("a-long-sheet-name-for-november-payouts.xlsx: ok" in line for line in lines)
     assert any(line.strip() == "COMPLETED 1" for line in lines)
+
+
+def test_sandbox_and_dry_run_workbooks_say_so_first(cli_sandbox: Any, tmp_path: Path) -> None:
+    import openpyxl
+
+    cli_sandbox(settle_seconds=0.05)
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
+    assert batchpay("run", str(sheet), "--dry-run", "--out", str(tmp_path / "d.xlsx")).exit_code == 0
+    book = openpyxl.load_workbook(tmp_path / "d.xlsx")
+    first = book["Summary"]["A1"].value
+    assert "DRY RUN: nothing was paid" in first and "SANDBOX: no real money moved" in first
+    assert "DRY RUN" in book["Results"].oddHeader.left.text
+    assert batchpay("run", str(sheet), "--wait", "2", "--out", str(tmp_path / "r.xlsx")).exit_code == 0
+    paid = openpyxl.load_workbook(tmp_path / "r.xlsx")["Summary"]["A1"].value
+    assert paid == "SANDBOX: no real money moved"

@@ -150,7 +150,15 @@ def render_run(journal: Journal, run: RunRecord, path: Path,
                          rows=result_rows(journal, run) if rows is None else rows,
                          run_info=run_info(journal, run),
                          payee_changes=run.info.get("payee_changes", []),
-                         plan_lines=plan_lines)
+                         plan_lines=plan_lines, banner=banner(run))
+
+
+def banner(run: RunRecord) -> str:
+    """What a workbook says first when no real money moved (a sandbox, a dry run)."""
+    said = ["DRY RUN: nothing was paid"] if run.kind == "dry-run" else []
+    if run.info.get("sandbox"):
+        said.append("SANDBOX: no real money moved")
+    return "; ".join(said)
 
 
 def run_counts(journal: Journal, run: RunRecord) -> dict[str, int]:

@@ -474,7 +474,7 @@ class _Batch:
             "operator": operator(), "host": platform.node(), "tool_version": __version__,
             "service": self.service.identity, "base_url": self.service.base_url
             if not self.service.embedded else "embedded sandbox",
-            "key_fingerprint": _fingerprint(self.service.api_key),
+            "key_fingerprint": _fingerprint(self.service.api_key), "sandbox": self.sandbox,
             "journal": str(self.settings.journal.absolute()),
             "settings": {"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
                          "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,

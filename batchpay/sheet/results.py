@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,7 @@ VALIDATE_COLUMNS = ("row", "status", "error", "warning")
 RESULTS_SHEET, SUMMARY_SHEET, RUN_SHEET = "Results", "Summary", "Run"
 PAYEE_CHANGES_SHEET = "Payee changes"
 PLAN_SHEET = "Plan"
+_FINE_STATUSES = ("COMPLETED", "PENDING", "PROCESSING", "VALID")
 PAYEE_CHANGES_COLUMNS = ("payee", "row", "payout_ref", "reason", "field", "before", "after",
                          "last paid", "decision")
 INPUT_SUFFIX = "_input"
@@ -226,6 +228,8 @@ class _Formats:
         self.count = workbook.add_format({"num_format": "#,##0"})
         # identifiers stay text when a fix is typed over them in a spreadsheet
         self.text = workbook.add_format({"num_format": "@"})
+        self.datetime = workbook.add_format({"num_format": "yyyy-mm-dd hh:mm:ss"})
+        self.attention = workbook.add_format({"bg_color": "#FFF2CC"})  # a row to act on
         self.status = {
             status: workbook.add_format({"bg_color": fill, "font_color": font})
             for status, (fill, font) in _STATUS_COLOURS.items()
@@ -279,10 +283,12 @@ def write_number(sheet: Worksheet, row: int, col: int, value: Decimal | float | 
 
 
 # Kinds of column, decided once per column rather than per cell.
-_TEXT, _ID, _INPUT_AMOUNT, _NUMBER, _STATUS, _RATE, _SOURCE_MONEY, _TARGET_MONEY = range(8)
+(_TEXT, _ID, _INPUT_AMOUNT, _NUMBER, _STATUS, _RATE, _SOURCE_MONEY, _TARGET_MONEY,
+ _DATETIME) = range(9)
 _RESULT_KINDS = {
     "row": _NUMBER, "status": _STATUS, "rate": _RATE, "fee": _SOURCE_MONEY,
     "total_debit": _SOURCE_MONEY, "delivered_amount": _TARGET_MONEY, "quotes_used": _NUMBER,
+    "updated_at": _DATETIME,
 }
 
 
@@ -301,7 +307,8 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
                   result_columns: Sequence[str] = RESULT_COLUMNS,
                   run_info: Sequence[tuple[str, str]] | None = None,
                   payee_changes: Sequence[dict[str, Any]] = (),
-                  plan_lines: Sequence[tuple[str, str]] = ()) -> ResultsSummary:
+                  plan_lines: Sequence[tuple[str, str]] = (),
+                  banner: str = "") -> ResultsSummary:
     """Write the results workbook to `path` (atomically) and return its Summary figures.
 
     `payee_changes` are the payee register's findings (other than plainly known payees) as
@@ -320,7 +327,9 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
             results = workbook.add_worksheet(RESULTS_SHEET, worksheet_class=StreamingWorksheet)
             summary_sheet = workbook.add_worksheet(SUMMARY_SHEET)
             summary = _write_results_sheet(results, formats, input_columns, rows, result_columns)
-            _write_summary_sheet(summary_sheet, formats, summary)
+            results.set_header("&L" + (banner or "batchpay results").replace("&", "&&")
+                               + "&R&P / &N")
+            _write_summary_sheet(summary_sheet, formats, summary, banner)
             if run_info is not None:
                 _write_run_sheet(workbook.add_worksheet(RUN_SHEET), formats, run_info)
             if payee_changes:
@@ -353,7 +362,7 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
     # Bound once: this loop runs for every cell of up to 100,000 rows.
     write_string, write_num = sheet._write_string, sheet._write_number
     status_formats, money, rate_format = formats.status, formats.money, formats.rate
-    text_format = formats.text
+    text_format, date_format = formats.text, formats.datetime
     r = 0
     for r, result in enumerate(rows, start=1):
         summary.add(result)
@@ -366,6 +375,14 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
             if value is None or value == "":
                 continue
             kind = kinds[col]
+            if kind == _DATETIME and isinstance(value, str):  # UTC ISO 8601, as a date-time
+                try:
+                    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+                except ValueError:
+                    write_text(sheet, r, col, value)
+                else:
+                    sheet.write_datetime(r, col, moment.replace(tzinfo=None), date_format)
+                continue
             if isinstance(value, str):
                 fmt = status_formats.get(value) if kind == _STATUS else (
                     text_format if kind == _ID else None)
@@ -393,10 +410,33 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
     for col, width in enumerate(widths):
         sheet.set_column(col, col, min(max(width + 1, _MIN_WIDTH), _MAX_WIDTH),
                          text_format if kinds[col] == _ID else None)
-    sheet.freeze_panes(1, 0)
+    # the header, and the payout_ref when it is the first column, stay in sight
+    sheet.freeze_panes(1, 1 if input_columns and
+                       normalize_header(input_columns[0]) == "payout_ref" else 0)
     sheet.autofilter(0, 0, last_row, len(headers) - 1)
+    if "status" in result_columns and last_row:
+        _highlight_attention(sheet, formats, n_inputs + list(result_columns).index("status"),
+                             last_row, len(headers) - 1)
     _print_setup(sheet)
     return summary
+
+
+def _highlight_attention(sheet: Worksheet, formats: _Formats, status_col: int, last_row: int,
+                         last_col: int) -> None:
+    """Rows whose status needs the operator get a light fill (the status cell keeps its
+    colour): a conditional format, so a status typed over stays right."""
+    from xlsxwriter.utility import xl_col_to_name, xl_range
+
+    cell = f"${xl_col_to_name(status_col)}2"
+    fine = ",".join(f'{cell}<>"{s}"' for s in ("", *_FINE_STATUSES))
+    ranges = [xl_range(1, 0, last_row, status_col - 1)] if status_col else []
+    if status_col < last_col:
+        ranges.append(xl_range(1, status_col + 1, last_row, last_col))
+    if not ranges:
+        return
+    sheet.conditional_format(ranges[0], {"type": "formula", "criteria": f"=AND({fine})",
+                                         "format": formats.attention,
+                                         "multi_range": " ".join(ranges)})
 
 
 def _print_setup(sheet: Worksheet) -> None:
@@ -426,8 +466,12 @@ class _Lines:
         self.row += 1
 
 
-def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSummary) -> None:
+def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSummary,
+                         banner: str = "") -> None:
     lines = _Lines(sheet)
+    if banner:  # a sandbox or a dry run: said before any figure
+        lines.write((banner, formats.bad))
+        lines.write()
     problems = summary.problems
     verdict = "reconcile" if not problems else "DO NOT reconcile: " + "; ".join(problems)
     lines.write(("Control totals", formats.bold),
