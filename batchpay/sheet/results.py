@@ -63,6 +63,7 @@ RESULTS_SHEET, SUMMARY_SHEET, RUN_SHEET = "Results", "Summary", "Run"
 PAYEE_CHANGES_SHEET = "Payee changes"
 PLAN_SHEET = "Plan"
 _FINE_STATUSES = ("COMPLETED", "PENDING", "PROCESSING", "VALID")
+_EXCEL_EPOCH = datetime(1899, 12, 30)  # day 0 of Excel's 1900 date system
 PAYEE_CHANGES_COLUMNS = ("payee", "row", "payout_ref", "reason", "field", "before", "after",
                          "last paid", "decision")
 INPUT_SUFFIX = "_input"
@@ -376,12 +377,13 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
                 continue
             kind = kinds[col]
             if kind == _DATETIME and isinstance(value, str):  # UTC ISO 8601, as a date-time
-                try:
-                    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+                try:  # Excel's serial day number, computed here: write_datetime is slow
+                    serial = (datetime.fromisoformat(value).replace(tzinfo=None)
+                              - _EXCEL_EPOCH).total_seconds() / 86400
                 except ValueError:
                     write_text(sheet, r, col, value)
                 else:
-                    sheet.write_datetime(r, col, moment.replace(tzinfo=None), date_format)
+                    write_num(r, col, serial, date_format)
                 continue
             if isinstance(value, str):
                 fmt = status_formats.get(value) if kind == _STATUS else (
