@@ -190,7 +190,7 @@ def banks(country: str, currency: str, as_json: bool) -> None:
     table.add_column("Sort code")
     for bank in found:
         table.add_row(bank.bank_name, bank.sort_code or "")
-    Console(soft_wrap=True).print(table)
+    Console(soft_wrap=True, markup=False).print(table)
 
 
 overwrite_option = click.option(
@@ -1040,8 +1040,10 @@ def listen(host: str | None, port: int | None, journal: Path | None,
     host = host or settings.listen_host
     check = listener_check(settings, host=host, insecure=insecure_no_signature)
     if insecure_no_signature:
-        console.print("[bold red]INSECURE: signatures are NOT checked. Anyone who can reach "
-                      "this port can change payout states in your journal.[/]")
+        from rich.text import Text
+
+        console.print(Text("INSECURE: signatures are NOT checked. Anyone who can reach this "
+                           "port can change payout states in your journal.", style="bold red"))
     app = create_listener(settings.journal, check)
     sock = bind(host, settings.listen_port if port is None else port, "webhook listener")
     console.print(f"Listening for webhooks on {url_of(sock)}/webhook "

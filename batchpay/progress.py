@@ -31,14 +31,21 @@ STATUS_STYLE = {
 }
 
 
+def styled(status: str) -> Text:
+    return Text(status, style=STATUS_STYLE.get(status, ""))
+
+
 def stderr_console(quiet: bool = False) -> Console:
+    # markup off: text from a sheet or the service (an account "6222[/x]") is shown as is;
+    # what batchpay styles, it styles with Text objects
     return Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")), quiet=quiet,
+                   markup=False,
                    highlight=False)
 
 
 def stdout_console() -> Console:
     # piped or redirected there is no width to fit: never fold an id or a name
-    return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 1000,
+    return Console(soft_wrap=True, width=None if sys.stdout.isatty() else 1000, markup=False,
                    no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
 
 
@@ -91,7 +98,7 @@ class RichReporter:
         self._task: Any = None
 
     def banner(self, text: str) -> None:
-        self.console.print(f"[bold yellow]{text}[/]")
+        self.console.print(Text(text, style="bold yellow"))
 
     def note(self, text: str) -> None:
         # never folded by us: a path or a message must stay whole to be copied
@@ -125,12 +132,12 @@ class RichReporter:
 
 def print_counts(console: Console, counts: dict[str, int], title: str | None = None) -> None:
     if title:
-        console.print(f"[bold]{title}[/]: {sum(counts.values())} row(s)")
+        console.print(Text.assemble((title, "bold"), f": {sum(counts.values())} row(s)"))
     table = Table()
     table.add_column("status")
     table.add_column("rows", justify="right")
     for status, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        table.add_row(f"[{STATUS_STYLE.get(status, '')}]{status}[/]", str(n))
+        table.add_row(styled(status), str(n))
     console.print(table)
 
 
@@ -158,7 +165,7 @@ def print_money(console: Console, summary: Any, *, dry_run: bool = False) -> Non
                 f"{money.delivered.get(target, 0):,} (+{money.overpaid.get(target, 0):,}), "
                 f"debit {money.invoice_debit:,} {currency}")
     for problem in summary.problems:
-        console.print(f"[red]Control totals do not reconcile: {problem}[/]")
+        console.print(Text(f"Control totals do not reconcile: {problem}", style="red"))
 
 
 def print_problems(console: Console, rows: Iterable[tuple[Any, str, str]], limit: int = 20,
@@ -171,7 +178,7 @@ def print_problems(console: Console, rows: Iterable[tuple[Any, str, str]], limit
     table.add_column("status")
     table.add_column("message", overflow="fold")
     for row, status, message in items[:limit]:
-        table.add_row(str(row), f"[{STATUS_STYLE.get(status, '')}]{status}[/]", message)
+        table.add_row(str(row), styled(status), message)
     console.print(table)
     if len(items) > limit:
         console.print(f"... and {len(items) - limit} more: see the results workbook.")

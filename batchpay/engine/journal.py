@@ -598,6 +598,10 @@ class Journal:
             for kind, ref, data in decisions:
                 self._event(kind, run_id=run_id, ref=ref, data=data)
 
+    def refs(self) -> list[str]:
+        """Every payout_ref of the ledger."""
+        return [r[0] for r in self.db.execute("SELECT payout_ref FROM payouts")]
+
     def events_of(self, kind: str) -> list[dict[str, Any]]:
         """The data of every event of `kind`, oldest first."""
         return [json.loads(r[0]) for r in self.db.execute(

@@ -174,6 +174,7 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
               settings: Settings, skip_invalid: bool,
               allow_repeat: frozenset[str] = frozenset()) -> Plan:
     ledger = journal.entries(c.payout.payout_ref for c in checks if c.payout is not None)
+    cased = {ref.upper(): ref for ref in journal.refs()}  # the refs, to compare without case
     repeats = RepeatCheck(journal, settings.repeat_window_days)
     rows: list[RunRow] = []
     send: list[SendJob] = []
@@ -197,6 +198,12 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
         rr.source_currency, rr.target_currency = p.source_currency, p.currency
         details = details_of(p)
         entry = ledger.get(ref)
+        other_case = cased.get(ref.upper(), ref) if entry is None else ref
+        if other_case != ref:  # r-1 and R-1 are one payment
+            rr.error = (f"payout_ref: {ref} differs only in case from {other_case}, already in "
+                        "the journal; a payout_ref names one payment whatever its case: use "
+                        f"{other_case} for that payment, or a new payout_ref for a new one")
+            continue
         country = settings.source_countries.get(p.source_currency)
         # a paid (or possibly paid) ref met again with other details is another payment
         if (entry is not None and entry.status not in (*RESENDABLE, "FAILED", "REFUNDED")

@@ -33,8 +33,9 @@ from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, COLUMNS_BY_NAME, Colum
 from batchpay.sheet.currency import EXPONENTS
 
 REF_PATTERN = r"[A-Za-z0-9._/\-]{1,64}"
-ACCOUNT_PATTERN = r"\d{8,30}"
-AMOUNT_PATTERN = r"\d+(?:\.\d+)?"
+ACCOUNT_PATTERN = r"[0-9]{8,30}"  # ASCII digits: full-width and other digits are refused
+AMOUNT_PATTERN = r"[0-9]+(?:\.[0-9]+)?"
+MAX_SIGNIFICANT = 15  # what a spreadsheet keeps of a number; no payout needs more
 _GROUPED_AMOUNT = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _SHORTENED_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?[eE][+-]?\d+")
 _UPPER_KINDS = {"choice", "currency", "country"}
@@ -119,6 +120,9 @@ def _account_message(value: Any, _: int) -> str:
     if _SHORTENED_NUMBER.fullmatch(text):
         return (f"{text} is a number the spreadsheet shortened; format the column as Text "
                 "and type the full account number again")
+    if text.isdigit() and not text.isascii():
+        return (f"has digits other than 0-9 ({text!r}, e.g. full-width digits): type the "
+                "account number again with plain digits")
     if not text.isdigit():
         return f"must be digits only (spaces and hyphens are allowed), got {text!r}"
     return f"has {len(text)} digits; an account number has 8 to 30"
@@ -178,14 +182,16 @@ def column_rules(column: Column) -> list[Rule]:
         rules += [
             Rule("ref_format", name, lambda s: s.str.fullmatch(REF_PATTERN),
                  lambda v, _: f"must be 1–64 letters, digits or . _ - / (got {v!r})"),
-            Rule("ref_unique", name, lambda s: ~s.duplicated(keep=False),
-                 lambda v, _: f"{v} is used by more than one row"),  # rows named by the caller
+            # r-1 and R-1 are one payment: unique whatever the case
+            Rule("ref_unique", name, lambda s: ~s.str.upper().duplicated(keep=False),
+                 lambda v, _: f"{v} is used by more than one row (a payout_ref names one "
+                 "payment, whatever its case)"),  # rows named by the caller
         ]
     elif name == "account_number":
         rules.append(Rule("account_digits", name, lambda s: s.str.fullmatch(ACCOUNT_PATTERN),
                           _account_message))
     elif name == "sort_code":
-        rules.append(Rule("digits", name, lambda s: s.str.fullmatch(r"\d{1,30}"),
+        rules.append(Rule("digits", name, lambda s: s.str.fullmatch(r"[0-9]{1,30}"),
                           lambda v, _: f"must be digits only, got {v!r}"))
     elif name == "company_id":
         rules.append(Rule("uscc", name, lambda s: s.map(is_valid_uscc), _uscc_message))
@@ -197,6 +203,10 @@ def column_rules(column: Column) -> list[Rule]:
             Rule("amount_number", name, lambda s: s.str.fullmatch(AMOUNT_PATTERN), _amount_message),
             Rule("amount_positive", name, lambda s: ~s.str.fullmatch(r"0*(?:\.0*)?"),
                  lambda v, _: f"must be more than 0, got {v}"),
+            Rule("amount_digits", name, lambda s: _significant(s) <= MAX_SIGNIFICANT,
+                 lambda v, _: f"{v} has more than {MAX_SIGNIFICANT} significant digits: a "
+                 "spreadsheet keeps only 15, so the number may already be rounded, and no "
+                 "payout needs more; check the amount"),
         ]
     elif column.kind == "currency":
         rules.append(Rule("iso4217", name, lambda s: s.isin(EXPONENTS), _currency_message))
@@ -209,6 +219,12 @@ def column_rules(column: Column) -> list[Rule]:
     if column.max_length and (column.kind == "text" or name == "payee_id"):
         rules.append(_length_rule(column))
     return rules
+
+
+def _significant(amounts: pd.Series) -> pd.Series:
+    """Digits of each amount text without leading zeros and trailing fractional zeros."""
+    parts = amounts.str.extract(r"^0*([0-9]*)(?:\.([0-9]*?)0*)?$")
+    return parts[0].fillna("").str.len() + parts[1].fillna("").str.len()
 
 
 def _decimals(amounts: pd.Series) -> pd.Series:

@@ -210,18 +210,24 @@ def _apply_option(frame: Any, option: str, errors: list[dict[str, str]]) -> None
 
 def _name_duplicate_refs(frame: Any, sheet: Sheet, errors: list[dict[str, str]]) -> None:
     refs = frame["payout_ref"]
-    shared = refs[refs.notna() & refs.duplicated(keep=False)]
+    upper = refs.str.upper()
+    shared = refs[refs.notna() & upper.duplicated(keep=False)]
     if shared.empty:
         return
     rows_by_ref: dict[str, list[int]] = defaultdict(list)
     for position, ref in shared.items():
-        rows_by_ref[ref].append(int(position))
-    for ref, positions in rows_by_ref.items():
+        rows_by_ref[str(ref).upper()].append(int(position))
+    for positions in rows_by_ref.values():
         for position in positions:
-            others = ", ".join(str(sheet.rows[p].row) for p in positions if p != position)
-            if errors[position].get("payout_ref", "").endswith("is used by more than one row"):
+            others = ", ".join(f"{sheet.rows[p].row} ({refs.iat[p]})" if refs.iat[p] !=
+                               refs.iat[position] else str(sheet.rows[p].row)
+                               for p in positions if p != position)
+            cased = len({refs.iat[p] for p in positions}) > 1
+            if "is used by more than one row" in errors[position].get("payout_ref", ""):
                 errors[position]["payout_ref"] = (
-                    f"{ref} is also used in row {others}; every payout needs its own payout_ref")
+                    f"{refs.iat[position]} is also used in row {others}; every payout needs "
+                    "its own payout_ref" + (" (refs that differ only in case are one)"
+                                            if cased else ""))
 
 
 def _same_account_same_amount(frame: Any, sheet: Sheet) -> dict[int, list[str]]:

@@ -1,0 +1,87 @@
+"""Values an attacker (or a careless paste) puts in a sheet: huge amounts, digits that are
+not 0-9, console markup, payout_refs that differ only in case. Each is one INVALID row or
+shown as typed; none crashes batchpay or pays twice."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_support import batchpay, by_ref, sandbox_payouts
+from sheets import rows, write_sheet
+
+
+@pytest.fixture
+def service(cli_sandbox: Any) -> Any:
+    return cli_sandbox(settle_seconds=0.05)
+
+
+def errors(result: Any) -> dict[str, str]:
+    document = json.loads(result.stdout)
+    return {r["payout_ref"]: r["error"] or "" for r in document["rows"]}
+
+
+def test_huge_amounts_and_non_ascii_digits_are_invalid_rows(service: Any, tmp_path: Path) -> None:
+    sheet_rows = rows(5)
+    sheet_rows[0]["amount"] = 1e27  # a number cell: 28 digits
+    sheet_rows[1]["amount"] = "1234567890123.456"  # 16 significant digits, as text
+    sheet_rows[2]["account_number"] = "６２２２０００００００００００００００３"  # full-width
+    sheet_rows[3]["account_number"] = "٦٢٢٢٠٠٠٠٠٠٠٠٠٠٠٠٠٠٤"  # Arabic-Indic digits
+    sheet = write_sheet(tmp_path / "nov.xlsx", sheet_rows)
+    result = batchpay("validate", str(sheet), "--no-bank-check", "--json")
+    assert result.exit_code == 1, result
+    found = errors(result)
+    assert "more than 15 significant digits" in found["T-00001"]
+    assert "more than 15 significant digits" in found["T-00002"]
+    assert "digits other than 0-9" in found["T-00003"]
+    assert "digits other than 0-9" in found["T-00004"]
+    assert found["T-00005"] == ""
+    paid = batchpay("run", str(sheet), "--skip-invalid", "--wait", "2", "--json",
+                    "--out", str(tmp_path / "r.xlsx"))
+    assert paid.exit_code == 1, paid
+    assert [p["accountNumber"] for p in sandbox_payouts(service.url)] == [
+        sheet_rows[4]["account_number"]]
+
+
+def test_console_markup_in_cells_is_shown_as_typed(service: Any, tmp_path: Path) -> None:
+    sheet_rows = rows(3)
+    sheet_rows[0]["account_number"] = "6222[/x]0001"  # invalid, and shown in the error table
+    sheet_rows[1]["remark"] = "[bold]urgent[/bold] [/x]"
+    sheet_rows[2]["reason"] = "Invoice [link=http://x]INV-3[/link]"
+    sheet = write_sheet(tmp_path / "nov.xlsx", sheet_rows)
+    checked = batchpay("validate", str(sheet), "--no-bank-check")
+    assert checked.exit_code == 1, checked
+    assert "6222[/x]0001" in checked.stderr
+    paid = batchpay("run", str(sheet), "--skip-invalid", "--wait", "2", "--json",
+                    "--out", str(tmp_path / "r.xlsx"))
+    assert paid.exit_code == 1, paid
+    document = json.loads(paid.stdout)  # the JSON is whole after payouts went out
+    assert document["counts"]["COMPLETED"] == 2
+    assert len(sandbox_payouts(service.url)) == 2
+    assert "6222[/x]0001" in paid.stderr
+
+
+def test_payout_refs_that_differ_only_in_case_are_one_payment(service: Any,
+                                                              tmp_path: Path) -> None:
+    twins = rows(2)
+    twins[1]["payout_ref"] = "t-00001"
+    sheet = write_sheet(tmp_path / "twins.xlsx", twins)
+    checked = batchpay("validate", str(sheet), "--no-bank-check", "--json")
+    found = errors(checked)
+    assert "also used in row 3 (t-00001)" in found["T-00001"]
+    assert "differ only in case" in found["t-00001"]
+
+    first = write_sheet(tmp_path / "nov.xlsx", rows(1))
+    assert batchpay("run", str(first), "--wait", "2", "--out",
+                    str(tmp_path / "r.xlsx")).exit_code == 0
+    again = rows(1, amount=Decimal("100001.50"))
+    again[0]["payout_ref"] = "t-00001"
+    sheet = write_sheet(tmp_path / "dec.xlsx", again)
+    result = batchpay("run", str(sheet), "--wait", "2", "--out", str(tmp_path / "d.xlsx"))
+    assert result.exit_code == 1, result
+    cell = by_ref(tmp_path / "d.xlsx")["t-00001"]
+    assert cell["status"] == "INVALID" and "differs only in case from T-00001" in cell["error"]
+    assert len(sandbox_payouts(service.url)) == 1
