@@ -327,6 +327,9 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
 
     if out is not None:
         check_output(out, overwrite=overwrite, inputs=(sheet,))
+    else:  # the results go beside the sheet: that folder must take them, known before paying
+        writable_path(click.get_current_context(), None,  # type: ignore[arg-type]
+                      sheet.absolute().with_name("results.xlsx"))
     settings = settings_for(journal=journal, concurrency=concurrency, max_rps=max_rps,
                             wait_seconds=wait_seconds)
     if approved is not None:

@@ -60,6 +60,12 @@ class Interrupted(BatchpayError):
     """The operator pressed Ctrl-C; the message says where the results so far are."""
 
 
+class ResultsNotWritten(BatchpayError):
+    """Rows were paid and journaled, and their workbook could not be written (exit 1)."""
+
+    exit_code = 1
+
+
 class JournalError(BatchpayError):
     """The journal cannot be opened, read or written."""
 

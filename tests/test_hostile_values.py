@@ -85,3 +85,27 @@ def test_payout_refs_that_differ_only_in_case_are_one_payment(service: Any,
     cell = by_ref(tmp_path / "d.xlsx")["t-00001"]
     assert cell["status"] == "INVALID" and "differs only in case from T-00001" in cell["error"]
     assert len(sandbox_payouts(service.url)) == 1
+
+
+def test_a_workbook_that_cannot_be_written_after_paying_says_what_was_paid(
+        service: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    import errno
+
+    from batchpay.engine import runner
+
+    def full_disk(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
+    with monkeypatch.context() as patched:
+        patched.setattr(runner, "render_run", full_disk)
+        result = batchpay("run", str(sheet), "--wait", "2", "--out", str(tmp_path / "r.xlsx"))
+    assert result.exit_code == 1, result
+    assert "2 row(s) were sent and are in the journal" in result.stderr
+    assert "No space left on device" in result.stderr and "Traceback" not in result.stderr
+    assert "batchpay report --run" in result.stderr
+    run_id = json.loads(batchpay("runs", "--json").stdout)[0]["run_id"]
+    assert batchpay("report", "--run", run_id, "--out", str(tmp_path / "r.xlsx")).exit_code == 0
+    assert {r["status"] for r in by_ref(tmp_path / "r.xlsx").values()} <= {
+        "COMPLETED", "PENDING", "PROCESSING"}
+    assert len(sandbox_payouts(service.url)) == 2

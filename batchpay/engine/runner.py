@@ -42,7 +42,7 @@ from batchpay.engine.render import display_status, find_run, render_run, result_
 from batchpay.engine.repeats import RepeatCheck, held_message, payment_key
 from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
-from batchpay.errors import BatchpayError, Interrupted
+from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
@@ -670,7 +670,16 @@ class _Batch:
                                 {"counts": dict(counts), "totals": totals,
                                  "results": str(path.absolute()), **self.wallets})
         run = find_run(self.journal, self.run_id)
-        summary = render_run(self.journal, run, path, rows)
+        try:
+            summary = render_run(self.journal, run, path, rows)
+        except (OSError, ValueError) as exc:  # a full disk, a folder gone since the start
+            sent = sum(r.status in SENT_STATUSES for r in rows)
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ResultsNotWritten(
+                f"{sent} row(s) were sent and are in the journal, but the results workbook "
+                f"{path} could not be written ({reason}).",
+                hint=f"Free some space or fix the folder, then `batchpay report --run "
+                f"{self.run_id} --out PATH` writes it from the journal.") from exc
         return RunOutcome(
             run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
             sandbox=self.sandbox, notes=self.notes, dry_run=self.options.dry_run,
