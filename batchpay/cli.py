@@ -203,6 +203,10 @@ decimal_comma_option = click.option(
     "(1.250.000,00; 12,5). Without it, a comma or a point before three digits in a "
     "';'- or tab-separated CSV is refused as ambiguous.")
 
+include_hidden_option = click.option(
+    "--include-hidden", is_flag=True,
+    help="Pay rows hidden or filtered out in the sheet too (default: such a row is INVALID).")
+
 quiet_option = click.option("--quiet", is_flag=True,
                             help="Print only errors and the paths written (and --json).")
 
@@ -219,13 +223,14 @@ quiet_option = click.option("--quiet", is_flag=True,
 @click.option("--no-bank-check", is_flag=True,
               help="Do not compare bank_name with the service's bank list (works offline).")
 @decimal_comma_option
+@include_hidden_option
 @overwrite_option
 @quiet_option
 @debug_option
 @handle_errors
 def validate(sheet: Path, report: Path | None, sheet_name: str | None,
              source_currency: str | None, as_json: bool, no_bank_check: bool,
-             decimal_comma: bool, overwrite: bool, quiet: bool) -> None:
+             decimal_comma: bool, include_hidden: bool, overwrite: bool, quiet: bool) -> None:
     """Check every row of SHEET (.xlsx or .csv) without sending anything.
 
     Bank names are compared with the service's bank list (the embedded sandbox's when no
@@ -244,7 +249,7 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     settings = settings_for()
     outcome = validate_file(sheet, sheet_name=sheet_name, source_currency=source_currency,
                             max_bytes=int(settings.max_file_mb * 2**20),
-                            decimal_comma=decimal_comma)
+                            decimal_comma=decimal_comma, include_hidden=include_hidden)
     console = stderr_console(quiet)
     if not no_bank_check:  # before the report, which shows the warnings
         for note in check_sheet_bank_names(outcome.validation, settings):
@@ -291,6 +296,7 @@ def run_options(func: F) -> F:
         click.option("--source-currency", help="Wallet currency for rows that leave "
                      "source_currency empty, e.g. NGN."),
         decimal_comma_option,
+        include_hidden_option,
         overwrite_option,
         click.option("--yes", is_flag=True, help="Confirm real payouts in advance (no prompt)."),
         click.option("--allow-partial", is_flag=True,
@@ -311,7 +317,8 @@ def run_options(func: F) -> F:
 def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: bool,
          concurrency: int | None, max_rps: float | None, wait_seconds: float | None,
          journal: Path | None, sheet_name: str | None, source_currency: str | None,
-         decimal_comma: bool, overwrite: bool, yes: bool, allow_partial: bool,
+         decimal_comma: bool, include_hidden: bool, overwrite: bool, yes: bool,
+         allow_partial: bool,
          allow_repeat: tuple[str, ...], quiet: bool, as_json: bool,
          approved: Any = None) -> None:
     from batchpay.engine.intake import load_input
@@ -347,7 +354,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
         yes=yes, interactive=is_interactive(), allow_partial=allow_partial,
         allow_repeat=frozenset(ref.strip() for ref in allow_repeat),
-        decimal_comma=decimal_comma, approved=approved)
+        decimal_comma=decimal_comma, include_hidden=include_hidden, approved=approved)
     reporter = RichReporter(quiet=quiet)
     outcome = run_batch(settings, options, reporter,
                         lambda: load_input(options, settings))
@@ -690,6 +697,7 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
 @click.option("--skip-invalid", is_flag=True, help="Plan the valid rows even if some rows "
               "are invalid.")
 @decimal_comma_option
+@include_hidden_option
 @journal_option
 @overwrite_option
 @click.option("--quiet", is_flag=True, help="Print only errors and the plan's paths.")
@@ -699,7 +707,8 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
 @handle_errors
 def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | None,
          source_currency: str | None, skip_invalid: bool, decimal_comma: bool,
-         journal: Path | None, overwrite: bool, quiet: bool, as_json: bool) -> None:
+         include_hidden: bool, journal: Path | None, overwrite: bool, quiet: bool,
+         as_json: bool) -> None:
     """Plan SHEET for approval: a dry run, written as NAME.plan.json and NAME.plan.xlsx.
 
     The plan holds every row that would be sent with every value it is paid from, the
@@ -738,7 +747,8 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
     options = RunOptions(sheet=sheet, dry_run=True, sheet_name=sheet_name,
                          source_currency=source_currency, out=workbook, skip_invalid=skip_invalid,
                          concurrency=settings.concurrency, max_rps=settings.max_rps,
-                         interactive=is_interactive(), decimal_comma=decimal_comma)
+                         interactive=is_interactive(), decimal_comma=decimal_comma,
+                         include_hidden=include_hidden)
     read: dict[str, Any] = {}
 
     def load() -> tuple[Any, Any]:

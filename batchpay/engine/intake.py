@@ -18,9 +18,11 @@ def load_input(options: Any, settings: Settings) -> tuple[Sheet, Any]:
         sheet = options.approved.sheet()
         return sheet, validate_sheet(sheet, source_currency=options.source_currency)
     if options.kind == "rerun":
-        sheet = read_results_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes)
+        sheet = read_results_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes,
+                                   include_hidden=options.include_hidden)
     else:
         sheet = read_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes,
-                           decimal_comma=options.decimal_comma)
+                           decimal_comma=options.decimal_comma,
+                           include_hidden=options.include_hidden)
     require_payout_rows(sheet)
     return sheet, validate_sheet(sheet, source_currency=options.source_currency)

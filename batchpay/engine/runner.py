@@ -96,6 +96,7 @@ class RunOptions:
     allow_partial: bool = False  # a real run may start with a wallet too short for every row
     allow_repeat: frozenset[str] = frozenset()  # payout_refs released from the repeat hold
     decimal_comma: bool = False  # amounts as text are written 1.250.000,00
+    include_hidden: bool = False  # rows hidden or filtered out in the sheet are paid too
     # an approved plan (batchpay.engine.approval.CheckedPlan): its rows are the input, its
     # ceilings bound the debit, its id, maker and approvers go into the run's record
     approved: Any = None

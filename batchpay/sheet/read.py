@@ -40,6 +40,7 @@ from batchpay.sheet.xlsx_guard import (
     sheet_parts,
 )
 
+HIDDEN = "hidden"  # the error key of a row hidden in the sheet
 DEFAULT_SHEET = "Payouts"
 MAX_EXACT_DIGITS = 15  # a spreadsheet number keeps 15 significant digits, no more
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -90,18 +91,23 @@ def paused_gc() -> Iterator[None]:
 
 
 def read_sheet(path: Path, *, sheet: str | None = None, max_bytes: int = 50 * 2**20,
-               decimal_comma: bool = False) -> Sheet:
+               decimal_comma: bool = False, include_hidden: bool = False) -> Sheet:
     """Read the sheet at `path`; InputError (exit 2) when it cannot be read safely.
 
     Amounts written as text are read as numbers with a decimal point and no thousands
     separators; in a `;`- or tab-separated CSV (where Europe writes `12,50`) a comma, or a
     point before exactly three digits, is ambiguous and the cell is refused, unless
-    `decimal_comma` says the file writes `1.250.000,00`."""
+    `decimal_comma` says the file writes `1.250.000,00`.
+
+    A row hidden in the sheet (by hand, or filtered out) carries an error unless
+    `include_hidden`: an operator who filters a list to "pay these" is never paid the rest;
+    a hidden sheet is never the one picked by default."""
     with paused_gc():
-        return _read_sheet(Path(path), sheet, max_bytes, decimal_comma)
+        return _read_sheet(Path(path), sheet, max_bytes, decimal_comma, include_hidden)
 
 
-def _read_sheet(path: Path, sheet: str | None, max_bytes: int, decimal_comma: bool) -> Sheet:
+def _read_sheet(path: Path, sheet: str | None, max_bytes: int, decimal_comma: bool,
+                include_hidden: bool = False) -> Sheet:
     if not path.exists():
         raise InputError(f"File not found: {path}", hint="Check the name and the folder.")
     if not path.is_file():
@@ -115,8 +121,9 @@ def _read_sheet(path: Path, sheet: str | None, max_bytes: int, decimal_comma: bo
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     delimiter = None  # a CSV's field separator
+    hidden: set[int] = set()
     if data.startswith(_ZIP_MAGIC):
-        name, grid, issues, names = _read_xlsx(path, data, sheet)
+        name, grid, issues, names, hidden = _read_xlsx(path, data, sheet)
     elif data.startswith(_OLE_MAGIC):
         raise InputError(
             f"{path.name} is an old .xls workbook or a password-protected one.",
@@ -136,6 +143,12 @@ def _read_sheet(path: Path, sheet: str | None, max_bytes: int, decimal_comma: bo
     columns, headers, keep = _header(grid, name, path.name)
     amounts = AmountText(decimal_comma=decimal_comma, ambiguous=delimiter in (";", "\t"))
     rows = _rows(grid, columns, keep, issues, amounts)
+    if hidden and not include_hidden:
+        for row in rows:
+            if row.row in hidden:
+                row.errors[HIDDEN] = (f"row {row.row} is hidden in the sheet (hidden, or "
+                                      "filtered out); unhide it or take it out, or give "
+                                      "--include-hidden to pay hidden rows")
     return Sheet(path, name, columns, headers, rows, digest, names)
 
 
@@ -143,17 +156,20 @@ def _read_sheet(path: Path, sheet: str | None, max_bytes: int, decimal_comma: bo
 
 
 def _read_xlsx(path: Path, data: bytes, wanted: str | None
-               ) -> tuple[str, list[list[Any]], CellIssues, list[str]]:
-    from python_calamine import CalamineError, CalamineWorkbook
+               ) -> tuple[str, list[list[Any]], CellIssues, list[str], set[int]]:
+    from python_calamine import CalamineError, CalamineWorkbook, SheetVisibleEnum
 
-    flagged = inspect_xlsx(io.BytesIO(data), path.name)
+    hidden_by_part: dict[str, set[int]] = {}
+    flagged = inspect_xlsx(io.BytesIO(data), path.name, hidden_by_part)
     try:
         workbook = CalamineWorkbook.from_filelike(io.BytesIO(data))
     except CalamineError as exc:
         raise InputError(f"{path.name} cannot be read as a workbook ({exc}).",
                          hint="Open it in Excel, save it as a new .xlsx, and try again.") from None
     names = list(workbook.sheet_names)
-    name = _pick_sheet(names, wanted, path.name)
+    visible = [m.name for m in workbook.sheets_metadata
+               if m.visible == SheetVisibleEnum.Visible]
+    name = _pick_sheet(names, wanted, path.name, visible)
     try:
         grid = workbook.get_sheet_by_name(name).to_python(skip_empty_area=False)
     except CalamineError as exc:
@@ -161,22 +177,29 @@ def _read_xlsx(path: Path, data: bytes, wanted: str | None
     finally:
         workbook.close()
     issues: CellIssues = {}
-    if flagged:
+    hidden: set[int] = set()
+    if flagged or hidden_by_part:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             part = sheet_parts(archive).get(name)
         if part in flagged:
             issues = formula_problems(io.BytesIO(data), part)
-    return name, grid, issues, names
+        hidden = hidden_by_part.get(part or "", set())
+    return name, grid, issues, names, hidden
 
 
-def _pick_sheet(names: list[str], wanted: str | None, file_name: str) -> str:
+def _pick_sheet(names: list[str], wanted: str | None, file_name: str,
+                visible: list[str] | None = None) -> str:
     if not names:
         raise InputError(f"{file_name} has no sheets.")
-    if wanted is None:
-        for name in names:
+    if wanted is None:  # never a hidden sheet, unless --sheet names it
+        shown = [n for n in names if visible is None or n in visible]
+        if not shown:
+            raise InputError(f"{file_name} has only hidden sheets.",
+                             hint="Unhide the sheet to pay, or name it with --sheet.")
+        for name in shown:
             if name.strip().lower() == DEFAULT_SHEET.lower():
                 return name
-        return names[0]
+        return shown[0]
     if wanted in names:
         return wanted
     for name in names:

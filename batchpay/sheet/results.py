@@ -588,7 +588,7 @@ def _write_payee_changes(sheet: Worksheet, formats: _Formats,
 # --------------------------------------------------------------------------- reading
 
 def read_results_sheet(path: Path, *, sheet: str | None = None,
-                       max_bytes: int = 50 * 2**20) -> Sheet:
+                       max_bytes: int = 50 * 2**20, include_hidden: bool = False) -> Sheet:
     """The input part of a results workbook's Results sheet, as a payout sheet, for ``rerun``.
 
     The sheet is read by the same reader as a payout sheet (the operator may have
@@ -598,7 +598,8 @@ def read_results_sheet(path: Path, *, sheet: str | None = None,
     """
     from batchpay.sheet.read import SheetRow, read_sheet
 
-    read = read_sheet(Path(path), sheet=sheet or RESULTS_SHEET, max_bytes=max_bytes)
+    read = read_sheet(Path(path), sheet=sheet or RESULTS_SHEET, max_bytes=max_bytes,
+                      include_hidden=include_hidden)
     missing = [name for name in ("row", "status") if name not in read.columns]
     if missing:
         raise InputError(

@@ -313,9 +313,11 @@ class ValidateOutcome:
 
 def validate_file(path: Path, *, sheet_name: str | None = None,
                   source_currency: str | None = None, report: Path | None = None,
-                  max_bytes: int = 50 * 2**20, decimal_comma: bool = False) -> ValidateOutcome:
+                  max_bytes: int = 50 * 2**20, decimal_comma: bool = False,
+                  include_hidden: bool = False) -> ValidateOutcome:
     """Read and validate a sheet; with `report`, write the results-format workbook there."""
-    sheet = read_sheet(path, sheet=sheet_name, max_bytes=max_bytes, decimal_comma=decimal_comma)
+    sheet = read_sheet(path, sheet=sheet_name, max_bytes=max_bytes, decimal_comma=decimal_comma,
+                       include_hidden=include_hidden)
     require_payout_rows(sheet)
     validation = validate_sheet(sheet, source_currency=source_currency)
     if report is not None:

@@ -58,10 +58,13 @@ class _PrologTarget:
         pass
 
 
-def inspect_xlsx(path: Any, name: str | None = None) -> set[str]:
+def inspect_xlsx(path: Any, name: str | None = None,
+                 hidden: dict[str, set[int]] | None = None) -> set[str]:
     """Refuse a hostile or broken .xlsx; return the worksheet parts holding formulas or errors.
 
-    `name` is the file name the messages show (an in-memory copy has none of its own).
+    `name` is the file name the messages show (an in-memory copy has none of its own);
+    `hidden`, when given, receives each worksheet part's hidden rows (hidden by hand or
+    filtered out: Excel marks both `hidden="1"`), found in the same pass.
     """
     name = name or str(getattr(path, "name", path))
     try:
@@ -70,8 +73,12 @@ def inspect_xlsx(path: Any, name: str | None = None) -> set[str]:
             _check_entries(infos, name)
             flagged: set[str] = set()
             for info in infos:
-                if info.filename.lower().endswith(XML_SUFFIXES) and _scan_part(archive, info, name):
+                rows: set[int] = set()
+                if info.filename.lower().endswith(XML_SUFFIXES) and _scan_part(
+                        archive, info, name, rows):
                     flagged.add(info.filename)
+                if rows and hidden is not None:
+                    hidden[info.filename] = rows
             return flagged
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
         raise InputError(f"{name} is damaged ({exc}).", hint=_REBUILD_HINT) from None
@@ -106,8 +113,10 @@ def _check_entries(infos: list[zipfile.ZipInfo], name: str) -> None:
         )
 
 
-def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> bool:
-    """Check the part's prolog with defusedxml, read it through; True if it has formulas."""
+def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
+               hidden: set[int]) -> bool:
+    """Check the part's prolog with defusedxml, read it through; True if it has formulas.
+    A worksheet's hidden rows are added to `hidden`."""
     is_sheet = info.filename.startswith("xl/worksheets/")
     parser = DefusedXMLParser(target=_PrologTarget(), forbid_dtd=True)
     in_prolog, flagged, tail = True, False, b""
@@ -127,10 +136,28 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> bo
                 except ParseError as exc:
                     raise InputError(f"{name} is damaged: {info.filename} is not valid XML "
                                      f"({exc}).", hint=_REBUILD_HINT) from None
-            if is_sheet and not flagged:
-                flagged = has_formula_or_error(tail + chunk)
-                tail = chunk[-8:]
+            if is_sheet:
+                window = tail + chunk
+                if not flagged:
+                    flagged = has_formula_or_error(window)
+                if b"hidden=" in window:
+                    hidden.update(hidden_rows(window))
+                tail = chunk[-512:]  # a whole <row ...> tag
     return flagged
+
+
+_HIDDEN_ROW = re.compile(rb'<row\s[^>]*?\bhidden="(?:1|true)"[^>]*>')
+_ROW_NUMBER = re.compile(rb'\sr="([0-9]+)"')
+
+
+def hidden_rows(xml: bytes) -> set[int]:
+    """Row numbers of the `<row>` tags marked hidden in this piece of a worksheet."""
+    found = set()
+    for tag in _HIDDEN_ROW.finditer(xml):
+        number = _ROW_NUMBER.search(tag.group(0))
+        if number:
+            found.add(int(number.group(1)))
+    return found
 
 
 def has_formula_or_error(xml: bytes) -> bool:
