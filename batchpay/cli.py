@@ -242,13 +242,14 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     from batchpay.engine.banknames import check_sheet_bank_names
     from batchpay.engine.payees import HoldRules, check_sheet, reported
     from batchpay.progress import print_payee_changes, stderr_console
+    from batchpay.sheet.limits import SheetLimits
     from batchpay.sheet.validate import validate_file, write_validation_report
 
     if report is not None:
         check_output(report, overwrite=overwrite, inputs=(sheet,))
     settings = settings_for()
     outcome = validate_file(sheet, sheet_name=sheet_name, source_currency=source_currency,
-                            max_bytes=int(settings.max_file_mb * 2**20),
+                            limits=SheetLimits.of(settings),
                             decimal_comma=decimal_comma, include_hidden=include_hidden)
     console = stderr_console(quiet)
     if not no_bank_check:  # before the report, which shows the warnings

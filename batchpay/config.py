@@ -91,6 +91,10 @@ class Settings:
     retry_attempts: int = 6
     retry_seconds: float = 60.0
     max_file_mb: float = 50.0
+    # the most a sheet may span (checked before it is parsed)
+    max_rows: int = 1_000_000
+    max_columns: int = 200
+    max_cells: int = 10_000_000
     sync_max_pages: int = 200
     # a row paying an account the amount it was paid within this many days is HELD (0: never)
     repeat_window_days: int = 45

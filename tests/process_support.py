@@ -77,6 +77,19 @@ def private_user_folders(folder: Path) -> dict[str, str]:
     return {"XDG_DATA_HOME": str(folder / "xdg-data"), "XDG_CONFIG_HOME": str(folder / "xdg-config")}
 
 
+def timed_child(args: list[str], folder: Path) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS in MB and exit code of one child process (its user data and
+    config folders under `folder`: the embedded sandbox it may start keeps its state there)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+           **private_user_folders(folder)}
+    started = time.perf_counter()
+    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return seconds, usage.ru_maxrss / 1024, child.returncode
+
+
 def start_runner(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "batchpay", *args], env=env, cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

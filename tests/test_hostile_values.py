@@ -109,3 +109,33 @@ def test_a_workbook_that_cannot_be_written_after_paying_says_what_was_paid(
     assert {r["status"] for r in by_ref(tmp_path / "r.xlsx").values()} <= {
         "COMPLETED", "PENDING", "PROCESSING"}
     assert len(sandbox_payouts(service.url)) == 2
+
+
+def test_a_number_cell_whose_format_pads_zeros_is_refused(tmp_path: Path) -> None:
+    """`0000000000000` shows 12345678901 as 0012345678901; the cell holds no zeros."""
+    import xlsxwriter
+
+    from batchpay.sheet.read import read_sheet
+    from batchpay.sheet.validate import validate_sheet
+
+    sheet_rows = rows(3)
+    path = write_sheet(tmp_path / "nov.xlsx", sheet_rows)
+    workbook = xlsxwriter.Workbook(str(path))
+    sheet = workbook.add_worksheet("Payouts")
+    padded = workbook.add_format({"num_format": "0000000000000"})
+    plain = workbook.add_format({"num_format": "0"})
+    headers = list(sheet_rows[0])
+    account = headers.index("account_number")
+    sheet.write_row(0, 0, headers)
+    for r, values in enumerate(sheet_rows, start=1):
+        sheet.write_row(r, 0, [str(v) if v is not None else None for v in values.values()])
+    sheet.write_number(1, account, 12345678901, padded)  # shows 0012345678901
+    sheet.write_number(2, account, 62220212345678, plain)  # a plain number: read as typed
+    sheet.write_number(3, headers.index("amount"), 1500, padded)  # an amount: not an id
+    workbook.close()
+    validation = validate_sheet(read_sheet(path))
+    by_ref = {r.payout_ref: r for r in validation.rows}
+    assert by_ref["T-00001"].status == "INVALID"
+    assert "shown as 0012345678901 by the cell's format" in by_ref["T-00001"].error
+    assert by_ref["T-00002"].status == "VALID", by_ref["T-00002"].error
+    assert by_ref["T-00003"].status == "VALID", by_ref["T-00003"].error

@@ -10,6 +10,7 @@ import pytest
 import xlsxwriter
 
 from batchpay.errors import InputError
+from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.read import read_sheet
 
 LAUGHS = b"""<?xml version="1.0" encoding="UTF-8"?>
@@ -89,7 +90,7 @@ def test_a_zip_that_is_not_a_workbook(tmp_path: Path) -> None:
 
 def test_file_over_the_size_limit(tmp_path: Path) -> None:
     path = real_workbook(tmp_path / "ok.xlsx")
-    error = refused(path, max_bytes=1000)
+    error = refused(path, limits=SheetLimits(max_bytes=1000))
     assert "over the" in error.message and "max_file_mb" in (error.hint or "")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from batchpay.config import Settings
+from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.read import Sheet, read_sheet
 from batchpay.sheet.results import read_results_sheet
 
@@ -13,15 +14,15 @@ from batchpay.sheet.results import read_results_sheet
 def load_input(options: Any, settings: Settings) -> tuple[Sheet, Any]:
     from batchpay.sheet.validate import require_payout_rows, validate_sheet
 
-    max_bytes = int(settings.max_file_mb * 2**20)
+    limits = SheetLimits.of(settings)
     if options.approved is not None:  # an approved plan's rows: no file is read again
         sheet = options.approved.sheet()
         return sheet, validate_sheet(sheet, source_currency=options.source_currency)
     if options.kind == "rerun":
-        sheet = read_results_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes,
+        sheet = read_results_sheet(options.sheet, sheet=options.sheet_name, limits=limits,
                                    include_hidden=options.include_hidden)
     else:
-        sheet = read_sheet(options.sheet, sheet=options.sheet_name, max_bytes=max_bytes,
+        sheet = read_sheet(options.sheet, sheet=options.sheet_name, limits=limits,
                            decimal_comma=options.decimal_comma,
                            include_hidden=options.include_hidden)
     require_payout_rows(sheet)

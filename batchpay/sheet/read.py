@@ -32,12 +32,14 @@ from batchpay.sheet.columns import (
     ONE_OF,
     normalize_header,
 )
+from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.xlsx_guard import (
     CellIssues,
     column_letters,
     formula_problems,
     inspect_xlsx,
     sheet_parts,
+    zero_padded_cells,
 )
 
 HIDDEN = "hidden"  # the error key of a row hidden in the sheet
@@ -90,9 +92,10 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def read_sheet(path: Path, *, sheet: str | None = None, max_bytes: int = 50 * 2**20,
+def read_sheet(path: Path, *, sheet: str | None = None, limits: SheetLimits = DEFAULT_LIMITS,
                decimal_comma: bool = False, include_hidden: bool = False) -> Sheet:
-    """Read the sheet at `path`; InputError (exit 2) when it cannot be read safely.
+    """Read the sheet at `path`; InputError (exit 2) when it cannot be read safely, or when
+    it is larger than `limits` (measured before anything is parsed).
 
     Amounts written as text are read as numbers with a decimal point and no thousands
     separators; in a `;`- or tab-separated CSV (where Europe writes `12,50`) a comma, or a
@@ -103,27 +106,29 @@ def read_sheet(path: Path, *, sheet: str | None = None, max_bytes: int = 50 * 2*
     `include_hidden`: an operator who filters a list to "pay these" is never paid the rest;
     a hidden sheet is never the one picked by default."""
     with paused_gc():
-        return _read_sheet(Path(path), sheet, max_bytes, decimal_comma, include_hidden)
+        return _read_sheet(Path(path), sheet, limits, decimal_comma, include_hidden)
 
 
-def _read_sheet(path: Path, sheet: str | None, max_bytes: int, decimal_comma: bool,
+def _read_sheet(path: Path, sheet: str | None, limits: SheetLimits, decimal_comma: bool,
                 include_hidden: bool = False) -> Sheet:
     if not path.exists():
         raise InputError(f"File not found: {path}", hint="Check the name and the folder.")
     if not path.is_file():
         raise InputError(f"{path} is a folder, not a spreadsheet.")
     size = path.stat().st_size
-    if size > max_bytes:
+    if size > limits.max_bytes:
         raise InputError(
-            f"{path.name} is {size / 2**20:,.1f} MB, over the {max_bytes / 2**20:,.0f} MB limit.",
+            f"{path.name} is {size / 2**20:,.1f} MB, over the "
+            f"{limits.max_bytes / 2**20:,.0f} MB limit.",
             hint="Split the payouts into smaller sheets, or raise the max_file_mb setting.",
         )
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     delimiter = None  # a CSV's field separator
     hidden: set[int] = set()
+    part: str | None = None  # the worksheet's part in an .xlsx
     if data.startswith(_ZIP_MAGIC):
-        name, grid, issues, names, hidden = _read_xlsx(path, data, sheet)
+        name, grid, issues, names, hidden, part = _read_xlsx(path, data, sheet, limits)
     elif data.startswith(_OLE_MAGIC):
         raise InputError(
             f"{path.name} is an old .xls workbook or a password-protected one.",
@@ -133,7 +138,7 @@ def _read_sheet(path: Path, sheet: str | None, max_bytes: int, decimal_comma: bo
         if sheet is not None:
             raise InputError(f"--sheet {sheet} was given, but {path.name} is a CSV file "
                              "with no sheets.", hint="Leave --sheet out for a CSV file.")
-        (grid, delimiter), issues, names = _read_csv(data, path.name), {}, []
+        (grid, delimiter), issues, names = _read_csv(data, path.name, limits), {}, []
         name = path.stem
     else:
         raise InputError(
@@ -142,7 +147,8 @@ def _read_sheet(path: Path, sheet: str | None, max_bytes: int, decimal_comma: bo
         )
     columns, headers, keep = _header(grid, name, path.name)
     amounts = AmountText(decimal_comma=decimal_comma, ambiguous=delimiter in (";", "\t"))
-    rows = _rows(grid, columns, keep, issues, amounts)
+    padded = _zero_padded(data, part, grid, columns, keep) if part else {}
+    rows = _rows(grid, columns, keep, issues, amounts, padded)
     if hidden and not include_hidden:
         for row in rows:
             if row.row in hidden:
@@ -155,12 +161,13 @@ def _read_sheet(path: Path, sheet: str | None, max_bytes: int, decimal_comma: bo
 # --- xlsx --------------------------------------------------------------------------------
 
 
-def _read_xlsx(path: Path, data: bytes, wanted: str | None
-               ) -> tuple[str, list[list[Any]], CellIssues, list[str], set[int]]:
+def _read_xlsx(path: Path, data: bytes, wanted: str | None, limits: SheetLimits
+               ) -> tuple[str, list[list[Any]], CellIssues, list[str], set[int], str | None]:
     from python_calamine import CalamineError, CalamineWorkbook, SheetVisibleEnum
 
     hidden_by_part: dict[str, set[int]] = {}
-    flagged = inspect_xlsx(io.BytesIO(data), path.name, hidden_by_part)
+    # refuses a sheet larger than `limits` before calamine allocates the rectangle it spans
+    flagged = inspect_xlsx(io.BytesIO(data), path.name, hidden_by_part, limits)
     try:
         workbook = CalamineWorkbook.from_filelike(io.BytesIO(data))
     except CalamineError as exc:
@@ -178,13 +185,31 @@ def _read_xlsx(path: Path, data: bytes, wanted: str | None
         workbook.close()
     issues: CellIssues = {}
     hidden: set[int] = set()
-    if flagged or hidden_by_part:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            part = sheet_parts(archive).get(name)
-        if part in flagged:
-            issues = formula_problems(io.BytesIO(data), part)
-        hidden = hidden_by_part.get(part or "", set())
-    return name, grid, issues, names, hidden
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        part = sheet_parts(archive).get(name)
+    if part in flagged:
+        issues = formula_problems(io.BytesIO(data), part)
+    hidden = hidden_by_part.get(part or "", set())
+    return name, grid, issues, names, hidden, part
+
+
+def _zero_padded(data: bytes, part: str, grid: list[list[Any]], columns: list[str],
+                 keep: list[int]) -> CellIssues:
+    """Identifier cells holding a number that its format shows with leading zeros: the
+    zeros are not in the cell. Searched only when an identifier column holds a number."""
+    wanted = {i for i, name in zip(keep, columns, strict=True) if name in IDENTIFIER_COLUMNS}
+    if not any(type(row[i]) in (int, float) for row in grid[1:] for i in wanted if i < len(row)):
+        return {}
+    issues: CellIssues = {}
+    for (r_index, c_index), digits in zero_padded_cells(io.BytesIO(data), part).items():
+        if c_index in wanted and r_index >= 1 and r_index < len(grid) \
+                and c_index < len(grid[r_index]):
+            value = _other(grid[r_index][c_index])
+            issues[(r_index, c_index)] = (
+                f"is the number {value}, shown as {str(value).zfill(digits)} by the cell's "
+                "format: the leading zeros are not in the cell; format the column as Text and "
+                "type the number again")
+    return issues
 
 
 def _pick_sheet(names: list[str], wanted: str | None, file_name: str,
@@ -214,11 +239,23 @@ def _pick_sheet(names: list[str], wanted: str | None, file_name: str,
 # --- csv ---------------------------------------------------------------------------------
 
 
-def _read_csv(data: bytes, file_name: str) -> tuple[list[list[Any]], str]:
-    """The cells as text, and the field separator found in the header line."""
-    if b"\x00" in data[:65536]:
+def _read_csv(data: bytes, file_name: str, limits: SheetLimits = DEFAULT_LIMITS
+              ) -> tuple[list[list[Any]], str]:
+    """The cells as text, and the field separator found in the header line.
+
+    Lines and separators are counted in the bytes before anything is decoded or parsed (an
+    upper bound: a quoted separator counts too), so a file of millions of tiny fields is
+    refused in a fraction of a second; the parsed rows are then measured exactly."""
+    if data[:65536].count(b"\x00") > 64:  # UTF-16 text or a binary file, not a stray NUL
         raise InputError(f"{file_name} is not a text (CSV) file.",
-                         hint="Give an .xlsx workbook or a .csv file (see `batchpay template`).")
+                         hint="Give an .xlsx workbook or a .csv file (see `batchpay template`). "
+                              "A CSV saved as 'Unicode Text' must be saved as 'CSV UTF-8'.")
+    newline = data.find(b"\n")
+    header = data[:newline if newline != -1 else len(data)]
+    delimiter = max(",;\t", key=lambda d: header.count(d.encode()))
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    limits.check(file_name, rows=lines, columns=0,
+                 cells=data.count(delimiter.encode()) + lines)
     if data.startswith(b"\xef\xbb\xbf"):
         text = data[3:].decode("utf-8", errors="strict")
     else:
@@ -233,13 +270,15 @@ def _read_csv(data: bytes, file_name: str) -> tuple[list[list[Any]], str]:
                     f"{file_name} is neither UTF-8 nor GB18030 text.",
                     hint="Save it from Excel as 'CSV UTF-8 (Comma delimited)'.",
                 ) from None
-    first_line = text.split("\n", 1)[0]
-    delimiter = max(",;\t", key=first_line.count)
+    # one long cell is one INVALID row (too long for its column), not a refused file
+    csv.field_size_limit(max(csv.field_size_limit(), limits.max_bytes))
     try:
-        return [list(record) for record in csv.reader(io.StringIO(text, newline=""),
-                                                       delimiter=delimiter)], delimiter
+        grid = [list(record) for record in csv.reader(io.StringIO(text, newline=""),
+                                                      delimiter=delimiter)]
     except csv.Error as exc:
         raise InputError(f"{file_name} is not a valid CSV file ({exc}).") from None
+    limits.check(file_name, rows=len(grid), columns=max(map(len, grid), default=0))
+    return grid, delimiter
 
 
 # --- headers and rows --------------------------------------------------------------------
@@ -295,7 +334,7 @@ def _no_header_message(grid: list[list[Any]], sheet_name: str, file_name: str) -
 
 
 def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: CellIssues,
-          amounts: AmountText) -> list[SheetRow]:
+          amounts: AmountText, padded: CellIssues | None = None) -> list[SheetRow]:
     """The data rows, converted column by column (fast), blank rows left out."""
     body = grid[1:]
     width = max(keep) + 1 if keep else 0
@@ -313,6 +352,9 @@ def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: Ce
                 if column_index == c_index and r_index >= 1:
                     problems[r_index - 1] = issue
                     values[r_index - 1] = None
+        for (r_index, column_index), issue in (padded or {}).items():
+            if column_index == c_index:  # a number whose zeros only its format shows
+                problems.setdefault(r_index - 1, issue)
         letters = column_letters(c_index)
         for position, problem in problems.items():
             errors.setdefault(position, {})[name] = f"cell {letters}{position + 2} {problem}"

@@ -40,6 +40,7 @@ from batchpay.sheet.columns import (
     normalize_header,
 )
 from batchpay.sheet.currency import EXPONENTS
+from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.outcomes import (
     CONTROL_TOTALS,
     STATUSES,
@@ -588,7 +589,8 @@ def _write_payee_changes(sheet: Worksheet, formats: _Formats,
 # --------------------------------------------------------------------------- reading
 
 def read_results_sheet(path: Path, *, sheet: str | None = None,
-                       max_bytes: int = 50 * 2**20, include_hidden: bool = False) -> Sheet:
+                       limits: SheetLimits = DEFAULT_LIMITS, include_hidden: bool = False
+                       ) -> Sheet:
     """The input part of a results workbook's Results sheet, as a payout sheet, for ``rerun``.
 
     The sheet is read by the same reader as a payout sheet (the operator may have
@@ -598,7 +600,7 @@ def read_results_sheet(path: Path, *, sheet: str | None = None,
     """
     from batchpay.sheet.read import SheetRow, read_sheet
 
-    read = read_sheet(Path(path), sheet=sheet or RESULTS_SHEET, max_bytes=max_bytes,
+    read = read_sheet(Path(path), sheet=sheet or RESULTS_SHEET, limits=limits,
                       include_hidden=include_hidden)
     missing = [name for name in ("row", "status") if name not in read.columns]
     if missing:

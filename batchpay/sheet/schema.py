@@ -174,10 +174,33 @@ def _currency_message(value: Any, _: int) -> str:
     return f"{value!r} is not an ISO 4217 currency code (like NGN, USD, CNY)"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0 and C1 control characters, NUL too
+_CONTROL_NAMES = {"\x00": "a NUL character", "\t": "a tab", "\n": "a line break",
+                  "\r": "a carriage return", "\x1b": "an escape character"}
+
+
+def _no_control(cells: pd.Series) -> pd.Series | bool:
+    """True where a cell has no control character; one search over the whole column first
+    (a per-cell search of every column costs a second at 100,000 rows)."""
+    if not _CONTROL.search("".join(cells.dropna().tolist())):
+        return True
+    return ~cells.str.contains(_CONTROL.pattern)
+
+
+def _control_message(value: Any, _: int) -> str:
+    text = str(value)
+    found = _CONTROL.search(text)
+    at = found.start() if found else 0
+    what = _CONTROL_NAMES.get(text[at], f"the control character U+{ord(text[at]):04X}")
+    return (f"contains {what} at character {at + 1}, which a bank field cannot carry; "
+            "type the cell again (paste as plain text)")
+
+
 def column_rules(column: Column) -> list[Rule]:
     """The checks of one column, most basic first (only the first failure is reported)."""
     name = column.name
-    rules: list[Rule] = []
+    rules: list[Rule] = [
+        Rule("control", name, _no_control, _control_message)]
     if name == "payout_ref":
         rules += [
             Rule("ref_format", name, lambda s: s.str.fullmatch(REF_PATTERN),

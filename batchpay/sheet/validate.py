@@ -18,6 +18,7 @@ from typing import Any
 from batchpay.errors import InputError, UsageError
 from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, COLUMNS_BY_NAME, ONE_OF
 from batchpay.sheet.currency import exponent, is_currency
+from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.read import Sheet, paused_gc, read_sheet
 
 VALID, INVALID = "VALID", "INVALID"
@@ -313,10 +314,10 @@ class ValidateOutcome:
 
 def validate_file(path: Path, *, sheet_name: str | None = None,
                   source_currency: str | None = None, report: Path | None = None,
-                  max_bytes: int = 50 * 2**20, decimal_comma: bool = False,
+                  limits: SheetLimits = DEFAULT_LIMITS, decimal_comma: bool = False,
                   include_hidden: bool = False) -> ValidateOutcome:
     """Read and validate a sheet; with `report`, write the results-format workbook there."""
-    sheet = read_sheet(path, sheet=sheet_name, max_bytes=max_bytes, decimal_comma=decimal_comma,
+    sheet = read_sheet(path, sheet=sheet_name, limits=limits, decimal_comma=decimal_comma,
                        include_hidden=include_hidden)
     require_payout_rows(sheet)
     validation = validate_sheet(sheet, source_currency=source_currency)

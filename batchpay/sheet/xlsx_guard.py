@@ -8,6 +8,11 @@ An .xlsx file is a zip of XML parts. Before calamine parses it we refuse, with o
   part's prolog only (a DTD can appear nowhere else), so the scan stays fast.
 Every entry is read through once, so its CRC proves the declared sizes were honest.
 
+A parser allocates the rectangle a worksheet spans, so the same pass measures it (`Extent`):
+the declared `<dimension>`, the last row, and every reference in column AA or beyond or in
+row 100,000 or beyond (rare in a payout sheet, so the search stays a fast literal scan);
+`read_sheet` checks the sheet it reads against `SheetLimits` before calamine loads it.
+
 calamine gives a formula cell's saved value but shows a formula without one, or an error
 value (#DIV/0!), as an empty cell. While reading each worksheet we look for `<f` and
 `t="e"`; only a sheet that has them is searched cell by cell (`formula_problems`).
@@ -19,6 +24,7 @@ import re
 import zipfile
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import IO, Any
 
@@ -26,6 +32,7 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import DefusedXMLParser, ParseError, fromstring
 
 from batchpay.errors import InputError
+from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 
 MAX_ENTRIES = 10_000
 MAX_TOTAL_UNCOMPRESSED = 2 * 2**30  # 2 GiB: Excel's 1,048,576-row limit stays well below
@@ -58,24 +65,84 @@ class _PrologTarget:
         pass
 
 
+_WIDE = re.compile(rb'r="([A-Za-z]{2,})([0-9]*)"')  # a cell in column AA or beyond
+# a row or cell reference with at least N digits: N one more than the rows seen so far
+_TALL = {n: re.compile(rb'r="[A-Za-z]?([0-9]{%d,})"' % n) for n in range(1, 9)}
+_DIMENSION = re.compile(rb'<dimension\s[^>]*?ref="([^"]*)"')
+_RANGE_END = re.compile(r"([A-Za-z]{0,3})([0-9]*)$")
+NARROW = 26  # columns A-Z: the width assumed for cells in them, whose references are not read
+
+
+@dataclass
+class Extent:
+    """How far one worksheet reaches: the rectangle a parser allocates for it, and its cells.
+
+    Measured while the part streams by, with searches that hit only what is rare in a payout
+    sheet: references in column AA or beyond (exact), and row numbers with more digits than
+    the rows seen so far (exact); a sheet of columns A-Z counts as 26 wide. Rows are also
+    counted from the `<row>` tags, and cells without a reference (placed one after another)
+    widen the sheet by one column each. The declared `<dimension>` counts too."""
+
+    rows: int = 0
+    columns: int = 0
+    cells: int = 0  # `<c` tags: an upper bound on the cells
+    refs: int = 0
+    row_tags: int = 0
+
+    def feed(self, window: bytes, chunk: bytes, first: bool) -> None:
+        if first and (dimension := _DIMENSION.search(chunk)):
+            end = _RANGE_END.search(dimension.group(1).decode("ascii", "replace"))
+            if end and end.group(1):
+                self.columns = max(self.columns, column_index(end.group(1).upper()) + 1)
+            if end and end.group(2):
+                self.rows = max(self.rows, int(end.group(2)))
+        self.cells += chunk.count(b"<c")
+        self.refs += chunk.count(b'r="')
+        self.row_tags += chunk.count(b"<row")
+        for wide in _WIDE.finditer(window):
+            self.columns = max(self.columns, column_index(wide.group(1).upper().decode()) + 1)
+            self.rows = max(self.rows, int(wide.group(2) or 0))
+        for tall in _TALL[min(len(str(self.rows)) + 1, 8)].finditer(window):
+            self.rows = max(self.rows, int(tall.group(1)))
+        last = chunk.rfind(b"<row")
+        if last != -1 and (number := _ROW_NUMBER.search(chunk, last, chunk.find(b">", last))):
+            self.rows = max(self.rows, int(number.group(1)))
+
+    def span(self) -> tuple[int, int]:
+        """(rows, columns) of the rectangle the sheet spans."""
+        unreferenced = max(0, self.cells - (self.refs - self.row_tags))
+        return (max(self.rows, self.row_tags),
+                max(self.columns, NARROW if self.cells else 0, unreferenced))
+
+    def check(self, limits: SheetLimits, where: str) -> None:
+        rows, columns = self.span()
+        limits.check(where, rows=rows, columns=columns, cells=self.cells)
+
+
 def inspect_xlsx(path: Any, name: str | None = None,
-                 hidden: dict[str, set[int]] | None = None) -> set[str]:
+                 hidden: dict[str, set[int]] | None = None,
+                 limits: SheetLimits = DEFAULT_LIMITS) -> set[str]:
     """Refuse a hostile or broken .xlsx; return the worksheet parts holding formulas or errors.
 
     `name` is the file name the messages show (an in-memory copy has none of its own);
     `hidden`, when given, receives each worksheet part's hidden rows (hidden by hand or
-    filtered out: Excel marks both `hidden="1"`), found in the same pass.
+    filtered out: Excel marks both `hidden="1"`), found in the same pass. A worksheet that
+    spans more than `limits`, or more shared strings than `limits.max_cells` (read whole
+    when a workbook opens), refuses the file as soon as the scan reaches that far.
     """
     name = name or str(getattr(path, "name", path))
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
             _check_entries(infos, name)
+            sheets = {part: sheet for sheet, part in _sheet_parts_or_none(archive).items()}
             flagged: set[str] = set()
             for info in infos:
                 rows: set[int] = set()
+                where = (f"Sheet {sheets[info.filename]!r} of {name}" if info.filename in sheets
+                         else f"{name} ({info.filename})")
                 if info.filename.lower().endswith(XML_SUFFIXES) and _scan_part(
-                        archive, info, name, rows):
+                        archive, info, name, rows, limits, where):
                     flagged.add(info.filename)
                 if rows and hidden is not None:
                     hidden[info.filename] = rows
@@ -84,6 +151,13 @@ def inspect_xlsx(path: Any, name: str | None = None,
         raise InputError(f"{name} is damaged ({exc}).", hint=_REBUILD_HINT) from None
     except (RuntimeError, NotImplementedError) as exc:  # encrypted entries, unknown compression
         raise InputError(f"{name} cannot be opened ({exc}).", hint=_REBUILD_HINT) from None
+
+
+def _sheet_parts_or_none(archive: zipfile.ZipFile) -> dict[str, str]:
+    try:
+        return sheet_parts(archive)
+    except (KeyError, ParseError, DefusedXmlException):
+        return {}  # the parser will say what is wrong with the workbook
 
 
 def _check_entries(infos: list[zipfile.ZipInfo], name: str) -> None:
@@ -114,14 +188,23 @@ def _check_entries(infos: list[zipfile.ZipInfo], name: str) -> None:
 
 
 def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
-               hidden: set[int]) -> bool:
+               hidden: set[int], limits: SheetLimits, where: str) -> bool:
     """Check the part's prolog with defusedxml, read it through; True if it has formulas.
-    A worksheet's hidden rows are added to `hidden`."""
+    A worksheet's hidden rows are added to `hidden`; a worksheet reaching beyond `limits`
+    (or shared strings more than its cells) stops the scan with InputError."""
     is_sheet = info.filename.startswith("xl/worksheets/")
+    is_strings = info.filename.lower() == "xl/sharedstrings.xml"
     parser = DefusedXMLParser(target=_PrologTarget(), forbid_dtd=True)
-    in_prolog, flagged, tail = True, False, b""
+    in_prolog, flagged, tail, extent, strings = True, False, b"", Extent(), 0
     with archive.open(info) as part:
         for chunk in _chunks(part):
+            if is_strings:
+                strings += chunk.count(b"<si")
+                if strings > limits.max_cells:
+                    raise InputError(f"{name} holds more than {limits.max_cells:,} texts; "
+                                     "batchpay refuses it unread.",
+                                     hint="Split the payouts into smaller sheets, or raise "
+                                          "the max_cells setting.")
             if in_prolog:
                 try:
                     parser.feed(chunk)
@@ -138,6 +221,8 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                                      f"({exc}).", hint=_REBUILD_HINT) from None
             if is_sheet:
                 window = tail + chunk
+                extent.feed(window, chunk, first=not tail)
+                extent.check(limits, where)
                 if not flagged:
                     flagged = has_formula_or_error(window)
                 if b"hidden=" in window:
@@ -235,6 +320,54 @@ def formula_problems(path: Any, part: str) -> CellIssues:
         elif b"<f" in body and (value is None or not value.group(1)):
             issues[(row, column)] = "is a formula with no saved value"
     return issues
+
+
+_NUMBER_CELL = re.compile(rb'<c\s[^>]*>')
+_ATTRIBUTE = re.compile(rb'\s(r|s|t)="([^"]*)"')
+_QUOTED = re.compile(r'"[^"]*"|\\.|\[[^]]*\]')  # literal text, escapes, [colours]/[conditions]
+_PADDING = re.compile(r"0{2,}")
+
+
+def zero_padded_cells(path: Any, part: str) -> dict[tuple[int, int], int]:
+    """Number cells of one worksheet whose format pads them with zeros (`0000000000000`
+    shows 12345678901 as 0012345678901): (row, column) from 0 → the digits shown.
+
+    The styles are read first (small); the worksheet is searched only when a style pads."""
+    with zipfile.ZipFile(path) as archive:
+        widths = _padding_styles(archive)
+        if not widths:
+            return {}
+        xml = archive.read(part)
+    found: dict[tuple[int, int], int] = {}
+    for tag in _NUMBER_CELL.finditer(xml):
+        attributes = dict(_ATTRIBUTE.findall(tag.group(0)))
+        style, kind, ref = attributes.get(b"s"), attributes.get(b"t", b"n"), attributes.get(b"r")
+        if style is None or kind != b"n" or ref is None or not style.isdigit():
+            continue
+        width = widths.get(int(style))
+        match = _CELL_REF.match(b" r=\"" + ref + b"\"")
+        if width and match:
+            found[(int(match.group(2)) - 1, column_index(match.group(1).decode()))] = width
+    return found
+
+
+def _padding_styles(archive: zipfile.ZipFile) -> dict[int, int]:
+    """Cell style index → digits shown, for the styles whose number format pads with zeros."""
+    if "xl/styles.xml" not in archive.namelist():
+        return {}
+    styles = fromstring(archive.read("xl/styles.xml"), forbid_dtd=True)
+    codes: dict[str, str] = {}
+    padded: dict[int, int] = {}
+    for element in styles.iter():
+        if _local(element.tag) == "numFmt":
+            codes[element.get("numFmtId", "")] = element.get("formatCode", "")
+        elif _local(element.tag) == "cellXfs":
+            for index, xf in enumerate(x for x in element if _local(x.tag) == "xf"):
+                code = _QUOTED.sub("", codes.get(xf.get("numFmtId", ""), ""))
+                whole = code.split(";")[0].split(".")[0]  # the positive section's integer part
+                if _PADDING.search(whole):
+                    padded[index] = whole.count("0") + whole.count("#") + whole.count("?")
+    return padded
 
 
 def column_index(letters: str) -> int:

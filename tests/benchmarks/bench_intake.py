@@ -14,10 +14,8 @@ mostly start-up).
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the sheet writer the tests use
 
-from process_support import private_user_folders  # noqa: E402
+from process_support import timed_child  # noqa: E402
 
 from batchpay.sheet.checks import (  # noqa: E402
     USCC_ALPHABET,
@@ -84,27 +82,16 @@ def build(path: Path, n: int) -> None:
 
 
 def in_process(path: Path) -> tuple[float, float, dict[str, int]]:
+    from batchpay.sheet.limits import SheetLimits
     from batchpay.sheet.read import read_sheet
     from batchpay.sheet.validate import validate_sheet
 
     started = time.perf_counter()
-    sheet = read_sheet(path, max_bytes=500 * 2**20)
+    sheet = read_sheet(path, limits=SheetLimits(max_bytes=500 * 2**20))
     read_s = time.perf_counter() - started
     started = time.perf_counter()
     validation = validate_sheet(sheet)
     return read_s, time.perf_counter() - started, validation.counts
-
-
-def timed_child(args: list[str], folder: Path) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS in MB and exit code of one child process (its user data and
-    config folders under `folder`: the embedded sandbox it may start keeps its state there)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), **private_user_folders(folder)}
-    started = time.perf_counter()
-    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - started
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return seconds, usage.ru_maxrss / 1024, child.returncode
 
 
 def main() -> int:

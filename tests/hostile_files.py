@@ -1,0 +1,102 @@
+"""Crafted files that once cost batchpay its memory or its time: a few KB that ask a parser
+for a rectangle of billions of cells, millions of real cells, a CSV of single characters.
+Used by the tests (small forms) and by benchmarks/bench_hostile.py (full size)."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/'
+    'package/2006/content-types"><Default Extension="rels" ContentType="application/'
+    'vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType='
+    '"application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/'
+    'vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName='
+    '"/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.'
+    'spreadsheetml.worksheet+xml"/></Types>')
+_RELS = (
+    '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats'
+    '.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.'
+    'openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
+    'Target="xl/workbook.xml"/></Relationships>')
+_WORKBOOK = (
+    f'<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="{MAIN}" xmlns:r="http://schemas.'
+    'openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="Payouts" '
+    'sheetId="1" r:id="rId1"/></sheets></workbook>')
+_WORKBOOK_RELS = (
+    '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats'
+    '.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.'
+    'openxmlformats.org/officeDocument/2006/relationships/worksheet" '
+    'Target="worksheets/sheet1.xml"/></Relationships>')
+HEADER_ROW = ('<row r="1"><c r="A1" t="inlineStr"><is><t>payout_ref</t></is></c>'
+              '<c r="B1" t="inlineStr"><is><t>account_number</t></is></c></row>')
+
+
+def workbook(path: Path, rows_xml: Iterable[str], dimension: str | None = None) -> Path:
+    """An .xlsx with one sheet, Payouts, whose sheetData is `rows_xml` (streamed)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", _TYPES)
+        archive.writestr("_rels/.rels", _RELS)
+        archive.writestr("xl/workbook.xml", _WORKBOOK)
+        archive.writestr("xl/_rels/workbook.xml.rels", _WORKBOOK_RELS)
+        with archive.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as part:
+            part.write(f'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="{MAIN}">'.encode())
+            if dimension:
+                part.write(f'<dimension ref="{dimension}"/>'.encode())
+            part.write(b"<sheetData>")
+            buffer: list[str] = []
+            for row in rows_xml:
+                buffer.append(row)
+                if len(buffer) >= 10_000:
+                    part.write("".join(buffer).encode())
+                    buffer.clear()
+            part.write("".join(buffer).encode())
+            part.write(b"</sheetData></worksheet>")
+    return path
+
+
+def one_far_cell(path: Path, ref: str, row: int) -> Path:
+    """The header and one cell far away (XFD1048576: a 17-billion-cell rectangle)."""
+    return workbook(path, [HEADER_ROW, f'<row r="{row}"><c r="{ref}"><v>1</v></c></row>'])
+
+
+def declared_only(path: Path, dimension: str = "A1:XFD1048576") -> Path:
+    """A small sheet whose <dimension> claims the whole grid."""
+    return workbook(path, [HEADER_ROW, '<row r="2"><c r="A2"><v>1</v></c></row>'], dimension)
+
+
+def below_its_row(path: Path, ref: str = "A99999") -> Path:
+    """A cell whose reference puts it far below the row tag it sits in (the reference wins)."""
+    return workbook(path, [HEADER_ROW, f'<row r="2"><c r="B2"><v>1</v></c><c r="{ref}">'
+                                       '<v>1</v></c></row>'])
+
+
+def many_cells(path: Path, rows: int, columns: int = 10) -> Path:
+    """`rows` × `columns` real number cells (10 million: a few MB of zip)."""
+    letters = [chr(65 + i) for i in range(columns)]
+
+    def body() -> Iterator[str]:
+        yield HEADER_ROW
+        for r in range(2, rows + 2):
+            yield f'<row r="{r}">' + "".join(f'<c r="{c}{r}"><v>{r}</v></c>' for c in letters) \
+                + "</row>"
+    return workbook(path, body())
+
+
+def unreferenced_row(path: Path, cells: int) -> Path:
+    """One row of cells without references: each takes the next column."""
+    return workbook(path, [HEADER_ROW, "<row>" + "<c><v>1</v></c>" * cells + "</row>"])
+
+
+def csv_of_characters(path: Path, megabytes: int, separator: str = "\n") -> Path:
+    """A CSV of single characters: one per line, or one per field of one line."""
+    unit = ("a" + separator).encode()
+    with path.open("wb") as out:
+        out.write(b"payout_ref,account_number\n")
+        block = unit * (2**20 // len(unit))
+        for _ in range(megabytes):
+            out.write(block)
+    return path
