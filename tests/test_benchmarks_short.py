@@ -42,6 +42,11 @@ EXPECTED = {
         rf"^batchpay validate \(proc\)\s+{NUMBER} s\s+peak {NUMBER} MB\s+exit 0",
         rf"^ratio\s+{NUMBER}",
     ],
+    "bench_hostile.py": [
+        rf"^file=xfd1048576 bytes=[\d,]+ exit=2 s={NUMBER} peak_mb={NUMBER} said=.*reaches row",
+        rf"^file=cells_200000 bytes=[\d,]+ exit=2 s={NUMBER} peak_mb={NUMBER} said=.*100,000 cells",
+        rf"^file=csv_fields_4mb bytes=[\d,]+ exit=2 s={NUMBER} peak_mb={NUMBER} said=.*cells",
+    ],
     "bench_integrity.py": [
         rf"^refs=500 events=2000 journal_mb={NUMBER} check_s={NUMBER}$",
     ],

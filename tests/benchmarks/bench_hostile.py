@@ -82,7 +82,7 @@ def main() -> int:
             path = make(folder / f"{name}.xlsx")
             code, seconds, peak, said = validate(path, folder, [])
             print(f"file={name} bytes={path.stat().st_size:,} exit={code} s={seconds:.2f} "
-                  f"peak_mb={peak:.0f} said={said[:110]!r}")
+                  f"peak_mb={peak:.0f} said={said[:170]!r}")
             refused = code == 2 and said.count("Error: ") == 1
             if not refused or seconds > TARGET_SECONDS or peak > TARGET_PEAK_MB:
                 missed = True
