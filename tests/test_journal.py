@@ -244,3 +244,11 @@ def test_intents_are_fsynced_and_answers_need_not_be(journal: Journal) -> None:
     _intent(journal, "R2", "q2")
     assert level_of_last_commit() == 2
     assert seen.index("PRAGMA synchronous = FULL") < seen.index("BEGIN IMMEDIATE")
+
+
+def test_column_names_are_checked_before_they_reach_sql(journal: Journal) -> None:
+    with pytest.raises(ValueError, match="not a column of run_rows: status = 'x'; --"):
+        journal.update_run_row("run-1", 1, **{"status = 'x'; --": "x"})
+    with pytest.raises(ValueError, match="not a column of payouts: colour"):
+        journal.set_status("R-1", "NOT_SENT", colour="red")
+    assert journal.entries(["R-1"]) == {}  # nothing was written

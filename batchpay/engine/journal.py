@@ -135,6 +135,18 @@ LEDGER_FIELDS = (
     "error", "quote_id", "payout_id", "reference_number", "rate", "fee", "target_amount",
     "total_debit", "amount", "source_currency", "target_currency", "quotes_used",
 )
+# the run_rows columns a run updates (column names are never taken from data)
+RUN_ROW_FIELDS = (
+    "linked", "status", "error", "warning", "amount", "source_currency", "target_currency",
+    "quote_id", "rate", "fee", "target_amount", "total_debit", "updated_at", "quotes_used",
+    "asked",
+)
+
+
+def _known_fields(fields: Iterable[str], allowed: Iterable[str], table: str) -> None:
+    unknown = sorted(set(fields) - set(allowed))
+    if unknown:
+        raise ValueError(f"not a column of {table}: {', '.join(unknown)}")
 
 
 class Journal:
@@ -282,10 +294,6 @@ class Journal:
                     "or a new journal file for this one.",
                 )
 
-    def service(self) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'service'").fetchone()
-        return row[0] if row else None
-
     def lock(self) -> None:
         """One run/rerun at a time: an OS lock that dies with its process (no stale locks)."""
         if self.path is None or self._lock_fd is not None:
@@ -376,6 +384,7 @@ class Journal:
                 "info": run.info})
 
     def update_run_row(self, run_id: str, seq: int, **fields: Any) -> None:
+        _known_fields(fields, RUN_ROW_FIELDS, "run_rows")
         if "linked" in fields:
             fields["linked"] = int(fields["linked"])
         fields.setdefault("updated_at", utcnow())
@@ -451,12 +460,6 @@ class Journal:
                 out[r["payout_ref"]] = LedgerEntry(**dict(r))
         return out
 
-    def entries_with_status(self, statuses: Iterable[str]) -> list[LedgerEntry]:
-        st = list(statuses)
-        marks = ",".join("?" * len(st))
-        return [LedgerEntry(**dict(r)) for r in self.db.execute(
-            f"SELECT * FROM payouts WHERE status IN ({marks}) ORDER BY updated_at", st)]
-
     def set_status(self, ref: str, status: str, *, run_id: str = "", details: str = "",
                    event: str = "payout.status", evidence: dict[str, Any] | None = None,
                    **fields: Any) -> None:
@@ -464,8 +467,7 @@ class Journal:
 
         The event carries everything the ledger row is set to (the details as their
         SHA-256), so that the ledger can be checked against the chain (`integrity`)."""
-        unknown = set(fields) - set(LEDGER_FIELDS)
-        assert not unknown, unknown
+        _known_fields(fields, LEDGER_FIELDS, "payouts")
         now = utcnow()
         with self.transaction():
             exists = self.db.execute("SELECT 1 FROM payouts WHERE payout_ref = ?", (ref,)).fetchone()

@@ -26,7 +26,6 @@ from typing import Any
 
 from batchpay.errors import InputError
 from batchpay.sheet.columns import (
-    COLUMN_NAMES,
     COLUMNS_BY_NAME,
     IDENTIFIER_COLUMNS,
     ONE_OF,
@@ -479,8 +478,3 @@ def _is_empty(cell: Any) -> bool:
 def _as_text(cell: Any) -> str | None:
     value = _other(cell)
     return None if value is None else str(value)
-
-
-def known_columns_missing(sheet: Sheet, names: Sequence[str] = COLUMN_NAMES) -> list[str]:
-    """Known column names the sheet does not have, in the column table's order."""
-    return [name for name in names if name not in sheet.columns]

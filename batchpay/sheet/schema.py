@@ -29,7 +29,7 @@ from batchpay.sheet.checks import (
     resident_id_check_digit,
     uscc_check_char,
 )
-from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, COLUMNS_BY_NAME, Column
+from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, Column
 from batchpay.sheet.currency import EXPONENTS
 
 REF_PATTERN = r"[A-Za-z0-9._/\-]{1,64}"
@@ -375,7 +375,3 @@ def _required_message(column: str) -> str:
     if column == "source_currency":
         return "required (or run the command with --source-currency)"
     return "required"
-
-
-def is_known(name: str) -> bool:
-    return name in COLUMNS_BY_NAME
