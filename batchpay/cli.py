@@ -161,8 +161,8 @@ def banks(country: str, currency: str, as_json: bool) -> None:
     import asyncio
     import json
 
+    from batchpay.connect import open_service
     from batchpay.provider.client import PayoutClient
-    from batchpay.service import open_service
 
     settings = settings_for()
     country, currency = country.strip().upper(), currency.strip().upper()
@@ -238,6 +238,7 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     Exit 0: every row is valid; 1: some rows are invalid (see the table or --report);
     2: the file cannot be read.
     """
+    from batchpay.connect import open_service
     from batchpay.console import print_validation
     from batchpay.engine.banknames import check_sheet_bank_names
     from batchpay.engine.payees import HoldRules, check_sheet, reported
@@ -253,7 +254,8 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
                             decimal_comma=decimal_comma, include_hidden=include_hidden)
     console = stderr_console(quiet)
     if not no_bank_check:  # before the report, which shows the warnings
-        for note in check_sheet_bank_names(outcome.validation, settings):
+        for note in check_sheet_bank_names(outcome.validation, settings,
+                                           lambda: open_service(settings)):
             console.print(note)
     changes = reported(check_sheet(settings.journal, outcome.validation.rows,
                                    HoldRules(settings.hold_new_payees,
@@ -322,6 +324,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
          allow_partial: bool,
          allow_repeat: tuple[str, ...], quiet: bool, as_json: bool,
          approved: Any = None) -> None:
+    from batchpay.connect import open_service
     from batchpay.engine.intake import load_input
     from batchpay.engine.runner import RunOptions, run_batch
     from batchpay.progress import (
@@ -357,8 +360,8 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         allow_repeat=frozenset(ref.strip() for ref in allow_repeat),
         decimal_comma=decimal_comma, include_hidden=include_hidden, approved=approved)
     reporter = RichReporter(quiet=quiet)
-    outcome = run_batch(settings, options, reporter,
-                        lambda: load_input(options, settings))
+    outcome = run_batch(settings, options, reporter, lambda: load_input(options, settings),
+                        lambda: open_service(settings, listen=True))
     if approved is not None:
         reporter.console.print(f"Paid from plan {approved.id[:16]}… ({approved.short}), "
                                "approved by " + ", ".join(a.principal for a in approved.approvals))
@@ -719,6 +722,7 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
     """
     import json
 
+    from batchpay.connect import open_service
     from batchpay.engine.approval import (
         build_plan,
         canonical_bytes,
@@ -757,7 +761,8 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
         return read["sheet"], validation
 
     reporter = RichReporter(quiet=quiet)
-    outcome = run_batch(settings, options, reporter, load)
+    outcome = run_batch(settings, options, reporter, load,
+                        lambda: open_service(settings, listen=True))
     console = reporter.console
     for note in outcome.notes:
         console.print(note)
@@ -1009,13 +1014,14 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
     Rows in doubt (UNKNOWN) are looked up by their quote: found, they take the payout's
     state; not found in a complete scan once their quote expired, they become NOT_SENT.
     """
+    from batchpay.connect import open_service
     from batchpay.engine.sync import sync_run
     from batchpay.progress import print_counts, stderr_console
 
     if out is not None:
         check_output(out, overwrite=overwrite)
     settings = settings_for(journal=journal)
-    outcome = sync_run(settings, run_id, out)
+    outcome = sync_run(settings, run_id, out, lambda: open_service(settings))
     console = stderr_console(quiet)
     for line in settings.journal_lines():
         console.print(line, soft_wrap=True)

@@ -6,6 +6,7 @@ Every count is taken at the sandbox, never from what the client believes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -23,6 +24,7 @@ from batchpay.engine.journal import Journal
 from batchpay.engine.records import RunRecord, RunRow, utcnow
 from batchpay.engine.sync import sync_run
 from batchpay.sandbox.server import RunningSandbox
+from batchpay.service import Service
 
 GOOD = {"PENDING", "PROCESSING", "COMPLETED"}
 
@@ -122,12 +124,17 @@ def test_never_received_only_after_a_complete_scan(sandbox_factory: Any,
                         sync_max_pages=1)
     out = tmp_path / "out.xlsx"
 
-    capped = sync_run(settings, run_id, out)
+    opened = Service(service.url, service.api_key, embedded=False)
+
+    def connect() -> Any:
+        return contextlib.nullcontext(opened)
+
+    capped = sync_run(settings, run_id, out, connect)
     assert (capped.complete, capped.never_received, capped.changed) == (False, 0, 0)
     assert [r["status"] for r in results(out)] == ["UNKNOWN"]
 
     full = sync_run(Settings(base_url=service.url, api_key=service.api_key, journal=journal),
-                    run_id, out)
+                    run_id, out, connect)
     assert (full.complete, full.never_received, full.changed) == (True, 1, 1)
     assert full.requests == 2  # two pages of 100, nothing else
     assert [r["status"] for r in results(out)] == ["NOT_SENT"]

@@ -30,6 +30,7 @@ from batchpay.config import Settings
 from batchpay.errors import BatchpayError
 from batchpay.files import private_dir, write_private
 from batchpay.provider.errors import AuthError, ProviderError, RequestRejected
+from batchpay.service import Opener
 
 # the list of bank names for (country, currency); raises ProviderError like PayoutClient.banks
 BankFetcher = Callable[[str, str], Awaitable[list[str]]]
@@ -126,14 +127,15 @@ async def add_bank_warnings(validation: Any, client: Any, *, cache_dir: Path | N
     return check.notes
 
 
-def check_sheet_bank_names(validation: Any, settings: Settings) -> list[str]:
-    """`batchpay validate`'s check: the configured service, else the embedded sandbox.
+def check_sheet_bank_names(validation: Any, settings: Settings, connect: Opener) -> list[str]:
+    """`batchpay validate`'s check, on the service `connect` opens when today's cached bank
+    directory does not have every pair.
 
     A sheet can be validated offline: a service that cannot be used is one note, never an
     error, and the attempt is kept short (two tries, five seconds).
     """
     from batchpay.provider.client import PayoutClient
-    from batchpay.service import EMBEDDED, open_service
+    from batchpay.service import EMBEDDED
 
     pairs = row_pairs(validation)
     wanted = {p for p in pairs if p is not None}
@@ -154,7 +156,7 @@ def check_sheet_bank_names(validation: Any, settings: Settings) -> list[str]:
     quick = dataclasses.replace(settings, retry_attempts=min(settings.retry_attempts, 2),
                                 retry_seconds=min(settings.retry_seconds, 5.0))
     try:
-        with open_service(settings) as service:
+        with connect() as service:
 
             async def fetched() -> list[str]:
                 async with PayoutClient.from_settings(quick, base_url=service.base_url,

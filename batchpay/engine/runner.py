@@ -46,7 +46,7 @@ from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
-from batchpay.service import Service, open_service
+from batchpay.service import Opener, Service
 from batchpay.sheet.outcomes import SENT_STATUSES, ResultsSummary, summarize
 
 # what `run` does with a row whose payout_ref the journal knows
@@ -288,16 +288,17 @@ def default_results_path(sheet: Path, run_id: str) -> Path:
 
 
 def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
-              read: Callable[[], tuple[Any, Any]]) -> RunOutcome:
-    """Run one batch end to end. `read` returns (sheet, validation) for the input."""
+              read: Callable[[], tuple[Any, Any]], connect: Opener) -> RunOutcome:
+    """Run one batch end to end. `read` returns (sheet, validation) for the input; `connect`
+    opens the service (the caller's: the engine builds none), once the sheet is read and
+    the journal locked and checked."""
     sheet, validation = read()
     journal = Journal(settings.journal)
     batch: _Batch | None = None
     try:
         journal.lock()
         require_intact(journal)  # the ledger it plans from is the one the chain vouches for
-        with (open_service(settings) as service, embedded_listener(settings, service),
-              frozen_heap()):
+        with connect() as service, frozen_heap():
             batch = _Batch(settings, options, reporter, journal, service, sheet, validation)
             return asyncio.run(batch.execute())
     except KeyboardInterrupt:
@@ -319,26 +320,6 @@ def frozen_heap() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
-
-
-@contextlib.contextmanager
-def embedded_listener(settings: Settings, service: Service) -> Iterator[None]:
-    """On the embedded sandbox, statuses arrive by signed webhooks to a listener of our own."""
-    if not service.embedded or service.sandbox is None:
-        yield
-        return
-    from batchpay.serving import ServerThread
-    from batchpay.webhooks import SignatureCheck, create_listener, random_secret
-
-    secret = random_secret()
-    app = create_listener(settings.journal, SignatureCheck(secret, settings.headers,
-                                                           settings.signature_algorithms))
-    with ServerThread(app, what="webhook listener") as listener:
-        service.sandbox.state.set_webhook(listener.url + "/webhook", secret)
-        try:
-            yield
-        finally:
-            service.sandbox.state.set_webhook(None, None)
 
 
 class _Batch:

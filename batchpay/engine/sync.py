@@ -24,7 +24,7 @@ from batchpay.engine.sending import mark_never_received
 from batchpay.engine.tracking import refresh
 from batchpay.files import free_name
 from batchpay.provider.client import PayoutClient
-from batchpay.service import open_service
+from batchpay.service import Opener
 from batchpay.sheet.outcomes import ResultsSummary
 
 TRACKED = ("PENDING", "PROCESSING", "FAILED", *IN_DOUBT)
@@ -43,12 +43,15 @@ class SyncOutcome:
     rows: list[dict[str, Any]]
 
 
-def sync_run(settings: Settings, run_id: str | None, out: Path | None) -> SyncOutcome:
+def sync_run(settings: Settings, run_id: str | None, out: Path | None,
+             connect: Opener) -> SyncOutcome:
+    """Refresh a run's rows that are not final from the service `connect` opens (once the
+    journal is found and checked)."""
     journal = Journal.existing(settings.journal)
     try:
         require_intact(journal)
         run = find_run(journal, run_id)
-        with open_service(settings) as service:
+        with connect() as service:
             journal.bind_service(service.identity)
             tracked, changed, never, requests, complete = asyncio.run(
                 _sync(settings, journal, run.id, service.base_url, service.api_key))
