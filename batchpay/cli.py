@@ -988,7 +988,7 @@ def _webhook_url_option(ctx: click.Context, param: click.Parameter, value: str |
 @handle_errors
 def sandbox(**options: Any) -> None:
     """Run the sandbox: a fake payout service for trying and testing batchpay (no real money)."""
-    from batchpay.sandbox.app import SandboxConfig
+    from batchpay.sandbox.config import SandboxConfig
     from batchpay.sandbox.server import serve
 
     serve(SandboxConfig(**options))

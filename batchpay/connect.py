@@ -37,7 +37,7 @@ def open_service(settings: Settings, *, listen: bool = False,
         yield Service(str(settings.base_url).rstrip("/"), settings.api_key, embedded=False)
         return
 
-    from batchpay.sandbox.app import SandboxConfig
+    from batchpay.sandbox.config import SandboxConfig
     from batchpay.sandbox.server import start_in_thread
 
     state = private_dir(settings.journal.parent) / SANDBOX_STATE_FILE

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from batchpay.sandbox.app import SandboxConfig
+from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.server import RunningSandbox, start_in_thread
 
 SandboxFactory = Callable[..., RunningSandbox]

@@ -27,7 +27,7 @@ import xlsxwriter
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a checkout
 
-from batchpay.sheet.checks import resident_id_check_digit, uscc_check_char  # noqa: E402
+from batchpay.sheet.china_ids import resident_id_check_digit, uscc_check_char  # noqa: E402
 from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS_BY_NAME  # noqa: E402
 
 MAIN_SAMPLE = "november-payouts.xlsx"

@@ -9,7 +9,7 @@ from typing import Any
 
 import xlsxwriter
 
-from batchpay.sheet.checks import resident_id_check_digit, uscc_check_char
+from batchpay.sheet.china_ids import resident_id_check_digit, uscc_check_char
 
 HEADERS = ["payout_ref", "recipient_type", "recipient_name", "company_name", "company_id",
            "ic_number", "account_number", "bank_name", "bank_city", "amount",

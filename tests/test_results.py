@@ -19,10 +19,10 @@ from batchpay.sheet.outcomes import ResultRow, summarize
 from batchpay.sheet.results import (
     RESULT_COLUMNS,
     VALIDATE_COLUMNS,
-    StreamingWorksheet,
-    read_results,
     write_results,
 )
+from batchpay.sheet.results_input import read_results
+from batchpay.sheet.xlsx import StreamingWorksheet
 
 D = Decimal
 FORMULA_LIKE = ['=HYPERLINK("http://x","y")', "+1", "-2", "@SUM(A1)", "=1+1", "<r>x</r>",

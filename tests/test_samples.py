@@ -11,7 +11,7 @@ import openpyxl
 import pytest
 from make_samples import CORRECTED_SAMPLE, MAIN_SAMPLE, MISTAKES_SAMPLE, make_samples
 
-from batchpay.sheet.checks import is_valid_resident_id, is_valid_uscc
+from batchpay.sheet.china_ids import is_valid_resident_id, is_valid_uscc
 from batchpay.sheet.columns import IDENTIFIER_COLUMNS
 from batchpay.sheet.validate import validate_file
 

@@ -20,8 +20,8 @@ from sandbox_calls import (
     raw_json,
 )
 
-from batchpay.sandbox.app import SandboxConfig
 from batchpay.sandbox.checks import is_valid_resident_id, is_valid_uscc
+from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.server import RunningSandbox, start_in_thread
 
 START_NGN = 10_000_000_000

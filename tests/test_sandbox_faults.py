@@ -12,7 +12,7 @@ import pytest
 from sandbox_calls import api, held_payouts, new_quote, payout_request, quote_request
 
 from batchpay.errors import UsageError
-from batchpay.sandbox.app import SandboxConfig
+from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.faults import parse_rate_limit
 
 BANKS = {"country": "NG", "currency": "NGN"}

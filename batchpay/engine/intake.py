@@ -8,7 +8,7 @@ from typing import Any
 from batchpay.config import Settings
 from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.read import Sheet, read_sheet
-from batchpay.sheet.results import read_results_sheet
+from batchpay.sheet.results_input import read_results_sheet
 
 
 def load_input(options: Any, settings: Settings) -> tuple[Sheet, Any]:

@@ -37,8 +37,8 @@ from typing import Any
 from batchpay.engine.journal import Journal
 from batchpay.engine.records import operator, utcnow
 from batchpay.errors import UsageError
+from batchpay.sheet.currency import currency_exponent
 from batchpay.sheet.read import paused_gc
-from batchpay.sheet.results import currency_exponent
 
 BANK_FIELDS = ("recipient_name", "account_number", "bank_name", "bank_city", "sort_code")
 NEW, KNOWN, CHANGED = "new", "known", "changed"

@@ -16,8 +16,9 @@ from batchpay.engine.journal import SENDING, Journal
 from batchpay.engine.records import LedgerEntry, RunRecord, RunRow, as_decimal
 from batchpay.engine.sending import UNKNOWN_ERROR
 from batchpay.errors import JournalError
+from batchpay.sheet.currency import currency_exponent
 from batchpay.sheet.outcomes import ResultRow, ResultsSummary
-from batchpay.sheet.results import currency_exponent, write_results
+from batchpay.sheet.results import write_results
 
 RUN_INFO_FIELDS = (
     ("run_id", "run id"), ("kind", "kind"), ("started_at", "started (UTC)"),

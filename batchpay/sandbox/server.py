@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import sys
 
-from batchpay.sandbox.app import SandboxConfig, create_app
+from batchpay.sandbox.app import create_app
+from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.state import SandboxState
 from batchpay.serving import ServerThread, bind, serve_foreground, url_of
 

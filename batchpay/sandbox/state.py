@@ -26,16 +26,14 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from batchpay.files import create_private, private_dir
 from batchpay.sandbox import banks, rates
 from batchpay.sandbox.checks import Refusal
+from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.faults import Dice, RateLimiter, Traffic, parse_rate_limit
 from batchpay.sandbox.wire import dumps, loads
-
-if TYPE_CHECKING:
-    from batchpay.sandbox.app import SandboxConfig
 
 START_BALANCES: dict[str, Decimal] = {"NGN": Decimal("10000000000"), "USD": Decimal("100000000")}
 STATES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED")

@@ -42,3 +42,10 @@ def is_currency(code: object) -> bool:
 def exponent(code: str) -> int:
     """Decimals allowed for `code` (any case); KeyError for a code that is not ISO 4217."""
     return EXPONENTS[code.strip().upper()]
+
+
+DEFAULT_EXPONENT = 2  # for a currency code that is not ISO 4217 (an INVALID row's typo)
+
+
+def currency_exponent(code: str) -> int:
+    return EXPONENTS.get(code.strip().upper(), DEFAULT_EXPONENT)

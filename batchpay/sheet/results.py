@@ -13,12 +13,11 @@ No cell is ever a formula: every text is written with ``write_string`` (never ``
 which would turn ``=HYPERLINK(...)`` in a recipient's name into a live formula), and the
 workbook options switch xlsxwriter's own conversions off as a second guard. The Results
 sheet is streamed (xlsxwriter ``constant_memory``), so 100,000 rows need little memory.
+The cell writers are in ``sheet.xlsx``; ``sheet.results_input`` reads a workbook back.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -31,7 +30,6 @@ from xlsxwriter.format import Format
 from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
-from batchpay.errors import InputError
 from batchpay.files import replaced_atomically
 from batchpay.sheet.columns import (
     AMOUNT_COLUMN,
@@ -39,8 +37,7 @@ from batchpay.sheet.columns import (
     TARGET_AMOUNT_COLUMN,
     normalize_header,
 )
-from batchpay.sheet.currency import EXPONENTS
-from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
+from batchpay.sheet.currency import currency_exponent
 from batchpay.sheet.outcomes import (
     CONTROL_TOTALS,
     STATUSES,
@@ -48,9 +45,19 @@ from batchpay.sheet.outcomes import (
     ResultsSummary,
     Tally,
 )
+from batchpay.sheet.xlsx import (
+    WORKBOOK_OPTIONS,
+    ShortNumber,
+    StreamingWorksheet,
+    amount_format,
+    decimals_of,
+    text_width,
+    write_number,
+    write_text,
+)
 
 if TYPE_CHECKING:
-    from batchpay.sheet.read import Sheet
+    pass
 
 RESULT_COLUMNS = ("row", "status", "error", "next_step", "warning", "reference_number",
                   "payout_id",
@@ -83,97 +90,12 @@ _STATUS_COLOURS = {  # (fill, font): green done, red not paid, amber look again,
     "PENDING": ("#DDEBF7", "#1F4E78"),
     "PROCESSING": ("#DDEBF7", "#1F4E78"),
 }
-_WORKBOOK_OPTIONS = {
-    "constant_memory": True,
-    "strings_to_formulas": False,
-    "strings_to_numbers": False,
-    "strings_to_urls": False,
-}
 _RATE_FORMAT = "0.00########"
 _WIDTH_SAMPLE_ROWS = 1000  # widths come from the header and the first rows: cheap, and enough
 _MIN_WIDTH, _MAX_WIDTH = 8, 60
-_DEFAULT_EXPONENT = 2  # for a currency code that is not ISO 4217 (an INVALID row's typo)
 
 
 # --------------------------------------------------------------------------- writing
-
-
-class _ShortNumber(float):
-    """A float that xlsxwriter writes in its shortest form.
-
-    xlsxwriter writes numbers with ``{:.16G}``, which turns 9.95 into 9.949999999999999;
-    ``repr`` gives the shortest text that reads back as the same float, so an amount
-    typed as 9.95 is 9.95 in the file too.
-    """
-
-    __slots__ = ()
-
-    def __format__(self, spec: str) -> str:
-        value = float(self)
-        if value.is_integer() and abs(value) < 1e15:
-            return str(int(value))  # "2", not "2.0": readers take "2.0" for a float
-        return repr(value)
-
-
-class StreamingWorksheet(Worksheet):
-    """A constant_memory worksheet that serialises plain rows in one go, about twice as fast.
-
-    xlsxwriter spends most of a 100,000-row write building each cell's XML through several
-    calls. This writes a row whose cells are plain text and numbers as one string, exactly
-    as xlsxwriter would (a test compares the XML byte for byte with the stock class); any
-    cell it does not cover (text to escape, rich text, a column format, row formatting)
-    goes through xlsxwriter's own ``_write_cell``.
-    """
-
-    _COLUMN_NAMES = tuple(xl_col_to_name(col) for col in range(256))
-    # Text that xlsxwriter would escape or mark as whitespace-preserving.
-    _NOT_PLAIN = re.compile(r"[&<>\x00-\x08\x0b-\x1f\ufffe\uffff]|_x[0-9a-fA-F]{4}_|^\s|\s$")
-
-    def _write_single_row(self, current_row_num: int = 0) -> None:
-        row_num: int = self.previous_row  # type: ignore[has-type]
-        cells = self.table.get(row_num)
-        if (not cells or row_num in self.row_info or row_num in self.comments
-                or self.excel_version != 2007):
-            super()._write_single_row(current_row_num)
-            return
-        self.previous_row = current_row_num
-        names, not_plain, column_info = self._COLUMN_NAMES, self._NOT_PLAIN, self.col_info
-        ref_row = str(row_num + 1)
-        parts = [f'<row r="{ref_row}">']
-        for col_num in sorted(cells):
-            cell = cells[col_num]
-            kind = cell.__class__.__name__
-            style = "" if cell.format is None else f' s="{cell.format._get_xf_index()}"'
-            if col_num < len(names) and (cell.format is not None or col_num not in column_info):
-                if kind == "String" and not not_plain.search(cell.string):
-                    parts.append(f'<c r="{names[col_num]}{ref_row}"{style} t="inlineStr">'
-                                 f"<is><t>{cell.string}</t></is></c>")
-                    continue
-                if kind == "Number":
-                    parts.append(f'<c r="{names[col_num]}{ref_row}"{style}>'
-                                 f"<v>{cell.number:.16G}</v></c>")
-                    continue
-            self.fh.write("".join(parts))
-            parts.clear()
-            self._write_cell(row_num, col_num, cell)
-        parts.append("</row>")
-        self.fh.write("".join(parts))
-        self.table.clear()
-
-
-def _decimals(value: Decimal | float | int) -> int:
-    if isinstance(value, Decimal):
-        exp = value.as_tuple().exponent
-        return -exp if isinstance(exp, int) and exp < 0 else 0
-    return 0
-
-
-def currency_exponent(code: str) -> int:
-    return EXPONENTS.get(code.strip().upper(), _DEFAULT_EXPONENT)
-
-
-def _amount_format_string(decimals: int) -> str:
-    return "#,##0" + ("." + "0" * decimals if decimals else "")
 
 
 def result_headers(input_columns: Sequence[str]) -> list[str]:
@@ -197,12 +119,6 @@ def _is_result_name(name: str) -> bool:
     while base.endswith(INPUT_SUFFIX):
         base = base[: -len(INPUT_SUFFIX)]
     return base in RESULT_COLUMNS
-
-
-def text_width(text: str) -> int:
-    """Columns a text takes in a spreadsheet, roughly."""
-    # CJK characters take two columns in Excel's default font.
-    return sum(2 if ord(ch) >= 0x2E80 else 1 for ch in text)
 
 
 def _id_text(value: Any) -> str:
@@ -245,7 +161,7 @@ class _Formats:
         fmt = self._amounts.get(decimals)
         if fmt is None:
             fmt = self._amounts[decimals] = self._workbook.add_format(
-                {"num_format": _amount_format_string(decimals)})
+                {"num_format": amount_format(decimals)})
         return fmt
 
     def money(self, value: Decimal | float | int, currency: str) -> Format:
@@ -253,35 +169,9 @@ class _Formats:
         key = (currency, value.as_tuple().exponent if isinstance(value, Decimal) else 0)
         fmt = self._money.get(key)
         if fmt is None:
-            decimals = min(max(currency_exponent(currency), _decimals(value)), 10)
+            decimals = min(max(currency_exponent(currency), decimals_of(value)), 10)
             fmt = self._money[key] = self.amount(decimals)
         return fmt
-
-
-def write_text(sheet: Worksheet, row: int, col: int, text: str,
-               cell_format: Format | None = None) -> None:
-    """Write `text` as a literal text cell, whatever it looks like.
-
-    In constant_memory mode xlsxwriter copies a string that starts with ``<r>`` and ends
-    with ``</r>`` into the XML unescaped (it takes it for its own rich text); such a text
-    is written as three plain runs instead, which reads back as the same text.
-    """
-    if text.startswith("<r>") and text.endswith("</r>"):
-        if cell_format is None:
-            sheet.write_rich_string(row, col, text[:1], text[1:3], text[3:])
-        else:
-            sheet.write_rich_string(row, col, text[:1], text[1:3], text[3:], cell_format)
-    else:
-        sheet.write_string(row, col, text, cell_format)
-
-
-def write_number(sheet: Worksheet, row: int, col: int, value: Decimal | float | int,
-                 cell_format: Format | None = None) -> None:
-    """Write a number (Decimal money is converted only here, at the last byte)."""
-    if isinstance(value, Decimal) and not value.is_finite():
-        sheet.write_string(row, col, str(value), cell_format)
-        return
-    sheet.write_number(row, col, _ShortNumber(value), cell_format)
 
 
 # Kinds of column, decided once per column rather than per cell.
@@ -324,7 +214,7 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
         raise ValueError(f"unknown result columns: {unknown}")
     try:
         with replaced_atomically(Path(path)) as partial:
-            workbook = xlsxwriter.Workbook(str(partial), _WORKBOOK_OPTIONS)
+            workbook = xlsxwriter.Workbook(str(partial), WORKBOOK_OPTIONS)
             formats = _Formats(workbook)
             results = workbook.add_worksheet(RESULTS_SHEET, worksheet_class=StreamingWorksheet)
             summary_sheet = workbook.add_worksheet(SUMMARY_SHEET)
@@ -397,13 +287,13 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
                     or not isinstance(value, Decimal | int | float):
                 write_text(sheet, r, col, _id_text(value), text_format if kind == _ID else None)
             elif kind in (_INPUT_AMOUNT, _SOURCE_MONEY):
-                write_num(r, col, _ShortNumber(value), money(value, result.source_currency))
+                write_num(r, col, ShortNumber(value), money(value, result.source_currency))
             elif kind == _TARGET_MONEY:
-                write_num(r, col, _ShortNumber(value), money(value, result.target_currency))
+                write_num(r, col, ShortNumber(value), money(value, result.target_currency))
             elif kind == _RATE:
-                write_num(r, col, _ShortNumber(value), rate_format)
+                write_num(r, col, ShortNumber(value), rate_format)
             else:
-                write_num(r, col, _ShortNumber(value))
+                write_num(r, col, ShortNumber(value))
             if r <= _WIDTH_SAMPLE_ROWS:
                 width = text_width(value) if isinstance(value, str) else len(str(value)) + 3
                 if width > widths[col]:
@@ -428,7 +318,7 @@ def _highlight_attention(sheet: Worksheet, formats: _Formats, status_col: int, l
                          last_col: int) -> None:
     """Rows whose status needs the operator get a light fill (the status cell keeps its
     colour): a conditional format, so a status typed over stays right."""
-    from xlsxwriter.utility import xl_col_to_name, xl_range
+    from xlsxwriter.utility import xl_range
 
     cell = f"${xl_col_to_name(status_col)}2"
     fine = ",".join(f'{cell}<>"{s}"' for s in ("", *_FINE_STATUSES))
@@ -555,7 +445,7 @@ def _write_invoices(lines: _Lines, formats: _Formats, summary: ResultsSummary) -
 
 def _wide(formats: _Formats, money: Format, value: Decimal, currency: str) -> Format:
     # An INVALID row's amount may carry more decimals than its currency: show them all.
-    return money if _decimals(value) <= currency_exponent(currency) \
+    return money if decimals_of(value) <= currency_exponent(currency) \
         else formats.money(value, currency)
 
 
@@ -584,69 +474,3 @@ def _write_payee_changes(sheet: Worksheet, formats: _Formats,
     sheet.freeze_panes(1, 0)
     for col, width in enumerate((16, 6, 16, 18, 16, 24, 24, 40, 9)):
         sheet.set_column(col, col, width)
-
-
-# --------------------------------------------------------------------------- reading
-
-def read_results_sheet(path: Path, *, sheet: str | None = None,
-                       limits: SheetLimits = DEFAULT_LIMITS, include_hidden: bool = False
-                       ) -> Sheet:
-    """The input part of a results workbook's Results sheet, as a payout sheet, for ``rerun``.
-
-    The sheet is read by the same reader as a payout sheet (the operator may have
-    corrected cells in it). Result columns are dropped, input column names lose the
-    ``_input`` a collision gave them, and every row keeps the row number of the original
-    sheet (from the ``row`` column), so that messages still point at the operator's sheet.
-    """
-    from batchpay.sheet.read import SheetRow, read_sheet
-
-    read = read_sheet(Path(path), sheet=sheet or RESULTS_SHEET, limits=limits,
-                      include_hidden=include_hidden)
-    missing = [name for name in ("row", "status") if name not in read.columns]
-    if missing:
-        raise InputError(
-            f"Sheet {read.sheet_name!r} of {Path(path).name} has no {' or '.join(missing)} "
-            "column, so it is not a batchpay results workbook.",
-            hint="Give the results workbook a run wrote (…-results-….xlsx), unchanged "
-                 "apart from the cells you corrected.")
-    row_at = read.columns.index("row")
-    # the input columns come before `row` (a result column's name among them has `_input`);
-    # a workbook of an older batchpay may have other result columns after it
-    inputs = list(range(row_at))
-    rows: list[SheetRow] = []
-    for line in read.rows:
-        number = line.values[row_at]
-        if not isinstance(number, int) or number < 2:
-            raise InputError(
-                f"Row {line.row} of sheet {read.sheet_name!r} has no row number in its row "
-                f"column (it holds {number!r}).",
-                hint="Each row must keep the row number the run wrote; delete rows you "
-                     "added by hand, or copy them into a new payout sheet instead.")
-        errors = {input_column_name(name): message for name, message in line.errors.items()
-                  if name not in RESULT_COLUMNS}
-        rows.append(SheetRow(number, [line.values[i] for i in inputs], errors))
-    return dataclasses.replace(
-        read, columns=[input_column_name(read.columns[i]) for i in inputs],
-        headers=[input_column_name(read.headers[i]) for i in inputs], rows=rows)
-
-
-def read_results(path: Path) -> tuple[list[str], list[ResultRow]]:
-    """Read a results workbook back: the input columns and every row with its inputs and the
-    ``row``, ``status`` and ``reference_number`` it had; ``error`` holds what the reader finds
-    wrong in the cells now (e.g. an account number retyped as a number), not the run's error.
-    """
-    from batchpay.sheet.read import read_sheet
-
-    sheet = read_results_sheet(path)
-    full = read_sheet(Path(path), sheet=RESULTS_SHEET)
-    at = {name: i for i, name in enumerate(full.columns)}
-    rows: list[ResultRow] = []
-    for line, original in zip(sheet.rows, full.rows, strict=True):
-        ref = original.values[at["reference_number"]] if "reference_number" in at else None
-        status = original.values[at["status"]]
-        rows.append(ResultRow(
-            row=line.row, inputs=line.values, status=str(status or ""),
-            reference_number=str(ref or ""),
-            error="; ".join(f"{name}: {message}" for name, message in line.errors.items()),
-        ))
-    return sheet.columns, rows

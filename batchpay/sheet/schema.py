@@ -21,7 +21,7 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.errors import SchemaErrors
 
-from batchpay.sheet.checks import (
+from batchpay.sheet.china_ids import (
     USCC_ALPHABET,
     is_valid_resident_id,
     is_valid_uscc,

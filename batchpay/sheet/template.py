@@ -18,7 +18,7 @@ from xlsxwriter.worksheet import Worksheet
 from batchpay.errors import UsageError
 from batchpay.files import replaced_atomically
 from batchpay.sheet.columns import COLUMNS, Column
-from batchpay.sheet.results import text_width
+from batchpay.sheet.xlsx import text_width
 
 DATA_SHEET = "Payouts"
 HELP_SHEET = "How to fill"

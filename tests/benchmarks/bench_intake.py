@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the sheet writer the tests use
 
 from process_support import timed_child  # noqa: E402
 
-from batchpay.sheet.checks import (  # noqa: E402
+from batchpay.sheet.china_ids import (  # noqa: E402
     USCC_ALPHABET,
     resident_id_check_digit,
     uscc_check_char,

@@ -7,7 +7,7 @@ import datetime as dt
 from hypothesis import given
 from hypothesis import strategies as st
 
-from batchpay.sheet.checks import (
+from batchpay.sheet.china_ids import (
     USCC_ALPHABET,
     is_valid_resident_id,
     is_valid_uscc,
