@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from batchpay import __version__
-from batchpay.errors import BatchpayError
+from batchpay.errors import DISK_FULL_HINT, BatchpayError
 from batchpay.files import check_output
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,15 +63,13 @@ def handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-HINT_DISK_FULL = ("Free some space, then run the same command again: the journal keeps every "
-                  "request already sent, so nothing is paid twice.")
 
 
 def _os_error_message(exc: OSError) -> tuple[str, str]:
     import errno
 
     if exc.errno == errno.ENOSPC:
-        return "The disk is full: batchpay could not write its files.", HINT_DISK_FULL
+        return "The disk is full: batchpay could not write its files.", DISK_FULL_HINT
     where = f" ({exc.filename})" if exc.filename else ""
     return f"{exc.strerror or exc}{where}.", "Check the path, free space and permissions."
 
@@ -82,7 +80,7 @@ def _lower_level_message(exc: Exception) -> tuple[str, str]:
     text = " ".join(str(exc).split()) or type(exc).__name__
     if library == "sqlite3":
         if "full" in text.lower():
-            return "The disk is full: the journal could not be written.", HINT_DISK_FULL
+            return "The disk is full: the journal could not be written.", DISK_FULL_HINT
         return (f"The journal could not be read or written ({text}).",
                 "Check that --journal (or BATCHPAY_JOURNAL) points at a batchpay journal, "
                 "and the free space and permissions of its folder.")

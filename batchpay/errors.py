@@ -10,6 +10,7 @@ escapes the CLI as a traceback.
     ├── ConfigError                    settings file or environment cannot be used
     ├── InputError                     the sheet cannot be read at all (not a row problem)
     ├── Interrupted                    Ctrl-C during a run: what was done so far is kept
+    ├── ResultsNotWritten              exit 1: rows were paid, their workbook not written
     ├── JournalError                   the journal cannot be opened or written
     │   ├── JournalLocked              another run/rerun holds the journal
     │   ├── JournalServiceMismatch     the journal belongs to another service
@@ -25,9 +26,29 @@ escapes the CLI as a traceback.
             ├── QuoteExpired
             ├── InvalidQuote
             └── InsufficientBalance
+
+Signals caught inside batchpay, never shown to a user as such (each ends as one of the
+above, or as a row's status):
+
+    ShapeError          a success answer lacking a field: the client's UnexpectedResponse
+    AuthStop            a 401/403 mid-run: every sender stops; the run ends with the AuthError
+    CalibrationFailed   no quote delivers an invoice within the bound: the row's QUOTE_FAILED
+    SignatureError      a plan signature, key or approvers line that cannot be used
+
+Library errors are mapped where they happen (the journal's SQLite errors inside a
+transaction become JournalError, a disk full among them); the CLI's last line of defence
+turns anything else into one or two lines, never a traceback.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from batchpay.provider.errors import AuthError
+
+DISK_FULL_HINT = ("Free some space, then run the same command again: the journal keeps every "
+                  "request already sent, so nothing is paid twice.")
 
 
 class BatchpayError(Exception):
@@ -80,3 +101,30 @@ class JournalServiceMismatch(JournalError):
 
 class JournalTampered(JournalError):
     """The journal's tables (ledger, payout requests) disagree with its hash chain."""
+
+
+# --- signals caught inside batchpay ----------------------------------------------------------
+
+
+class ShapeError(ValueError):
+    """A success answer whose body lacks a field the client needs."""
+
+
+class AuthStop(Exception):
+    """401/403 from the service: no further requests."""
+
+    def __init__(self, error: AuthError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class CalibrationFailed(Exception):
+    """No quote delivering the invoice within the bound was found (or a limit forbids it)."""
+
+    def __init__(self, message: str, quotes_used: int) -> None:
+        super().__init__(message)
+        self.message, self.quotes_used = message, quotes_used
+
+
+class SignatureError(ValueError):
+    """A signature, key or allowed_signers line that cannot be used, and why."""

@@ -252,3 +252,14 @@ def test_column_names_are_checked_before_they_reach_sql(journal: Journal) -> Non
     with pytest.raises(ValueError, match="not a column of payouts: colour"):
         journal.set_status("R-1", "NOT_SENT", colour="red")
     assert journal.entries(["R-1"]) == {}  # nothing was written
+
+
+def test_a_full_disk_inside_a_transaction_is_a_journal_error(journal: Journal) -> None:
+    from batchpay.errors import JournalError
+
+    with pytest.raises(JournalError, match="The disk is full") as caught, journal.transaction():
+        journal.db.execute("INSERT INTO meta (key, value) VALUES ('probe', '1')")
+        raise sqlite3.OperationalError("database or disk is full")
+    assert "nothing is paid twice" in (caught.value.hint or "")
+    # rolled back: the probe row is not there
+    assert journal.db.execute("SELECT 1 FROM meta WHERE key = 'probe'").fetchone() is None

@@ -23,19 +23,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 
+from batchpay.errors import CalibrationFailed
 from batchpay.provider.errors import RequestRejected
 from batchpay.provider.models import Quote
 
 MAX_QUOTES = 6
 PROBE_STEP = Decimal(1000)  # a first quote refused for its size is tried this much larger/smaller
-
-
-class CalibrationFailed(Exception):
-    """No quote delivering the invoice within the bound was found (or a limit forbids it)."""
-
-    def __init__(self, message: str, quotes_used: int) -> None:
-        super().__init__(message)
-        self.message, self.quotes_used = message, quotes_used
 
 
 @dataclass(frozen=True)

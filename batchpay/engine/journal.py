@@ -37,7 +37,7 @@ from batchpay.engine.records import (
     unpack_values,
     utcnow,
 )
-from batchpay.errors import JournalError, JournalLocked, JournalServiceMismatch
+from batchpay.errors import DISK_FULL_HINT, JournalError, JournalLocked, JournalServiceMismatch
 from batchpay.files import create_private, private_dir
 
 SCHEMA_VERSION = 2  # 2: quotes_used (invoice rows)
@@ -149,6 +149,14 @@ def _known_fields(fields: Iterable[str], allowed: Iterable[str], table: str) -> 
         raise ValueError(f"not a column of {table}: {', '.join(unknown)}")
 
 
+def _unwritten(exc: sqlite3.Error) -> JournalError:
+    if "full" in str(exc).lower():
+        return JournalError("The disk is full: the journal could not be written.",
+                            hint=DISK_FULL_HINT)
+    return JournalError(f"Could not write the journal: {exc}.",
+                        hint="Check free disk space and permissions.")
+
+
 class Journal:
     """A small typed class over one SQLite file. Every state change is one transaction."""
 
@@ -256,6 +264,11 @@ class Journal:
         self._depth = 1
         try:
             yield self.db
+        except sqlite3.Error as exc:  # mapped here, where it happens: nothing was written
+            self._depth = 0
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
+            raise _unwritten(exc) from None
         except BaseException:
             self._depth = 0
             self.db.execute("ROLLBACK")
@@ -263,11 +276,10 @@ class Journal:
         self._depth = 0
         try:
             self.db.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:
             with contextlib.suppress(sqlite3.Error):
                 self.db.execute("ROLLBACK")
-            raise JournalError(f"Could not write the journal: {exc}.",
-                               hint="Check free disk space and permissions.") from None
+            raise _unwritten(exc) from None
 
     def close(self) -> None:
         self.unlock()

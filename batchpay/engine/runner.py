@@ -40,9 +40,9 @@ from batchpay.engine.payees import (
 from batchpay.engine.records import RunRecord, RunRow, canonical, operator, utcnow
 from batchpay.engine.render import display_status, find_run, render_run, result_rows
 from batchpay.engine.repeats import RepeatCheck, held_message, payment_key
-from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
+from batchpay.engine.sending import Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
-from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
+from batchpay.errors import AuthStop, BatchpayError, Interrupted, ResultsNotWritten
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from batchpay.engine.calibrate import CalibrationFailed, Calibrator
+from batchpay.engine.calibrate import Calibrator
 from batchpay.engine.journal import SENDING, Journal
 from batchpay.engine.records import LedgerEntry
 from batchpay.engine.tracking import apply_found, scan
+from batchpay.errors import AuthStop, CalibrationFailed
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import (
     AuthError,
@@ -45,14 +46,6 @@ UNKNOWN_ERROR = ("the payout request may have reached the service and no answer 
 
 def minor_unit(currency: str) -> Decimal:
     return Decimal(1).scaleb(-exponent(currency))
-
-
-class AuthStop(Exception):
-    """401/403 from the service: no further requests."""
-
-    def __init__(self, error: AuthError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from batchpay.errors import ShapeError
+
 # Older records say INITIATED for what the service now calls PENDING.
 STATE_ALIASES = {"INITIATED": "PENDING"}
 FINAL_STATES = frozenset({"COMPLETED", "FAILED", "REFUNDED"})
-
-
-class ShapeError(ValueError):
-    """A success answer whose body lacks a field the client needs."""
 
 
 def normalize_state(state: str) -> str:
