@@ -47,7 +47,7 @@ from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Opener, Service
-from batchpay.sheet.outcomes import SENT_STATUSES, ResultsSummary, summarize
+from batchpay.sheet.outcomes import SENT_STATUSES, ResultsSummary, json_row, summarize
 
 # what `run` does with a row whose payout_ref the journal knows
 RESENDABLE = NOT_SENT_STATES
@@ -656,9 +656,8 @@ class _Batch:
             run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
             sandbox=self.sandbox, notes=self.notes, dry_run=self.options.dry_run,
             payee_changes=plan.payee_changes,
-            rows=[{"row": r.row, "payout_ref": _input_ref(list(r.inputs), run.input_columns),
-                   "status": r.status,
-                   "error": r.error or None, "reference_number": r.reference_number or None}
+            rows=[json_row(row=r.row, payout_ref=_input_ref(list(r.inputs), run.input_columns),
+                           status=r.status, error=r.error, reference_number=r.reference_number)
                   for r in rows])
 
 

@@ -25,7 +25,7 @@ from batchpay.engine.tracking import refresh
 from batchpay.files import free_name
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Opener
-from batchpay.sheet.outcomes import ResultsSummary
+from batchpay.sheet.outcomes import ResultsSummary, json_row
 
 TRACKED = ("PENDING", "PROCESSING", "FAILED", *IN_DOUBT)
 
@@ -63,8 +63,8 @@ def sync_run(settings: Settings, run_id: str | None, out: Path | None,
         path = out or synced_path(run)
         results = list(result_rows(journal, run))
         summary = render_run(journal, run, path, results)
-        rows = [{"row": r.row, "payout_ref": rr.payout_ref, "status": r.status,
-                 "error": r.error or None, "reference_number": r.reference_number or None}
+        rows = [json_row(row=r.row, payout_ref=rr.payout_ref, status=r.status, error=r.error,
+                         reference_number=r.reference_number)
                 for rr, r in zip(journal.run_rows(run.id), results, strict=True)]
         return SyncOutcome(run.id, tracked, changed, never, requests, complete, path, summary, rows)
     finally:

@@ -228,3 +228,10 @@ def summarize(rows: Iterable[ResultRow]) -> ResultsSummary:
     for row in rows:
         summary.add(row)
     return summary
+
+
+def json_row(*, row: int, payout_ref: str | None, status: str, error: str,
+             reference_number: str = "") -> dict[str, Any]:
+    """One row of the `--json` document of `validate`, `run`, `rerun` and `sync`."""
+    return {"row": row, "payout_ref": payout_ref, "status": status, "error": error or None,
+            "reference_number": reference_number or None}

@@ -19,6 +19,7 @@ from batchpay.errors import InputError, UsageError
 from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, COLUMNS_BY_NAME, ONE_OF
 from batchpay.sheet.currency import exponent, is_currency
 from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
+from batchpay.sheet.outcomes import json_row
 from batchpay.sheet.read import Sheet, paused_gc, read_sheet
 
 VALID, INVALID = "VALID", "INVALID"
@@ -307,8 +308,8 @@ class ValidateOutcome:
 
     def json_rows(self) -> list[dict[str, Any]]:
         """The rows of the `--json` document (run_id and reference_number are for runs)."""
-        return [{"row": r.row, "payout_ref": r.payout_ref or None, "status": r.status,
-                 "error": r.error or None, "reference_number": None}
+        return [json_row(row=r.row, payout_ref=r.payout_ref or None, status=r.status,
+                         error=r.error)
                 for r in self.validation.rows]
 
 
