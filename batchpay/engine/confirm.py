@@ -63,8 +63,9 @@ async def estimate_needs(sender: Sender, jobs: Iterable[SendJob],
         # one quote: the smallest fixed amount, else the smallest invoice (found by quotes,
         # which also teaches the conversion that estimates every invoice row's source amount)
         fixed = [job for job in group if job.row.amount is not None]
-        probe = (min(fixed, key=lambda job: job.row.amount) if fixed
-                 else min(group, key=lambda job: job.row.target_amount))
+        # (validation fills exactly one of amount and target_amount: `or 0` never applies)
+        probe = (min(fixed, key=lambda job: job.row.amount or Decimal(0)) if fixed
+                 else min(group, key=lambda job: job.row.target_amount or Decimal(0)))
         share: Decimal | None = None
         note = ""
         try:

@@ -3,15 +3,19 @@ workbook, read back as the payout sheet it came from (batchpay.sheet.results).""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from batchpay.config import Settings
 from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.read import Sheet, read_sheet
 from batchpay.sheet.results_input import read_results_sheet
 
+if TYPE_CHECKING:
+    from batchpay.engine.runner import RunOptions
+    from batchpay.sheet.validate import Validation
 
-def load_input(options: Any, settings: Settings) -> tuple[Sheet, Any]:
+
+def load_input(options: RunOptions, settings: Settings) -> tuple[Sheet, Validation]:
     from batchpay.sheet.validate import require_payout_rows, validate_sheet
 
     limits = SheetLimits.of(settings)

@@ -22,24 +22,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from batchpay import __version__
 from batchpay.config import Settings
 from batchpay.engine.confirm import Confirmation, balances_of, confirm_real_payouts, estimate_needs
 from batchpay.engine.integrity import require_intact
-from batchpay.engine.journal import FINAL_STATES, IN_DOUBT, NOT_SENT_STATES, SENDING, Journal
-from batchpay.engine.payees import (
-    IDENTITY,
-    Finding,
-    HoldRules,
-    check_rows,
-    payee_values,
-    reported,
-)
-from batchpay.engine.records import RunRecord, RunRow, canonical, operator, utcnow
-from batchpay.engine.render import display_status, find_run, render_run, result_rows
-from batchpay.engine.repeats import RepeatCheck, held_message, payment_key
+from batchpay.engine.journal import FINAL_STATES, SENDING, Journal
+from batchpay.engine.plan import RESENDABLE, Plan, input_ref, plan_rows
+from batchpay.engine.records import RunRecord, operator, utcnow
+from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.sending import Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
 from batchpay.errors import AuthStop, BatchpayError, Interrupted, ResultsNotWritten
@@ -48,15 +40,12 @@ from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Opener, Service
 from batchpay.sheet.outcomes import SENT_STATUSES, ResultsSummary, json_row, summarize
+from batchpay.sheet.read import Sheet
+from batchpay.sheet.validate import Validation
 
-# what `run` does with a row whose payout_ref the journal knows
-RESENDABLE = NOT_SENT_STATES
-DETAIL_FIELDS = (
-    "recipient_type", "recipient_name", "company_name", "company_id", "ic_number",
-    "account_number", "bank_name", "bank_city", "sort_code", "amount", "target_amount",
-    "payee_id", "source_currency",
-    "currency", "country", "payment_channel",
-)
+if TYPE_CHECKING:
+    from batchpay.engine.approval import CheckedPlan
+
 GOOD_STATES = ("COMPLETED", "PENDING", "PROCESSING")
 
 
@@ -89,7 +78,7 @@ class RunOptions:
     include_hidden: bool = False  # rows hidden or filtered out in the sheet are paid too
     # an approved plan (batchpay.engine.approval.CheckedPlan): its rows are the input, its
     # ceilings bound the debit, its id, maker and approvers go into the run's record
-    approved: Any = None
+    approved: CheckedPlan | None = None
 
     @property
     def record_kind(self) -> str:
@@ -118,166 +107,8 @@ class RunOutcome:
         return dict(self.summary.counts)
 
 
-@dataclass
-class Plan:
-    rows: list[RunRow]
-    send: list[SendJob]
-    resolve: list[SendJob]  # rows in doubt: looked up first, sent only if never received
-    track: list[str]  # refs already sent, shown with their journal status
-    invalid: int
-    # events about rows (kind, payout_ref, data): holds, and holds released by the operator
-    decisions: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
-    # the payee register's findings that are not plainly "known" (the Payee changes sheet)
-    payee_changes: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def held(self) -> int:
-        return sum(r.status == "HELD" for r in self.rows)
-
-
-def details_of(row: Any) -> str:
-    """What makes a payout the same payment: recipient, account, bank, amount, currencies."""
-    values = {}
-    for name in DETAIL_FIELDS:
-        value = getattr(row, name, None)
-        if isinstance(value, Decimal):
-            value = format(value.normalize(), "f")
-        if value or name not in ("target_amount", "payee_id"):  # as they always were
-            values[name] = value or ""
-    return canonical(values)
-
-
-def _changed_fields(old: str, new: str) -> list[str]:
-    import json
-
-    try:
-        before, after = json.loads(old), json.loads(new)
-    except ValueError:
-        return ["details"]
-    return [k for k in DETAIL_FIELDS if before.get(k) != after.get(k)]
-
-
 def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
-
-
-def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: str,
-              settings: Settings, skip_invalid: bool,
-              allow_repeat: frozenset[str] = frozenset()) -> Plan:
-    ledger = journal.entries(c.payout.payout_ref for c in checks if c.payout is not None)
-    cased = {ref.upper(): ref for ref in journal.refs()}  # the refs, to compare without case
-    repeats = RepeatCheck(journal, settings.repeat_window_days)
-    rows: list[RunRow] = []
-    send: list[SendJob] = []
-    resolve: list[SendJob] = []
-    track: list[str] = []
-    decisions: list[tuple[str, str, dict[str, Any]]] = []
-    candidates: list[tuple[SendJob, RunRow]] = []  # rows to send, if nothing holds them
-    for seq, check in enumerate(checks):
-        p = check.payout
-        ref = p.payout_ref if p is not None else _input_ref(check.values, columns)
-        rr = RunRow(seq=seq, row=check.row, payout_ref=ref, inputs=list(check.values),
-                    status="INVALID", error="; ".join(check.errors),
-                    warning="; ".join(check.warnings))
-        rows.append(rr)
-        if p is None:  # counted in the Summary under its currency, with its amount if readable
-            amount, rr.source_currency = check.money(columns)
-            rr.amount = None if amount is None else str(amount)
-            continue
-        rr.amount = str(p.amount) if p.amount is not None else None
-        rr.asked = str(p.target_amount) if p.target_amount is not None else None
-        rr.source_currency, rr.target_currency = p.source_currency, p.currency
-        details = details_of(p)
-        entry = ledger.get(ref)
-        other_case = cased.get(ref.upper(), ref) if entry is None else ref
-        if other_case != ref:  # r-1 and R-1 are one payment
-            rr.error = (f"payout_ref: {ref} differs only in case from {other_case}, already in "
-                        "the journal; a payout_ref names one payment whatever its case: use "
-                        f"{other_case} for that payment, or a new payout_ref for a new one")
-            continue
-        country = settings.source_countries.get(p.source_currency)
-        # a paid (or possibly paid) ref met again with other details is another payment
-        if (entry is not None and entry.status not in (*RESENDABLE, "FAILED", "REFUNDED")
-                and entry.details != details):
-            rr.error = (f"payout_ref: {ref} was already sent in run {entry.run_id} "
-                        f"({display_status(entry.status)}) with other "
-                        f"{', '.join(_changed_fields(entry.details, details))}; a payout_ref "
-                        "is paid once — use a new payout_ref for a new payment")
-            continue
-        if country is None and (entry is None or entry.status in RESENDABLE):
-            rr.error = (f"source_currency: no source country is known for {p.source_currency}; "
-                        "add it under [source_countries] in batchpay.toml")
-            continue
-        rr.status, rr.error = "NOT_SENT", ""
-        job = SendJob(seq, ref, details, p, country or "")
-        if entry is None or entry.status in RESENDABLE or (
-                kind == "rerun" and entry.status in ("FAILED", "REFUNDED")):
-            candidates.append((job, rr))
-        elif entry.status in IN_DOUBT:
-            rr.linked = True
-            resolve.append(job)
-        else:
-            rr.linked = True
-            track.append(ref)
-    findings = _payee_holds(journal, settings, candidates)
-    for job, rr in candidates:  # a changed payee is held first, then a repeated payment
-        finding = findings.get(job.seq)
-        if finding is not None and (finding.held or finding.reason == IDENTITY):
-            rr.status = "INVALID" if finding.reason == IDENTITY else "HELD"
-            rr.error = (f"payee_id: {finding.message}" if rr.status == "INVALID"
-                        else finding.message)
-            continue
-        decision = _repeat_decision(repeats, job.row, job.ref, allow_repeat)
-        if decision is not None:
-            decisions.append(decision)
-            if decision[0] == "hold.repeat":
-                rr.status, rr.error = "HELD", decision[2]["message"]
-                continue
-        send.append(job)
-    decisions += [("hold.payee", f.ref, f.as_info()) for f in findings.values() if f.held]
-    invalid = sum(r.status == "INVALID" for r in rows)
-    if invalid and not skip_invalid:
-        send = []  # an invalid row blocks the whole sheet: nothing is sent
-        resolve = []
-        decisions = [d for d in decisions if d[0] != "hold.released"]
-    changes = reported(findings.values())
-    return Plan(rows, send, resolve, track, invalid, decisions, changes)
-
-
-def _payee_holds(journal: Journal, settings: Settings,
-                 candidates: list[tuple[SendJob, RunRow]]) -> dict[int, Finding]:
-    """The payee register's finding for every row about to be sent (by seq)."""
-    if not candidates:
-        return {}
-    rules = HoldRules(settings.hold_new_payees, settings.payee_change_hold_hours)
-    found = check_rows(journal, ((job.seq, rr.row, job.ref, payee_values(job.row))
-                                 for job, rr in candidates), rules)
-    return {f.seq: f for f in found}
-
-
-def _repeat_decision(repeats: RepeatCheck, p: Any, ref: str, allow_repeat: frozenset[str]
-                     ) -> tuple[str, str, dict[str, Any]] | None:
-    """A hold for a row that repeats a recent payment, or its release by --allow-repeat."""
-    if not repeats.window_days:
-        return None
-    found = repeats.earlier(ref, payment_key(p.account_number, p.amount, p.source_currency,
-                                             p.currency, target_amount=p.target_amount))
-    if not found:
-        return None
-    earlier = [e.payout_ref for e in found]
-    if ref in allow_repeat:
-        return "hold.released", ref, {"reason": "repeat", "earlier": earlier,
-                                      "operator": operator()}
-    return "hold.repeat", ref, {"earlier": earlier, "message": held_message(
-        ref, p.account_number,
-        f"{p.amount:,} {p.source_currency}" if p.amount is not None
-        else f"an invoice of {p.target_amount:,} {p.currency}", found)}
-
-
-def _input_ref(values: list[Any], columns: list[str]) -> str:
-    i = columns.index("payout_ref") if "payout_ref" in columns else -1
-    value = values[i] if 0 <= i < len(values) else None
-    return "" if value is None else str(value).strip()
 
 
 def default_results_path(sheet: Path, run_id: str) -> Path:
@@ -288,7 +119,7 @@ def default_results_path(sheet: Path, run_id: str) -> Path:
 
 
 def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
-              read: Callable[[], tuple[Any, Any]], connect: Opener) -> RunOutcome:
+              read: Callable[[], tuple[Sheet, Validation]], connect: Opener) -> RunOutcome:
     """Run one batch end to end. `read` returns (sheet, validation) for the input; `connect`
     opens the service (the caller's: the engine builds none), once the sheet is read and
     the journal locked and checked."""
@@ -324,7 +155,8 @@ def frozen_heap() -> Iterator[None]:
 
 class _Batch:
     def __init__(self, settings: Settings, options: RunOptions, reporter: Reporter,
-                 journal: Journal, service: Service, sheet: Any, validation: Any) -> None:
+                 journal: Journal, service: Service, sheet: Sheet,
+                 validation: Validation) -> None:
         self.settings, self.options, self.reporter = settings, options, reporter
         self.journal, self.service = journal, service
         self.sheet, self.validation = sheet, validation
@@ -656,7 +488,7 @@ class _Batch:
             run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
             sandbox=self.sandbox, notes=self.notes, dry_run=self.options.dry_run,
             payee_changes=plan.payee_changes,
-            rows=[json_row(row=r.row, payout_ref=_input_ref(list(r.inputs), run.input_columns),
+            rows=[json_row(row=r.row, payout_ref=input_ref(list(r.inputs), run.input_columns),
                            status=r.status, error=r.error, reference_number=r.reference_number)
                   for r in rows])
 

@@ -25,7 +25,7 @@ from batchpay.engine.calibrate import Calibrator
 from batchpay.engine.journal import SENDING, Journal
 from batchpay.engine.records import LedgerEntry
 from batchpay.engine.tracking import apply_found, scan
-from batchpay.errors import AuthStop, CalibrationFailed
+from batchpay.errors import AuthStop, CalibrationFailed, JournalError
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import (
     AuthError,
@@ -36,6 +36,7 @@ from batchpay.provider.errors import (
 )
 from batchpay.provider.models import Payout, Quote
 from batchpay.sheet.currency import exponent
+from batchpay.sheet.validate import PayoutRow
 
 # a quote this close to its end is not used for a (re)send: it could expire in flight
 QUOTE_MARGIN_SECONDS = 5.0
@@ -53,7 +54,7 @@ class SendJob:
     seq: int
     ref: str
     details: str
-    row: Any  # batchpay.sheet PayoutRow
+    row: PayoutRow
     source_country: str
 
 
@@ -98,6 +99,8 @@ class Sender:
         source amount took (RequestRejected when the service or the calibration refuses)."""
         row = job.row
         if row.target_amount is None:
+            if row.amount is None:  # validation fills exactly one of the two
+                raise RequestRejected("the row has neither amount nor target_amount")
             return await self._quote_at(job, row.amount), None
         try:
             found = await self.calibrator.calibrate(
@@ -235,8 +238,7 @@ class Sender:
             self._check_stop()
             entries = list(pending.values())
             found = await self._lookup(entries, max_pages)
-            for ref in [r for r, e in pending.items()
-                        if self.journal.entry(r).status not in (SENDING, "UNKNOWN")]:  # type: ignore[union-attr]
+            for ref in [r for r in pending if self._status(r) not in (SENDING, "UNKNOWN")]:
                 pending.pop(ref)
             if not pending:
                 return
@@ -251,15 +253,22 @@ class Sender:
             if not resendable or time.monotonic() >= deadline:
                 break
             await asyncio.gather(*(self._resend(e) for e in resendable))
-            for ref in [r for r in pending if self.journal.entry(r).status  # type: ignore[union-attr]
-                        not in (SENDING, "UNKNOWN")]:
+            for ref in [r for r in pending if self._status(r) not in (SENDING, "UNKNOWN")]:
                 pending.pop(ref)
             if pending:
                 await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
         for entry in pending.values():
-            if self.journal.entry(entry.payout_ref).status == SENDING:  # type: ignore[union-attr]
+            if self._status(entry.payout_ref) == SENDING:
                 self.journal.set_status(entry.payout_ref, "UNKNOWN", run_id=self.run_id,
                                         error=UNKNOWN_ERROR)
+
+    def _status(self, ref: str) -> str:
+        """The journal's status of a payout_ref in flight (each has its ledger row)."""
+        entry = self.journal.entry(ref)
+        if entry is None:
+            raise JournalError(f"payout_ref {ref} is in flight but has no ledger row.",
+                               hint="Run `batchpay verify`: the journal was changed by hand.")
+        return entry.status
 
     def _attempt_of(self, entry: LedgerEntry) -> Any:
         assert entry.attempt_id is not None
