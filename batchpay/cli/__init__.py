@@ -1,0 +1,17 @@
+"""Commands only: parse options, call one library function, map errors to messages and exit codes.
+
+`base` holds what every command shares (the group, errors, common options); the commands
+are in `paying` (validate, run, rerun, runs, sync, report, verify), `controls` (payees,
+keys, plan, approve) and `tools` (banks, sandbox, listen, template, config).
+"""
+
+from __future__ import annotations
+
+from batchpay.cli import controls, paying, tools
+from batchpay.cli.base import cli
+
+__all__ = ["cli", "controls", "main", "paying", "tools"]
+
+
+def main() -> None:
+    cli(prog_name="batchpay")

@@ -1,0 +1,388 @@
+"""The controls around paying: the payee register (payees), signing keys, and the plan a
+second person approves (plan, approve)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from batchpay.cli.base import (
+    EXIT_ROWS,
+    cli,
+    debug_option,
+    decimal_comma_option,
+    fail,
+    handle_errors,
+    include_hidden_option,
+    journal_option,
+    open_journal,
+    overwrite_option,
+    settings_for,
+    shown_path,
+)
+from batchpay.files import check_output
+
+
+@cli.group(invoke_without_command=True)
+@journal_option
+@click.option("--json", "as_json", is_flag=True, help="Print the register as JSON on stdout.")
+@debug_option
+@click.pass_context
+@handle_errors
+def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
+    """The payee register: every set of bank details each payee was paid on.
+
+    Without a subcommand, lists it (payee, name, masked account, bank, last paid, payouts
+    and amount paid per set of details).
+    """
+    import json
+    from decimal import Decimal
+
+    from batchpay.engine.payees import Register, register_lines
+
+    ctx.obj = journal
+    if ctx.invoked_subcommand is not None:
+        return
+    with open_journal(journal) as j:
+        lines = register_lines(Register.load(j))
+    if as_json:
+        click.echo(json.dumps(lines, ensure_ascii=False, indent=2))
+        return
+    from batchpay.progress import print_table, stderr_console
+
+    print_table(("payee", "name", "account", "bank", "last paid", "payouts", "paid", "confirmed"),
+                ([line["payee"], line["name"], line["account"], line["bank"],
+                  f"{line['last_paid']} {line['last_status']}", str(line["payouts"]),
+                  ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()),
+                  "yes" if line["confirmed"] else ""] for line in lines))
+    if not lines:
+        stderr_console().print("No payees yet: a payee is registered by its first payout.")
+
+
+@payees.command("show")
+@click.argument("payee")
+@journal_option
+@debug_option
+@click.pass_context
+@handle_errors
+def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
+    """Print PAYEE's held bank details in full (for a read-back call) and its history."""
+    from decimal import Decimal
+
+    from batchpay.engine.payees import BANK_FIELDS, show
+
+    with open_journal(journal or ctx.obj) as j:
+        found = show(j, payee)
+    click.echo(f"Payee {found['payee']}")
+    for number, details in enumerate(found["held"], 1):
+        click.echo(f"Held details{f' ({number})' if len(found['held']) > 1 else ''} "
+                   "- read them back to the payee on a number you already had:")
+        for name in BANK_FIELDS:
+            click.echo(f"  {name:<15} {details.get(name) or '(empty)'}")
+    if not found["held"]:
+        click.echo("No held details: nothing waits for a confirmation.")
+    for line in found["history"]:
+        paid = ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()) or "nothing"
+        click.echo(f"Paid {line['payouts']} time(s) to {line['name']}, {line['account']}, "
+                   f"{line['bank']}: {paid}; last {line['last_paid']} {line['last_status']}")
+    for c in found["confirmations"]:
+        click.echo(f"Confirmed {str(c.get('at'))[:16]} by {c.get('by')} ({c.get('method')}): "
+                   f"account ending {str(c['details']['account_number'])[-4:]}"
+                   + (f"; {c['note']}" if c.get("note") else ""))
+
+
+@payees.command("confirm")
+@click.argument("payee")
+@click.option("--account-last4", required=True, metavar="NNNN",
+              help="The last four digits of the new account, typed from the read-back call.")
+@click.option("--method", type=click.Choice(["phone", "email", "in-person"]), default="phone",
+              show_default=True, help="How the payee confirmed the details.")
+@click.option("--note", default="", help="Who you spoke to, the number you called, a ticket.")
+@journal_option
+@debug_option
+@click.pass_context
+@handle_errors
+def payees_confirm(ctx: click.Context, payee: str, account_last4: str, method: str, note: str,
+                   journal: Path | None) -> None:
+    """Trust PAYEE's held bank details: the next run or rerun pays the held row.
+
+    One payee at a time, never in bulk; the last four digits must match the held account.
+    The confirmation (you, the time, before and after, method, note) is a chained event of
+    the journal.
+    """
+    from batchpay.engine.payees import confirm, masked
+
+    with open_journal(journal or ctx.obj) as j:
+        data = confirm(j, payee, account_last4.strip(), method=method, note=note)
+    click.echo(f"Confirmed payee {data['payee']}: account "
+               f"{masked(data['details']['account_number'])} at "
+               f"{data['details']['bank_name'] or '(no bank name)'}, by {data['by']} "
+               f"({method}). The next run or rerun pays its held row.")
+
+
+def _keys_folder() -> Path:
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("batchpay")) / "keys"
+
+
+def _passphrase(path: Path) -> str | None:
+    """BATCHPAY_KEY_PASSPHRASE, else asked for on a terminal when the key is encrypted."""
+    import os
+
+    from batchpay import sshsig
+
+    given = os.environ.get("BATCHPAY_KEY_PASSPHRASE")
+    if given:
+        return given
+    try:
+        sshsig.load_private(path)
+        return None
+    except sshsig.SignatureError:
+        if not sys.stdin.isatty():
+            raise
+        return str(click.prompt(f"Passphrase for {path}", hide_input=True, err=True))
+
+
+def _signing_key(key: Path | None) -> tuple[Any, Path]:
+    """The approver's or maker's private key: --key, else the one key batchpay made for this
+    user, else ~/.ssh/id_ed25519."""
+    from batchpay import sshsig
+
+    if key is None:
+        made = sorted(p for p in _keys_folder().glob("*_ed25519") if p.is_file())
+        ssh = Path.home() / ".ssh" / "id_ed25519"
+        if len(made) == 1:
+            key = made[0]
+        elif not made and ssh.is_file():
+            key = ssh
+        else:
+            fail("Which key? " + (f"{len(made)} keys in {_keys_folder()}." if made else
+                                  "No key yet."),
+                 "Give --key PATH, or make one with `batchpay keys new --name NAME`.")
+    assert key is not None
+    try:
+        return sshsig.load_private(key, _passphrase(key)), key
+    except (OSError, sshsig.SignatureError) as exc:
+        fail(f"Cannot use the key {key}: {exc}.")
+        raise AssertionError("unreachable") from exc
+
+
+@cli.group()
+def keys() -> None:
+    """Signing keys for approving payment plans (Ed25519, OpenSSH format)."""
+
+
+@keys.command("new")
+@click.option("--name", required=True, help="The approver's name, as the approvers file "
+              "will list it (its principal).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the private key (default: in your user config folder); "
+              "the public key goes beside it as .pub.")
+@click.option("--passphrase", is_flag=True, help="Protect the private key with a passphrase "
+              "(asked twice).")
+@debug_option
+@handle_errors
+def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
+    """Make an Ed25519 key pair and print the approvers-file line for it."""
+    import os
+    import re
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from batchpay import sshsig
+
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-").lower() or "key"
+    path = out or _keys_folder() / f"{slug}_ed25519"
+    public = path.with_name(path.name + ".pub")
+    for existing in (path, public):
+        if existing.exists():
+            fail(f"{existing} already exists; batchpay does not overwrite a key.",
+                 "Give another path with --out.")
+    secret = None
+    if passphrase:
+        secret = str(click.prompt("Passphrase", hide_input=True, confirmation_prompt=True,
+                                  err=True))
+    key = Ed25519PrivateKey.generate()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(sshsig.private_text(key, secret))
+    line = f"{sshsig.public_line(key.public_key())} {name}"
+    public.write_text(line + "\n", encoding="utf-8")
+    principal = f'"{name}"' if " " in name else name
+    click.echo(f"Private key: {path} (mode 600{', passphrase-protected' if secret else ''})")
+    click.echo(f"Fingerprint: {sshsig.fingerprint(key.public_key())}")
+    click.echo("Add this line to the approvers file (approvers_file):")
+    click.echo(f"{principal} {sshsig.public_line(key.public_key())}")
+
+
+@cli.command()
+@click.argument("sheet", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "name", type=click.Path(dir_okay=False, path_type=Path),
+              help="NAME: writes NAME.plan.json and NAME.plan.xlsx (default: the sheet's "
+              "name, beside it).")
+@click.option("--key", type=click.Path(dir_okay=False, path_type=Path),
+              help="The maker's own key, recorded so that it can never approve this plan.")
+@click.option("--sheet", "sheet_name", help="The sheet to read (default: Payouts, else the "
+              "first).")
+@click.option("--source-currency", help="Wallet currency for rows that leave source_currency "
+              "empty, e.g. NGN.")
+@click.option("--skip-invalid", is_flag=True, help="Plan the valid rows even if some rows "
+              "are invalid.")
+@decimal_comma_option
+@include_hidden_option
+@journal_option
+@overwrite_option
+@click.option("--quiet", is_flag=True, help="Print only errors and the plan's paths.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan's id, short code, "
+              "totals and paths as JSON on stdout.")
+@debug_option
+@handle_errors
+def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | None,
+         source_currency: str | None, skip_invalid: bool, decimal_comma: bool,
+         include_hidden: bool, journal: Path | None, overwrite: bool, quiet: bool,
+         as_json: bool) -> None:
+    """Plan SHEET for approval: a dry run, written as NAME.plan.json and NAME.plan.xlsx.
+
+    The plan holds every row that would be sent with every value it is paid from, the
+    totals (NbOfTxs, CtrlSum) per currency and a ceiling on the total debit (the quotes plus
+    plan_tolerance). Its id is the SHA-256 of the file; the short code is read out to the
+    approver. Nothing is paid.
+    """
+    import json
+
+    from batchpay.connect import open_service
+    from batchpay.engine.approval import (
+        build_plan,
+        canonical_bytes,
+        plan_id,
+        plan_rows_of,
+        short_code,
+        summary_lines,
+    )
+    from batchpay.engine.intake import load_input
+    from batchpay.engine.journal import Journal
+    from batchpay.engine.render import find_run, render_run, result_rows
+    from batchpay.engine.runner import RunOptions, run_batch
+    from batchpay.progress import RichReporter, is_interactive, print_counts, print_problems
+
+    base = name if name is not None else sheet.with_suffix("")
+    base = base.with_name(base.name.removesuffix(".plan.json").removesuffix(".plan"))
+    plan_path = base.with_name(base.name + ".plan.json")
+    workbook = base.with_name(base.name + ".plan.xlsx")
+    for path in (plan_path, workbook):
+        check_output(path, overwrite=overwrite, inputs=(sheet,))
+    maker_key = ""
+    if key is not None:
+        from batchpay import sshsig
+
+        maker_key = sshsig.fingerprint(_signing_key(key)[0].public_key())
+    settings = settings_for(journal=journal)
+    options = RunOptions(sheet=sheet, dry_run=True, sheet_name=sheet_name,
+                         source_currency=source_currency, out=workbook, skip_invalid=skip_invalid,
+                         concurrency=settings.concurrency, max_rps=settings.max_rps,
+                         interactive=is_interactive(), decimal_comma=decimal_comma,
+                         include_hidden=include_hidden)
+    read: dict[str, Any] = {}
+
+    def load() -> tuple[Any, Any]:
+        read["sheet"], validation = load_input(options, settings)
+        return read["sheet"], validation
+
+    reporter = RichReporter(quiet=quiet)
+    outcome = run_batch(settings, options, reporter, load,
+                        lambda: open_service(settings, listen=True))
+    console = reporter.console
+    for note in outcome.notes:
+        console.print(note)
+    print_counts(console, outcome.counts, title=f"Dry run {outcome.run_id}")
+    print_problems(console, ((r["row"], r["status"], r["error"] or "") for r in outcome.rows
+                             if r["status"] not in outcome.fine_statuses))
+    with Journal(settings.journal) as j:
+        rows = plan_rows_of(read["sheet"], result_rows(j, find_run(j, outcome.run_id)))
+        head = j.head()
+    shortfall = [n for n in outcome.notes if n.startswith("SHORTFALL")]
+    if not rows or shortfall:
+        fail("No plan was written: " + ("the wallet cannot cover it." if shortfall else
+                                        "no row would be sent."),
+             f"See the dry run's workbook: {shown_path(workbook)}", EXIT_ROWS)
+    from decimal import Decimal
+
+    document = build_plan(settings, read["sheet"], rows, run_id=outcome.run_id,
+                          chain_head=head, maker_key=maker_key, hours=settings.plan_hours,
+                          tolerance=Decimal(str(settings.plan_tolerance)),
+                          source_currency=source_currency,
+                          payee_changes=outcome.payee_changes)
+    data = canonical_bytes(document)
+    from batchpay.files import replaced_atomically
+
+    with replaced_atomically(plan_path) as partial:
+        partial.write_bytes(data)
+    identifier = plan_id(data)
+    with Journal(settings.journal) as j:  # the dry run's workbook, with what to approve
+        render_run(j, find_run(j, outcome.run_id), workbook, plan_lines=[
+            ("plan", str(plan_path.name)), ("plan id", identifier),
+            ("short code", short_code(identifier)),
+            *(("", line.strip()) for line in summary_lines(document, largest=20))])
+    if as_json:
+        click.echo(json.dumps({"plan_id": identifier, "short_code": short_code(identifier),
+                               "rows": len(rows), "currencies": document["currencies"],
+                               "expires_at": document["expires_at"],
+                               "outputs": [str(plan_path), str(workbook)]}, indent=2))
+    else:
+        click.echo(f"Plan: {shown_path(plan_path)} ({len(rows)} row(s)), for a person: "
+                   f"{shown_path(workbook)}")
+        click.echo(f"Plan id {identifier}, short code {short_code(identifier)}; expires "
+                   f"{document['expires_at']}")
+        click.echo(f"Next: an approver runs `batchpay approve {shown_path(plan_path)}`.")
+    sys.exit(outcome.exit_code)
+
+
+@cli.command()
+@click.argument("plan_path", metavar="PLAN", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--key", type=click.Path(dir_okay=False, path_type=Path),
+              help="Your private key (default: the key `batchpay keys new` made, else "
+              "~/.ssh/id_ed25519).")
+@click.option("--short-code", help="The plan's short code, as the maker read it out (asked "
+              "for when not given).")
+@click.option("--yes", is_flag=True, help="Do not ask; needs --short-code (for scripts).")
+@click.option("--json", "as_json", is_flag=True, help="Print the approval as JSON on stdout.")
+@debug_option
+@handle_errors
+def approve(plan_path: Path, key: Path | None, short_code: str | None, yes: bool,
+            as_json: bool) -> None:
+    """Approve PLAN: read its totals, type its short code, sign it (PLAN.sig).
+
+    The signature is OpenSSH's SSHSIG (namespace batchpay-plan-v1) over the plan file's
+    bytes: `ssh-keygen -Y verify` checks it too. The maker cannot approve their own plan.
+    """
+    import json
+
+    from batchpay import sshsig
+    from batchpay.engine.approval import approve as sign_plan
+    from batchpay.engine.approval import read_plan, summary_lines
+    from batchpay.engine.records import operator
+
+    checked = read_plan(plan_path)
+    for line in summary_lines(checked.document):
+        click.echo(line, err=True)
+    if yes and not short_code:
+        fail("--yes needs --short-code CODE: the code is what ties your approval to this plan.")
+    typed = short_code if short_code else (
+        click.prompt("Type the plan's short code to approve it", err=True) if not yes else "")
+    if str(typed).strip().upper() != checked.short:
+        fail(f"The short code {typed!r} is not this plan's: nothing was signed.",
+             "Ask the maker to read the code that `batchpay plan` printed.")
+    private, key_path = _signing_key(key)
+    signature = sign_plan(checked, private, approver=operator())
+    fingerprint = sshsig.fingerprint(private.public_key())
+    if as_json:
+        click.echo(json.dumps({"plan_id": checked.id, "signature": str(signature),
+                               "key": str(key_path), "fingerprint": fingerprint}, indent=2))
+    else:
+        click.echo(f"Approved plan {checked.short} with key {fingerprint}: "
+                   f"{shown_path(signature)}")

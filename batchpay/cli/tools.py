@@ -1,0 +1,211 @@
+"""Commands around the service: banks, the embedded sandbox, the webhook listener, the
+template and the settings."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from batchpay.cli.base import (
+    cli,
+    debug_option,
+    handle_errors,
+    journal_option,
+    sandbox_banner,
+    settings_for,
+    writable_path,
+)
+
+
+@cli.command()
+@click.option("--country", required=True, help="Country code of the bank list, e.g. NG.")
+@click.option("--currency", required=True, help="Currency code of the bank list, e.g. NGN.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the list as JSON (bankName, sortCode, branchCode, country).")
+@debug_option
+@handle_errors
+def banks(country: str, currency: str, as_json: bool) -> None:
+    """List the banks the service pays to for a country and currency (with sort codes)."""
+    import asyncio
+    import json
+
+    from batchpay.connect import open_service
+    from batchpay.provider.client import PayoutClient
+
+    settings = settings_for()
+    country, currency = country.strip().upper(), currency.strip().upper()
+
+    async def fetch(base_url: str, api_key: str | None) -> tuple[list[Any], bool]:
+        async with PayoutClient.from_settings(settings, base_url=base_url,
+                                              api_key=api_key) as client:
+            found = await client.banks(country, currency)
+            return found, bool(client.is_sandbox)
+
+    with open_service(settings) as service:
+        if service.embedded:  # said first, so that an error below is known to be the sandbox's
+            sandbox_banner()
+        found, sandbox = asyncio.run(fetch(service.base_url, service.api_key))
+    if sandbox and not service.embedded:  # a `batchpay sandbox` at a configured URL
+        sandbox_banner()
+    if as_json:
+        click.echo(json.dumps([bank.to_json() for bank in found], ensure_ascii=False, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Banks for {country} / {currency} ({len(found)})")
+    table.add_column("Bank name")
+    table.add_column("Sort code")
+    for bank in found:
+        table.add_row(bank.bank_name, bank.sort_code or "")
+    Console(soft_wrap=True, markup=False).print(table)
+
+
+@cli.command()
+@debug_option
+@handle_errors
+def config() -> None:
+    """Print the settings files searched, the journal, and the effective settings.
+
+    The API key is shown only as a fingerprint. A settings file batchpay cannot use is
+    named with its error beside everything else (exit 2; every other command refuses it).
+    """
+    from batchpay.config import JOURNAL_ORIGINS, inspect_settings
+
+    found = inspect_settings()
+    settings = found.settings
+    click.echo("Settings files searched (the first found is loaded; the environment wins):",
+               err=True)
+    for path, state in found.files:
+        click.echo(f"  {path}  ({state})", err=True)
+    journal, *hint = settings.journal_lines()
+    click.echo(f"{journal}  ({JOURNAL_ORIGINS[settings.journal_from]})", err=True)
+    for line in hint:
+        click.echo(line, err=True)
+    if settings.embedded:
+        click.echo("Service: the embedded sandbox. To pay through a real service, set "
+                   "BATCHPAY_BASE_URL and BATCHPAY_API_KEY.", err=True)
+    else:
+        click.echo(f"Service: {settings.base_url} (real money unless it answers as a sandbox)",
+                   err=True)
+    if found.error is not None:
+        click.secho(f"Error: {found.error.message}", fg="red", err=True)
+        if found.error.hint:
+            click.echo(found.error.hint, err=True)
+    click.echo("", err=True)
+    width = max(len(k) for k, _ in settings.public_items())
+    for key, value in settings.public_items():
+        click.echo(f"{key.ljust(width)}  {value}")
+    if found.error is not None:
+        sys.exit(found.error.exit_code)
+
+
+def _rate_limit_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from batchpay.sandbox.faults import parse_rate_limit
+
+    if value:
+        try:
+            parse_rate_limit(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+    return value
+
+
+def _webhook_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value and not value.startswith(("http://", "https://")):
+        raise click.BadParameter("give an http:// or https:// URL")
+    return value
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (keep it on loopback: the sandbox has no TLS).")
+@click.option("--port", default=8787, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on; 0 picks a free one.")
+@click.option("--api-key", default="sandbox-key", show_default=True,
+              help="The test key the sandbox accepts in X-API-KEY (not a real key).")
+@click.option("--latency-ms", default=0.0, type=click.FloatRange(min=0),
+              help="Answer every API request this many milliseconds after it arrived "
+                   "(the sandbox's own work included).")
+@click.option("--error-rate", default=0.0, type=click.FloatRange(0, 1),
+              help="Share of API requests (0-1) that answer 500 without doing anything.")
+@click.option("--drop-rate", default=0.0, type=click.FloatRange(0, 1),
+              help="Share of payout requests (0-1) committed and then left without a response.")
+@click.option("--rate-limit", callback=_rate_limit_option, metavar="N/UNIT[,N/UNIT...]",
+              help="Sliding-window limits, e.g. 100/min,1000/hour; beyond them 429 with Retry-After.")
+@click.option("--webhook-url", callback=_webhook_url_option,
+              help="POST every payout state change to this URL.")
+@click.option("--webhook-secret", help="Secret that signs the webhooks (X-Signature, HMAC-SHA512).")
+@click.option("--settle-seconds", default=2.0, show_default=True, type=click.FloatRange(min=0),
+              help="Seconds from PENDING to a final state (remark \"fail\" ends FAILED, then REFUNDED).")
+@click.option("--quote-ttl", default=600.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a quote can be used.")
+@click.option("--seed", default=0, show_default=True, type=int,
+              help="Seed of the rates and of the injected faults, so runs repeat.")
+@click.option("--rounding", type=click.Choice(["half-up", "half-even", "down", "up"]),
+              default="half-up", show_default=True,
+              help="How a quote's target amount is rounded to the fen (the real service does "
+                   "not document its rounding).")
+@click.option("--rate-drift", default=0.0, type=click.FloatRange(0, 0.1), metavar="F",
+              help="Move each currency pair's rate by a random step of up to this fraction "
+                   "every 8 quotes, as a market does (0 = fixed rates).")
+@click.option("--state", "state_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="SQLite file keeping payouts, quotes and wallets across restarts (default: memory).")
+@debug_option
+@handle_errors
+def sandbox(**options: Any) -> None:
+    """Run the sandbox: a fake payout service for trying and testing batchpay (no real money)."""
+    from batchpay.sandbox.config import SandboxConfig
+    from batchpay.sandbox.server import serve
+
+    serve(SandboxConfig(**options))
+
+
+@cli.command()
+@click.option("--host", default=None, help="Address to listen on (default 127.0.0.1).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="Port to listen on (default 8788).")
+@journal_option
+@click.option("--insecure-no-signature", is_flag=True,
+              help="Accept unsigned webhooks, on loopback only (tests only: anyone who can "
+              "reach the port could change your journal).")
+@debug_option
+@handle_errors
+def listen(host: str | None, port: int | None, journal: Path | None,
+           insecure_no_signature: bool) -> None:
+    """Receive the service's webhooks and record payout states in the journal."""
+    from batchpay.progress import stderr_console
+    from batchpay.serving import bind, serve_foreground, url_of
+    from batchpay.webhooks import create_listener, listener_check
+
+    settings = settings_for(journal=journal)
+    console = stderr_console()
+    host = host or settings.listen_host
+    check = listener_check(settings, host=host, insecure=insecure_no_signature)
+    if insecure_no_signature:
+        from rich.text import Text
+
+        console.print(Text("INSECURE: signatures are NOT checked. Anyone who can reach this "
+                           "port can change payout states in your journal.", style="bold red"))
+    app = create_listener(settings.journal, check)
+    sock = bind(host, settings.listen_port if port is None else port, "webhook listener")
+    console.print(f"Listening for webhooks on {url_of(sock)}/webhook "
+                  f"(journal {settings.journal}); Ctrl-C stops.")
+    serve_foreground(app, sock)
+
+
+@cli.command()
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("payouts-template.xlsx"), show_default=True,
+              callback=writable_path,
+              help="Where to write it: .xlsx (dropdowns, Text columns, help sheet) or .csv.")
+@debug_option
+@handle_errors
+def template(out: Path) -> None:
+    """Write an empty payout sheet to fill in: the columns, dropdowns and how to fill each."""
+    from batchpay.sheet.template import write_template
+
+    click.echo(str(write_template(out)))
