@@ -9,9 +9,10 @@ An .xlsx file is a zip of XML parts. Before calamine parses it we refuse, with o
 Every entry is read through once, so its CRC proves the declared sizes were honest.
 
 A parser allocates the rectangle a worksheet spans, so the same pass measures it (`Extent`):
-the declared `<dimension>`, the last row, and every reference in column AA or beyond or in
-row 100,000 or beyond (rare in a payout sheet, so the search stays a fast literal scan);
-`read_sheet` checks the sheet it reads against `SheetLimits` before calamine loads it.
+the declared `<dimension>`, the row tags, every reference in column AA or beyond and every
+row number with more digits than the rows seen so far (rare in a payout sheet, so the
+searches stay fast literal scans). A worksheet beyond `SheetLimits` stops the scan, before
+calamine is asked to load anything.
 
 calamine gives a formula cell's saved value but shows a formula without one, or an error
 value (#DIV/0!), as an empty cell. While reading each worksheet we look for `<f` and
