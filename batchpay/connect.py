@@ -4,7 +4,8 @@ With no base URL set, commands start the sandbox in-process on loopback, its sta
 beside the journal, so that a later `run`, `sync` or `report` sees the same payouts and
 no real money can move by accident. A run on the embedded sandbox also gets a webhook
 listener of its own (`listen=True`): statuses arrive by signed webhooks, as from the real
-service. The engine receives the opened `Service` and builds none of this.
+service. The engine is handed `lambda: open_service(...)` and calls it where it needs the
+service; it builds none of this.
 """
 
 from __future__ import annotations
