@@ -28,7 +28,7 @@ from batchpay import __version__
 from batchpay.config import Settings
 from batchpay.engine.confirm import Confirmation, balances_of, confirm_real_payouts, estimate_needs
 from batchpay.engine.integrity import require_intact
-from batchpay.engine.journal import FINAL_STATES, IN_DOUBT, NOT_SENT_STATES, SENDING, Journal
+from batchpay.engine.journal import Journal
 from batchpay.engine.payees import (
     IDENTITY,
     Finding,
@@ -47,17 +47,25 @@ from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Service, open_service
-from batchpay.sheet.outcomes import SENT_STATUSES, ResultsSummary, summarize
+from batchpay.sheet.outcomes import ResultsSummary, summarize
+from batchpay.statuses import (
+    FAILED_AT_BANK,
+    FINAL,
+    FINE,
+    IN_DOUBT,
+    NO_PAYOUT,
+    ON_ITS_WAY,
+    SENDING,
+    SENT,
+    Status,
+)
 
-# what `run` does with a row whose payout_ref the journal knows
-RESENDABLE = NOT_SENT_STATES
 DETAIL_FIELDS = (
     "recipient_type", "recipient_name", "company_name", "company_id", "ic_number",
     "account_number", "bank_name", "bank_city", "sort_code", "amount", "target_amount",
     "payee_id", "source_currency",
     "currency", "country", "payment_channel",
 )
-GOOD_STATES = ("COMPLETED", "PENDING", "PROCESSING")
 
 
 class Reporter(Protocol):
@@ -119,9 +127,9 @@ class RunOutcome:
     payee_changes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
-    def fine_statuses(self) -> tuple[str, ...]:
+    def fine_statuses(self) -> frozenset[str]:
         """Statuses that need nothing from the operator (a dry run sends nothing by design)."""
-        return (*GOOD_STATES, "NOT_SENT") if self.dry_run else GOOD_STATES
+        return FINE | {Status.NOT_SENT} if self.dry_run else FINE
 
     @property
     def counts(self) -> dict[str, int]:
@@ -142,7 +150,7 @@ class Plan:
 
     @property
     def held(self) -> int:
-        return sum(r.status == "HELD" for r in self.rows)
+        return sum(r.status == Status.HELD for r in self.rows)
 
 
 def details_of(row: Any) -> str:
@@ -187,7 +195,7 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
         p = check.payout
         ref = p.payout_ref if p is not None else _input_ref(check.values, columns)
         rr = RunRow(seq=seq, row=check.row, payout_ref=ref, inputs=list(check.values),
-                    status="INVALID", error="; ".join(check.errors),
+                    status=Status.INVALID, error="; ".join(check.errors),
                     warning="; ".join(check.warnings))
         rows.append(rr)
         if p is None:  # counted in the Summary under its currency, with its amount if readable
@@ -207,21 +215,21 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
             continue
         country = settings.source_countries.get(p.source_currency)
         # a paid (or possibly paid) ref met again with other details is another payment
-        if (entry is not None and entry.status not in (*RESENDABLE, "FAILED", "REFUNDED")
-                and entry.details != details):
+        if (entry is not None and entry.status not in NO_PAYOUT
+                and entry.status not in FAILED_AT_BANK and entry.details != details):
             rr.error = (f"payout_ref: {ref} was already sent in run {entry.run_id} "
                         f"({display_status(entry.status)}) with other "
                         f"{', '.join(_changed_fields(entry.details, details))}; a payout_ref "
                         "is paid once — use a new payout_ref for a new payment")
             continue
-        if country is None and (entry is None or entry.status in RESENDABLE):
+        if country is None and (entry is None or entry.status in NO_PAYOUT):
             rr.error = (f"source_currency: no source country is known for {p.source_currency}; "
                         "add it under [source_countries] in batchpay.toml")
             continue
-        rr.status, rr.error = "NOT_SENT", ""
+        rr.status, rr.error = Status.NOT_SENT, ""
         job = SendJob(seq, ref, details, p, country or "")
-        if entry is None or entry.status in RESENDABLE or (
-                kind == "rerun" and entry.status in ("FAILED", "REFUNDED")):
+        if entry is None or entry.status in NO_PAYOUT or (
+                kind == "rerun" and entry.status in FAILED_AT_BANK):
             candidates.append((job, rr))
         elif entry.status in IN_DOUBT:
             rr.linked = True
@@ -233,19 +241,19 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
     for job, rr in candidates:  # a changed payee is held first, then a repeated payment
         finding = findings.get(job.seq)
         if finding is not None and (finding.held or finding.reason == IDENTITY):
-            rr.status = "INVALID" if finding.reason == IDENTITY else "HELD"
-            rr.error = (f"payee_id: {finding.message}" if rr.status == "INVALID"
+            rr.status = Status.INVALID if finding.reason == IDENTITY else Status.HELD
+            rr.error = (f"payee_id: {finding.message}" if rr.status == Status.INVALID
                         else finding.message)
             continue
         decision = _repeat_decision(repeats, job.row, job.ref, allow_repeat)
         if decision is not None:
             decisions.append(decision)
             if decision[0] == "hold.repeat":
-                rr.status, rr.error = "HELD", decision[2]["message"]
+                rr.status, rr.error = Status.HELD, decision[2]["message"]
                 continue
         send.append(job)
     decisions += [("hold.payee", f.ref, f.as_info()) for f in findings.values() if f.held]
-    invalid = sum(r.status == "INVALID" for r in rows)
+    invalid = sum(r.status == Status.INVALID for r in rows)
     if invalid and not skip_invalid:
         send = []  # an invalid row blocks the whole sheet: nothing is sent
         resolve = []
@@ -446,7 +454,7 @@ class _Batch:
                                              if c in self.balances}
 
     def _note_holds(self, plan: Plan) -> None:
-        payee_held = sum(c["decision"] == "HELD" for c in plan.payee_changes)
+        payee_held = sum(c["decision"] == Status.HELD for c in plan.payee_changes)
         if payee_held:
             self.notes.append(f"{payee_held} row(s) HELD because the payee's bank details "
                               "changed, are new or shared, or failed before: see their error. "
@@ -519,7 +527,7 @@ class _Batch:
             await sender.resolve(refs, deadline=deadline, max_pages=max_pages)
             again = self.journal.entries(refs)
             for job in plan.resolve:
-                if again[job.ref].status in RESENDABLE:  # proven never received: send it now
+                if again[job.ref].status in NO_PAYOUT:  # proven never received: send it now
                     plan.send.append(job)
                 else:
                     plan.track.append(job.ref)
@@ -565,7 +573,7 @@ class _Batch:
 
         def still_open() -> list[Any]:  # read afresh: webhooks may have finished rows
             return [e for e in self.journal.entries(refs).values()
-                    if e.status not in FINAL_STATES and e.payout_id]
+                    if e.status not in FINAL and e.payout_id]
 
         waiting = still_open()
         if waiting and deadline > time.monotonic():
@@ -593,10 +601,10 @@ class _Batch:
             try:
                 fields = quote_fields(*await sender.priced(job))
                 fields.pop("source_currency"), fields.pop("target_currency")
-                self.journal.update_run_row(self.run_id, job.seq, status="NOT_SENT",
+                self.journal.update_run_row(self.run_id, job.seq, status=Status.NOT_SENT,
                                             error="dry run: quoted, not paid", **fields)
             except ProviderError as exc:
-                self.journal.update_run_row(self.run_id, job.seq, status="QUOTE_FAILED",
+                self.journal.update_run_row(self.run_id, job.seq, status=Status.QUOTE_FAILED,
                                             error=f"quote refused: {exc.message}")
 
         await self._each("Quoting", sender, plan.send, quote)
@@ -608,7 +616,7 @@ class _Batch:
         run = find_run(self.journal, self.run_id)
         need: dict[str, Decimal] = {}
         for r in result_rows(self.journal, run):
-            if r.total_debit is not None and r.status == "NOT_SENT":
+            if r.total_debit is not None and r.status == Status.NOT_SENT:
                 need[r.source_currency] = need.get(r.source_currency, Decimal(0)) + r.total_debit
         wallets = {w.currency: w.balance for w in await client.wallets()}
         for currency, total in sorted(need.items()):
@@ -639,7 +647,7 @@ class _Batch:
             return Interrupted(f"Interrupted; the results workbook could not be written "
                                f"({exc}).", hint=f"`batchpay report --run {self.run_id} --out "
                                f"FILE` writes it. {go_on}")
-        sent = sum(n for status, n in counts.items() if status in SENT_STATUSES)
+        sent = sum(n for status, n in counts.items() if status in SENT)
         return Interrupted(f"Interrupted: {sent} row(s) sent so far; results so far: {path}",
                            hint=go_on)
 
@@ -651,14 +659,14 @@ class _Batch:
             exit_code = 2
             self.notes.append(f"Stopped: {self.stopped.message} No further requests were sent.")
         elif self.options.dry_run:  # rows already paid need nothing either
-            ok = all(r.status in ("NOT_SENT", *GOOD_STATES) for r in rows
-                     if r.status != "INVALID")
-            ok = ok and not counts.get("INVALID") and not any(
+            fine = FINE | {Status.NOT_SENT}
+            ok = all(r.status in fine for r in rows if r.status != Status.INVALID)
+            ok = ok and not counts.get(Status.INVALID) and not any(
                 n.startswith("SHORTFALL") for n in self.notes)
             exit_code = 0 if ok else 1
         else:
-            exit_code = 0 if all(r.status in GOOD_STATES for r in rows) else 1
-        open_rows = counts.get("PENDING", 0) + counts.get("PROCESSING", 0)
+            exit_code = 0 if all(r.status in FINE for r in rows) else 1
+        open_rows = sum(counts.get(s, 0) for s in ON_ITS_WAY)
         if open_rows and not self.options.dry_run:
             self.notes.append(f"{open_rows} row(s) are PENDING or PROCESSING: accepted, not final "
                               "yet. Run `batchpay sync` later to bring them up to date.")
@@ -674,7 +682,7 @@ class _Batch:
         try:
             summary = render_run(self.journal, run, path, rows)
         except (OSError, ValueError) as exc:  # a full disk, a folder gone since the start
-            sent = sum(r.status in SENT_STATUSES for r in rows)
+            sent = sum(r.status in SENT for r in rows)
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise ResultsNotWritten(
                 f"{sent} row(s) were sent and are in the journal, but the results workbook "

@@ -12,9 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-# Older records say INITIATED for what the service now calls PENDING.
-STATE_ALIASES = {"INITIATED": "PENDING"}
-FINAL_STATES = frozenset({"COMPLETED", "FAILED", "REFUNDED"})
+from batchpay.statuses import FINAL, SERVICE_ALIASES
 
 
 class ShapeError(ValueError):
@@ -24,7 +22,7 @@ class ShapeError(ValueError):
 def normalize_state(state: str) -> str:
     """Upper-case, trimmed, with the service's old names mapped to the current ones."""
     name = state.strip().upper()
-    return STATE_ALIASES.get(name, name)
+    return SERVICE_ALIASES.get(name, name)
 
 
 @dataclass(frozen=True)
@@ -116,7 +114,7 @@ class Payout:
 
     @property
     def final(self) -> bool:
-        return self.state in FINAL_STATES
+        return self.state in FINAL
 
     @classmethod
     def from_json(cls, data: Any) -> Payout:
