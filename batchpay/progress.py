@@ -24,10 +24,13 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-STATUS_STYLE = {
-    "COMPLETED": "green", "VALID": "green", "PENDING": "cyan", "PROCESSING": "cyan",
-    "FAILED": "red", "REFUNDED": "red", "REJECTED": "red", "INVALID": "red",
-    "QUOTE_FAILED": "red", "UNKNOWN": "yellow", "NOT_SENT": "yellow", "HELD": "yellow",
+from batchpay.statuses import Status
+
+STATUS_STYLE: dict[str, str] = {
+    Status.COMPLETED: "green", Status.VALID: "green", Status.PENDING: "cyan",
+    Status.PROCESSING: "cyan", Status.FAILED: "red", Status.REFUNDED: "red",
+    Status.REJECTED: "red", Status.INVALID: "red", Status.QUOTE_FAILED: "red",
+    Status.UNKNOWN: "yellow", Status.NOT_SENT: "yellow", Status.HELD: "yellow",
 }
 
 
@@ -66,7 +69,7 @@ def print_payee_changes(console: Console, changes: list[dict[str, Any]],
                         limit: int = 20) -> None:
     """The payee register's findings as a table: all but payees paid for the first time, which
     are counted (the Payee changes sheet lists them too)."""
-    items = [c for c in changes if not (c["reason"] == "new" and c["decision"] != "HELD")]
+    items = [c for c in changes if not (c["reason"] == "new" and c["decision"] != Status.HELD)]
     new = sum(1 for c in changes if c["reason"] == "new") - sum(
         1 for c in items if c["reason"] == "new")
     if new:

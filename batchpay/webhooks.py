@@ -30,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.config import Headers, Settings, is_loopback_host
-from batchpay.engine.journal import IN_DOUBT, Journal
+from batchpay.engine.journal import Journal
 from batchpay.errors import ConfigError
+from batchpay.statuses import IN_DOUBT
 
 log = logging.getLogger("batchpay.webhooks")
 

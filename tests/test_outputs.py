@@ -16,8 +16,9 @@ from engine_support import batchpay, by_ref, results, sandbox_payouts
 from process_support import journaled_attempts, runner_env, sandbox_process, start_runner
 from sheets import rows, write_sheet
 
-from batchpay.sheet.outcomes import SENT_STATUSES, ResultRow
+from batchpay.sheet.outcomes import ResultRow
 from batchpay.sheet.results import write_results
+from batchpay.statuses import SENT as SENT_STATUSES
 
 
 @pytest.fixture

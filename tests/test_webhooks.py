@@ -31,11 +31,13 @@ from sheets import rows, write_sheet
 
 from batchpay.config import Headers, load_settings
 from batchpay.engine import runner
-from batchpay.engine.journal import FINAL_STATES, SENDING, Journal
+from batchpay.engine.journal import Journal
 from batchpay.engine.tracking import refresh
 from batchpay.provider.client import PayoutClient
 from batchpay.sandbox.webhooks_out import EVENT_NAMES
 from batchpay.serving import ServerThread
+from batchpay.statuses import FINAL as FINAL_STATES
+from batchpay.statuses import SENDING
 from batchpay.webhooks import SignatureCheck, apply_event, create_listener, sign
 
 SECRET = "whsec-test-5f2a9c"

@@ -340,6 +340,7 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
     from batchpay.connect import open_service
     from batchpay.engine.sync import sync_run
     from batchpay.progress import print_counts, stderr_console
+    from batchpay.statuses import FINE
 
     if out is not None:
         check_output(out, overwrite=overwrite)
@@ -357,5 +358,5 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
                                  [outcome.results_path]))
     else:
         click.echo(f"Results: {shown_path(outcome.results_path)}")
-    bad = set(outcome.summary.counts) - {"COMPLETED", "PENDING", "PROCESSING"}
+    bad = set(outcome.summary.counts) - FINE
     sys.exit(EXIT_ROWS if bad else EXIT_OK)

@@ -32,6 +32,7 @@ from batchpay.config import Settings
 from batchpay.engine.records import operator
 from batchpay.errors import UsageError
 from batchpay.sheet.read import Sheet, SheetRow
+from batchpay.statuses import Status
 
 PLAN_VERSION = 1
 NAMESPACE = "batchpay-plan-v1"
@@ -120,7 +121,7 @@ def plan_rows_of(sheet: Sheet, journal_rows: Iterable[Any]) -> list[PlanRow]:
     by_row = {r.row: r for r in sheet.rows}
     found = []
     for rr in journal_rows:
-        if rr.status != "NOT_SENT" or rr.total_debit is None:
+        if rr.status != Status.NOT_SENT or rr.total_debit is None:
             continue
         values = {c: t for c, v in zip(sheet.columns, by_row[rr.row].values, strict=True)
                   if (t := _text(v)) is not None}
@@ -290,7 +291,7 @@ def summary_lines(document: dict[str, Any], largest: int = 5) -> list[str]:
         lines.append(f"  payees new, changed or held ({len(changes)}):")
     for c in changes[:largest * 4]:
         lines.append(f"    row {c['row']} {c['payee']}: {c['reason']}"
-                     + (" - HELD, not in this plan" if c["decision"] == "HELD" else ""))
+                     + (" - HELD, not in this plan" if c["decision"] == Status.HELD else ""))
     rows = sorted(document["rows"], key=lambda r: Decimal(r["total_debit"]), reverse=True)
     if rows:
         lines.append("  largest rows:")

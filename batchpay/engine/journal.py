@@ -39,18 +39,15 @@ from batchpay.engine.records import (
 )
 from batchpay.errors import DISK_FULL_HINT, JournalError, JournalLocked, JournalServiceMismatch
 from batchpay.files import create_private, private_dir
+from batchpay.statuses import FINAL, IN_DOUBT, SENDING, SERVICE_ALIASES, Status
 
 SCHEMA_VERSION = 2  # 2: quotes_used (invoice rows)
 GENESIS = "0" * 64
 
-# ledger statuses; SENDING is internal (an intent without an answer) and shows as UNKNOWN
-SENDING = "SENDING"
-SENT_STATES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED")
-FINAL_STATES = ("COMPLETED", "FAILED", "REFUNDED")
-IN_DOUBT = (SENDING, "UNKNOWN")
-NOT_SENT_STATES = ("NOT_SENT", "QUOTE_FAILED", "REJECTED")
-# progress order: a payout never moves backwards; FAILED -> REFUNDED is the one move after a final state
-_RANK = {"PENDING": 1, "PROCESSING": 2, "COMPLETED": 3, "FAILED": 3, "REFUNDED": 4}
+# progress order of the service's states: a payout never moves backwards; FAILED -> REFUNDED
+# is the one move after a final state
+_RANK: dict[str, int] = {Status.PENDING: 1, Status.PROCESSING: 2, Status.COMPLETED: 3,
+                         Status.FAILED: 3, Status.REFUNDED: 4}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);
@@ -561,7 +558,7 @@ class Journal:
         was paid again changes nothing. Idempotent: the same state twice changes nothing.
         Returns whether anything changed.
         """
-        state = "PENDING" if state == "INITIATED" else state
+        state = SERVICE_ALIASES.get(state, state)
         if state not in _RANK:
             return False
         with self.transaction():
@@ -597,7 +594,7 @@ class Journal:
     def sent_since(self, since: str, statuses: Iterable[str]) -> list[tuple[str, str, str, str, str]]:
         """(payout_ref, details, status, run_id, first request time) of every payout_ref in
         one of `statuses` whose first payout request was made at `since` or later."""
-        wanted = list(statuses)
+        wanted = sorted(statuses)  # a set has no order; the query's parameters do
         marks = ",".join("?" * len(wanted))
         return self.db.execute(
             "SELECT p.payout_ref, p.details, p.status, p.run_id, e.sent_at FROM payouts p JOIN "
@@ -631,10 +628,8 @@ def _moves_forward(current: str, new: str) -> bool:
         return False
     if current not in _RANK:  # SENDING, UNKNOWN, NOT_SENT...: the service's word wins
         return True
-    if current == "COMPLETED" or current == "REFUNDED":
-        return False
-    if current == "FAILED":
-        return new == "REFUNDED"
+    if current in FINAL:
+        return current == Status.FAILED and new == Status.REFUNDED
     return _RANK[new] > _RANK[current]
 
 

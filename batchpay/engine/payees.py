@@ -39,14 +39,13 @@ from batchpay.engine.records import operator, utcnow
 from batchpay.errors import UsageError
 from batchpay.sheet.currency import currency_exponent
 from batchpay.sheet.read import paused_gc
+from batchpay.statuses import FAILED_AT_BANK, REQUESTED, Status
 
 BANK_FIELDS = ("recipient_name", "account_number", "bank_name", "bank_city", "sort_code")
 NEW, KNOWN, CHANGED = "new", "known", "changed"
 SHARED, FAILED_BEFORE, CONFLICT = "shared account", "previously failed", "conflict in sheet"
 HOLDING = (CHANGED, SHARED, FAILED_BEFORE, CONFLICT)
 IDENTITY = "identity conflict"  # a known payee_id given another company_id: the row is INVALID
-HISTORY_STATES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "SENDING",
-                  "UNKNOWN")
 CONFIRMED = "payee.confirmed"
 
 
@@ -136,7 +135,7 @@ class Payee:
     @cached_property
     def last_good(self) -> Paid | None:
         """The last payout whose money went (or may have): not FAILED or REFUNDED."""
-        good = [p for p in self.payouts if p.status not in ("FAILED", "REFUNDED")]
+        good = [p for p in self.payouts if p.status not in FAILED_AT_BANK]
         return max(good, key=lambda p: p.at) if good else None
 
     @cached_property
@@ -166,7 +165,7 @@ class Finding:
     def as_info(self) -> dict[str, Any]:
         return {"seq": self.seq, "row": self.row, "payout_ref": self.ref, "payee": self.payee,
                 "reason": self.reason, "fields": [list(f) for f in self.fields],
-                "last_paid": self.last_paid, "decision": "HELD" if self.held else "pay",
+                "last_paid": self.last_paid, "decision": Status.HELD if self.held else "pay",
                 "details": self.details, "confirmed_by": self.confirmed_by}
 
 
@@ -190,7 +189,7 @@ class Register:
         by_id: dict[str, Payee] = {}
         by_natural: dict[tuple[str, str], Payee] = {}
         ids_of: dict[tuple[str, str], set[str]] = defaultdict(set)
-        for ref, details_text, status, run_id, at in journal.sent_since("", HISTORY_STATES):
+        for ref, details_text, status, run_id, at in journal.sent_since("", REQUESTED):
             try:
                 values = json.loads(details_text)
             except ValueError:
@@ -355,7 +354,7 @@ def _judge_history(f: Finding, payee: Payee | None, raw: dict[str, str], good: P
     any details: other details are new (correcting a failed row is not a change)."""
     same = [p for p in payee.payouts if p.details == f.details] if payee else []
     last_same = max(same, key=lambda p: p.at) if same else None
-    if last_same is not None and last_same.status in ("FAILED", "REFUNDED"):
+    if last_same is not None and last_same.status in FAILED_AT_BANK:
         f.reason = FAILED_BEFORE
         f.message = (f"previously failed: the last payout to these details ({last_same.ref}, "
                      f"{last_same.at[:10]}) ended {last_same.status}; "
@@ -372,7 +371,7 @@ def _judge_history(f: Finding, payee: Payee | None, raw: dict[str, str], good: P
                     for n in BANK_FIELDS if good.details[n] != f.details[n]]
         paid_before = sum((Decimal(p.amount) for p in payee.payouts  # type: ignore[union-attr]
                            if p.details == good.details and p.amount
-                           and p.status not in ("FAILED", "REFUNDED")), Decimal(0))
+                           and p.status not in FAILED_AT_BANK), Decimal(0))
         what = "; ".join(f"{n} {b} → {a}" for n, b, a in f.fields)
         f.message = (f"bank details changed since {good.at[:10]} ({good.ref}, run {good.run_id}; "
                      f"{_money(paid_before, good.currency):,} {good.currency} paid to the old "
@@ -428,7 +427,8 @@ def held_details(journal: Journal, payee: str) -> list[dict[str, str]]:
     """The bank details the latest run that held `payee` held it on (newest run first)."""
     for run in reversed(journal.runs()):
         found = [c["details"] for c in run.info.get("payee_changes", [])
-                 if _folded(c.get("payee", "")) == _folded(payee) and c.get("decision") == "HELD"]
+                 if _folded(c.get("payee", "")) == _folded(payee)
+                 and c.get("decision") == Status.HELD]
         if found:
             unique = {json.dumps(d, sort_keys=True): d for d in found}
             return list(unique.values())
@@ -446,7 +446,7 @@ def register_lines(register: Register) -> list[dict[str, Any]]:
             last = max(group, key=lambda p: p.at)
             totals: dict[str, Decimal] = defaultdict(Decimal)
             for paid in group:
-                if paid.status not in ("FAILED", "REFUNDED") and paid.amount:
+                if paid.status not in FAILED_AT_BANK and paid.amount:
                     totals[paid.currency] += Decimal(paid.amount)
             lines.append({
                 "payee": payee.name, "name": last.shown["recipient_name"],
@@ -524,6 +524,6 @@ def check_sheet(journal_path: Path, rows: Sequence[Any], rules: HoldRules) -> li
                                         for seq, r in enumerate(valid)), rules)
     for finding, check in zip(findings, valid, strict=True):
         if finding.reason == IDENTITY:
-            check.status = "INVALID"
+            check.status = Status.INVALID
             check.errors.append(f"payee_id: {finding.message}")
     return findings

@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from batchpay.config import Settings
-from batchpay.engine.journal import IN_DOUBT, NOT_SENT_STATES, Journal
+from batchpay.engine.journal import Journal
 from batchpay.engine.payees import (
     IDENTITY,
     Finding,
@@ -32,9 +32,8 @@ from batchpay.engine.records import RunRow, canonical, operator
 from batchpay.engine.render import display_status
 from batchpay.engine.repeats import RepeatCheck, held_message, payment_key
 from batchpay.engine.sending import SendJob
+from batchpay.statuses import FAILED_AT_BANK, IN_DOUBT, NO_PAYOUT, Status
 
-# what `run` does with a row whose payout_ref the journal knows
-RESENDABLE = NOT_SENT_STATES
 DETAIL_FIELDS = (
     "recipient_type", "recipient_name", "company_name", "company_id", "ic_number",
     "account_number", "bank_name", "bank_city", "sort_code", "amount", "target_amount",
@@ -57,7 +56,7 @@ class Plan:
 
     @property
     def held(self) -> int:
-        return sum(r.status == "HELD" for r in self.rows)
+        return sum(r.status == Status.HELD for r in self.rows)
 
 
 def details_of(row: Any) -> str:
@@ -96,7 +95,7 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
         p = check.payout
         ref = p.payout_ref if p is not None else input_ref(check.values, columns)
         rr = RunRow(seq=seq, row=check.row, payout_ref=ref, inputs=list(check.values),
-                    status="INVALID", error="; ".join(check.errors),
+                    status=Status.INVALID, error="; ".join(check.errors),
                     warning="; ".join(check.warnings))
         rows.append(rr)
         if p is None:  # counted in the Summary under its currency, with its amount if readable
@@ -116,21 +115,21 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
             continue
         country = settings.source_countries.get(p.source_currency)
         # a paid (or possibly paid) ref met again with other details is another payment
-        if (entry is not None and entry.status not in (*RESENDABLE, "FAILED", "REFUNDED")
-                and entry.details != details):
+        if (entry is not None and entry.status not in NO_PAYOUT
+                and entry.status not in FAILED_AT_BANK and entry.details != details):
             rr.error = (f"payout_ref: {ref} was already sent in run {entry.run_id} "
                         f"({display_status(entry.status)}) with other "
                         f"{', '.join(_changed_fields(entry.details, details))}; a payout_ref "
                         "is paid once — use a new payout_ref for a new payment")
             continue
-        if country is None and (entry is None or entry.status in RESENDABLE):
+        if country is None and (entry is None or entry.status in NO_PAYOUT):
             rr.error = (f"source_currency: no source country is known for {p.source_currency}; "
                         "add it under [source_countries] in batchpay.toml")
             continue
-        rr.status, rr.error = "NOT_SENT", ""
+        rr.status, rr.error = Status.NOT_SENT, ""
         job = SendJob(seq, ref, details, p, country or "")
-        if entry is None or entry.status in RESENDABLE or (
-                kind == "rerun" and entry.status in ("FAILED", "REFUNDED")):
+        if entry is None or entry.status in NO_PAYOUT or (
+                kind == "rerun" and entry.status in FAILED_AT_BANK):
             candidates.append((job, rr))
         elif entry.status in IN_DOUBT:
             rr.linked = True
@@ -142,19 +141,19 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
     for job, rr in candidates:  # a changed payee is held first, then a repeated payment
         finding = findings.get(job.seq)
         if finding is not None and (finding.held or finding.reason == IDENTITY):
-            rr.status = "INVALID" if finding.reason == IDENTITY else "HELD"
-            rr.error = (f"payee_id: {finding.message}" if rr.status == "INVALID"
+            rr.status = Status.INVALID if finding.reason == IDENTITY else Status.HELD
+            rr.error = (f"payee_id: {finding.message}" if rr.status == Status.INVALID
                         else finding.message)
             continue
         decision = _repeat_decision(repeats, job.row, job.ref, allow_repeat)
         if decision is not None:
             decisions.append(decision)
             if decision[0] == "hold.repeat":
-                rr.status, rr.error = "HELD", decision[2]["message"]
+                rr.status, rr.error = Status.HELD, decision[2]["message"]
                 continue
         send.append(job)
     decisions += [("hold.payee", f.ref, f.as_info()) for f in findings.values() if f.held]
-    invalid = sum(r.status == "INVALID" for r in rows)
+    invalid = sum(r.status == Status.INVALID for r in rows)
     if invalid and not skip_invalid:
         send = []  # an invalid row blocks the whole sheet: nothing is sent
         resolve = []

@@ -12,13 +12,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from batchpay.engine.journal import SENDING, Journal
+from batchpay.engine.journal import Journal
 from batchpay.engine.records import LedgerEntry, RunRecord, RunRow, as_decimal
 from batchpay.engine.sending import UNKNOWN_ERROR
 from batchpay.errors import JournalError
 from batchpay.sheet.currency import currency_exponent
 from batchpay.sheet.outcomes import ResultRow, ResultsSummary
 from batchpay.sheet.results import write_results
+from batchpay.statuses import SENDING, Status
 
 RUN_INFO_FIELDS = (
     ("run_id", "run id"), ("kind", "kind"), ("started_at", "started (UTC)"),
@@ -34,17 +35,18 @@ RUN_INFO_FIELDS = (
 
 # what a failed payout means when the service gave no text of its own (its payout record
 # carries a state, never a failure reason)
-STATUS_EXPLAINED = {
-    "FAILED": "the bank refused the payout (the service gives no reason); the money comes back "
-              "(REFUNDED): check the recipient's name and account, fix them, then `batchpay "
-              "rerun` the results",
-    "REFUNDED": "the payout failed at the bank and the money is back in the wallet; check the "
-                "recipient's name and account, fix them, then `batchpay rerun` the results",
+STATUS_EXPLAINED: dict[str, str] = {
+    Status.FAILED: "the bank refused the payout (the service gives no reason); the money comes "
+                   "back (REFUNDED): check the recipient's name and account, fix them, then "
+                   "`batchpay rerun` the results",
+    Status.REFUNDED: "the payout failed at the bank and the money is back in the wallet; check "
+                     "the recipient's name and account, fix them, then `batchpay rerun` the "
+                     "results",
 }
 
 
 def display_status(status: str) -> str:
-    return "UNKNOWN" if status == SENDING else status
+    return Status.UNKNOWN if status == SENDING else status
 
 
 def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
@@ -105,7 +107,7 @@ def run_info(journal: Journal, run: RunRecord) -> list[tuple[str, str]]:
         if key in ("started_at", "finished_at") and value:
             pairs.append((label.replace("(UTC)", "(local)"), _local(str(value))))
     for change in run.info.get("payee_changes", []):
-        if change.get("confirmed_by") and change.get("decision") != "HELD":
+        if change.get("confirmed_by") and change.get("decision") != Status.HELD:
             pairs.append(("payee confirmation relied on",
                           f"{change['payee']} (row {change['row']}), {change['confirmed_by']}"))
     pairs.append(("journal chain head", journal.head()))

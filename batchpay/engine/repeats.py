@@ -22,10 +22,9 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from batchpay.engine.journal import IN_DOUBT, Journal
+from batchpay.engine.journal import Journal
+from batchpay.statuses import MAY_HAVE_PAID
 
-# money that went, or may have gone
-REPEATED_STATES = ("PENDING", "PROCESSING", "COMPLETED", *IN_DOUBT)
 _NOISE = re.compile(r"[\s\-_.]")
 
 
@@ -77,7 +76,7 @@ class RepeatCheck:
     def _build(self) -> dict[tuple[str, ...], list[Earlier]]:
         index: dict[tuple[str, ...], list[Earlier]] = {}
         for ref, details, status, run_id, sent_at in self.journal.sent_since(
-                self.since, REPEATED_STATES):
+                self.since, MAY_HAVE_PAID):
             try:
                 d = json.loads(details)
             except ValueError:

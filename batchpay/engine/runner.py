@@ -28,8 +28,8 @@ from batchpay import __version__
 from batchpay.config import Settings
 from batchpay.engine.confirm import Confirmation, balances_of, confirm_real_payouts, estimate_needs
 from batchpay.engine.integrity import require_intact
-from batchpay.engine.journal import FINAL_STATES, SENDING, Journal
-from batchpay.engine.plan import RESENDABLE, Plan, input_ref, plan_rows
+from batchpay.engine.journal import Journal
+from batchpay.engine.plan import Plan, input_ref, plan_rows
 from batchpay.engine.records import RunRecord, operator, utcnow
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.sending import Sender, SendJob, quote_fields
@@ -39,14 +39,21 @@ from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Opener, Service
-from batchpay.sheet.outcomes import SENT_STATUSES, ResultsSummary, json_row, summarize
+from batchpay.sheet.outcomes import ResultsSummary, json_row, summarize
 from batchpay.sheet.read import Sheet
 from batchpay.sheet.validate import Validation
+from batchpay.statuses import (
+    FINAL,
+    FINE,
+    NO_PAYOUT,
+    ON_ITS_WAY,
+    SENDING,
+    SENT,
+    Status,
+)
 
 if TYPE_CHECKING:
     from batchpay.engine.approval import CheckedPlan
-
-GOOD_STATES = ("COMPLETED", "PENDING", "PROCESSING")
 
 
 class Reporter(Protocol):
@@ -98,9 +105,9 @@ class RunOutcome:
     payee_changes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
-    def fine_statuses(self) -> tuple[str, ...]:
+    def fine_statuses(self) -> frozenset[str]:
         """Statuses that need nothing from the operator (a dry run sends nothing by design)."""
-        return (*GOOD_STATES, "NOT_SENT") if self.dry_run else GOOD_STATES
+        return FINE | {Status.NOT_SENT} if self.dry_run else FINE
 
     @property
     def counts(self) -> dict[str, int]:
@@ -249,7 +256,7 @@ class _Batch:
                                              if c in self.balances}
 
     def _note_holds(self, plan: Plan) -> None:
-        payee_held = sum(c["decision"] == "HELD" for c in plan.payee_changes)
+        payee_held = sum(c["decision"] == Status.HELD for c in plan.payee_changes)
         if payee_held:
             self.notes.append(f"{payee_held} row(s) HELD because the payee's bank details "
                               "changed, are new or shared, or failed before: see their error. "
@@ -322,7 +329,7 @@ class _Batch:
             await sender.resolve(refs, deadline=deadline, max_pages=max_pages)
             again = self.journal.entries(refs)
             for job in plan.resolve:
-                if again[job.ref].status in RESENDABLE:  # proven never received: send it now
+                if again[job.ref].status in NO_PAYOUT:  # proven never received: send it now
                     plan.send.append(job)
                 else:
                     plan.track.append(job.ref)
@@ -368,7 +375,7 @@ class _Batch:
 
         def still_open() -> list[Any]:  # read afresh: webhooks may have finished rows
             return [e for e in self.journal.entries(refs).values()
-                    if e.status not in FINAL_STATES and e.payout_id]
+                    if e.status not in FINAL and e.payout_id]
 
         waiting = still_open()
         if waiting and deadline > time.monotonic():
@@ -396,10 +403,10 @@ class _Batch:
             try:
                 fields = quote_fields(*await sender.priced(job))
                 fields.pop("source_currency"), fields.pop("target_currency")
-                self.journal.update_run_row(self.run_id, job.seq, status="NOT_SENT",
+                self.journal.update_run_row(self.run_id, job.seq, status=Status.NOT_SENT,
                                             error="dry run: quoted, not paid", **fields)
             except ProviderError as exc:
-                self.journal.update_run_row(self.run_id, job.seq, status="QUOTE_FAILED",
+                self.journal.update_run_row(self.run_id, job.seq, status=Status.QUOTE_FAILED,
                                             error=f"quote refused: {exc.message}")
 
         await self._each("Quoting", sender, plan.send, quote)
@@ -411,7 +418,7 @@ class _Batch:
         run = find_run(self.journal, self.run_id)
         need: dict[str, Decimal] = {}
         for r in result_rows(self.journal, run):
-            if r.total_debit is not None and r.status == "NOT_SENT":
+            if r.total_debit is not None and r.status == Status.NOT_SENT:
                 need[r.source_currency] = need.get(r.source_currency, Decimal(0)) + r.total_debit
         wallets = {w.currency: w.balance for w in await client.wallets()}
         for currency, total in sorted(need.items()):
@@ -442,7 +449,7 @@ class _Batch:
             return Interrupted(f"Interrupted; the results workbook could not be written "
                                f"({exc}).", hint=f"`batchpay report --run {self.run_id} --out "
                                f"FILE` writes it. {go_on}")
-        sent = sum(n for status, n in counts.items() if status in SENT_STATUSES)
+        sent = sum(n for status, n in counts.items() if status in SENT)
         return Interrupted(f"Interrupted: {sent} row(s) sent so far; results so far: {path}",
                            hint=go_on)
 
@@ -454,14 +461,14 @@ class _Batch:
             exit_code = 2
             self.notes.append(f"Stopped: {self.stopped.message} No further requests were sent.")
         elif self.options.dry_run:  # rows already paid need nothing either
-            ok = all(r.status in ("NOT_SENT", *GOOD_STATES) for r in rows
-                     if r.status != "INVALID")
-            ok = ok and not counts.get("INVALID") and not any(
+            fine = FINE | {Status.NOT_SENT}
+            ok = all(r.status in fine for r in rows if r.status != Status.INVALID)
+            ok = ok and not counts.get(Status.INVALID) and not any(
                 n.startswith("SHORTFALL") for n in self.notes)
             exit_code = 0 if ok else 1
         else:
-            exit_code = 0 if all(r.status in GOOD_STATES for r in rows) else 1
-        open_rows = counts.get("PENDING", 0) + counts.get("PROCESSING", 0)
+            exit_code = 0 if all(r.status in FINE for r in rows) else 1
+        open_rows = sum(counts.get(s, 0) for s in ON_ITS_WAY)
         if open_rows and not self.options.dry_run:
             self.notes.append(f"{open_rows} row(s) are PENDING or PROCESSING: accepted, not final "
                               "yet. Run `batchpay sync` later to bring them up to date.")
@@ -477,7 +484,7 @@ class _Batch:
         try:
             summary = render_run(self.journal, run, path, rows)
         except (OSError, ValueError) as exc:  # a full disk, a folder gone since the start
-            sent = sum(r.status in SENT_STATUSES for r in rows)
+            sent = sum(r.status in SENT for r in rows)
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise ResultsNotWritten(
                 f"{sent} row(s) were sent and are in the journal, but the results workbook "

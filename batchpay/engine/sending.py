@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from batchpay.engine.calibrate import Calibrator
-from batchpay.engine.journal import SENDING, Journal
+from batchpay.engine.journal import Journal
 from batchpay.engine.records import LedgerEntry
 from batchpay.engine.tracking import apply_found, scan
 from batchpay.errors import AuthStop, CalibrationFailed, JournalError
@@ -37,6 +37,7 @@ from batchpay.provider.errors import (
 from batchpay.provider.models import Payout, Quote
 from batchpay.sheet.currency import exponent
 from batchpay.sheet.validate import PayoutRow
+from batchpay.statuses import IN_DOUBT, SENDING, Status
 
 # a quote this close to its end is not used for a (re)send: it could expire in flight
 QUOTE_MARGIN_SECONDS = 5.0
@@ -140,13 +141,13 @@ class Sender:
             try:
                 quote, quotes_used = await self.priced(job)
             except RequestRejected as exc:
-                return self._decide(job, "QUOTE_FAILED", f"quote refused: {exc.message}")
+                return self._decide(job, Status.QUOTE_FAILED, f"quote refused: {exc.message}")
             except ProviderError as exc:
-                return self._decide(job, "NOT_SENT", f"not sent: {exc.message}")
+                return self._decide(job, Status.NOT_SENT, f"not sent: {exc.message}")
             self._check_stop()
             refusal = self._take_from_ceiling(job.row.source_currency, quote.total)
             if refusal:
-                return self._decide(job, "NOT_SENT", refusal)
+                return self._decide(job, Status.NOT_SENT, refusal)
             body = job.row.payout_body(quote.id)
             attempt = self.journal.record_intent(
                 job.ref, self.run_id, job.details, quote.raw, body,
@@ -155,7 +156,7 @@ class Sender:
             try:
                 payout = await self.client.submit_payout(body)
             except AuthError as exc:
-                self.journal.record_answer(attempt, "not_sent", status="NOT_SENT",
+                self.journal.record_answer(attempt, "not_sent", status=Status.NOT_SENT,
                                            http_status=exc.status, message=exc.message,
                                            error=f"not sent: {exc.message}")
                 raise self._stop(exc) from None
@@ -163,16 +164,16 @@ class Sender:
                 expired = isinstance(exc, QuoteExpired) or self._expired(attempt)
                 if expired and round_ == 1:
                     self._give_back(job.row.source_currency, quote.total)
-                    self.journal.record_answer(attempt, "expired", status="NOT_SENT",
+                    self.journal.record_answer(attempt, "expired", status=Status.NOT_SENT,
                                                http_status=exc.status, message=exc.message,
                                                error="quote expired before sending; requoted")
                     continue
-                return self._answer(attempt, "rejected", "REJECTED", exc)
+                return self._answer(attempt, "rejected", Status.REJECTED, exc)
             except RequestRejected as exc:
-                return self._answer(attempt, "rejected", "REJECTED", exc)
+                return self._answer(attempt, "rejected", Status.REJECTED, exc)
             except ProviderError as exc:
                 if exc.definite:  # never reached the service (connect errors, 429 budget spent)
-                    return self._answer(attempt, "not_sent", "NOT_SENT", exc)
+                    return self._answer(attempt, "not_sent", Status.NOT_SENT, exc)
                 self.journal.record_note("payout.in_doubt", {
                     "attempt": attempt, "error": type(exc).__name__, "message": exc.message},
                     run_id=self.run_id)
@@ -233,12 +234,12 @@ class Sender:
         quote has expired and a complete scan of the list does not hold them.
         """
         pending = {e.payout_ref: e for e in self.journal.entries(refs).values()
-                   if e.status in (SENDING, "UNKNOWN")}
+                   if e.status in IN_DOUBT}
         while pending:
             self._check_stop()
             entries = list(pending.values())
             found = await self._lookup(entries, max_pages)
-            for ref in [r for r in pending if self._status(r) not in (SENDING, "UNKNOWN")]:
+            for ref in [r for r in pending if self._status(r) not in IN_DOUBT]:
                 pending.pop(ref)
             if not pending:
                 return
@@ -253,13 +254,13 @@ class Sender:
             if not resendable or time.monotonic() >= deadline:
                 break
             await asyncio.gather(*(self._resend(e) for e in resendable))
-            for ref in [r for r in pending if self._status(r) not in (SENDING, "UNKNOWN")]:
+            for ref in [r for r in pending if self._status(r) not in IN_DOUBT]:
                 pending.pop(ref)
             if pending:
                 await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
         for entry in pending.values():
             if self._status(entry.payout_ref) == SENDING:
-                self.journal.set_status(entry.payout_ref, "UNKNOWN", run_id=self.run_id,
+                self.journal.set_status(entry.payout_ref, Status.UNKNOWN, run_id=self.run_id,
                                         error=UNKNOWN_ERROR)
 
     def _status(self, ref: str) -> str:
@@ -308,6 +309,6 @@ def mark_never_received(journal: Journal, entry: LedgerEntry, run_id: str = "") 
     """Quote expired and a complete scan holds no payout for it: the request never arrived."""
     assert entry.attempt_id is not None
     journal.record_answer(
-        entry.attempt_id, "never_received", status="NOT_SENT", run_id=run_id,
+        entry.attempt_id, "never_received", status=Status.NOT_SENT, run_id=run_id,
         error="not sent: the service holds no payout for its quote, which has expired; "
               "the next run sends it with a new quote")

@@ -17,7 +17,7 @@ from typing import Any
 
 from batchpay.config import Settings
 from batchpay.engine.integrity import require_intact
-from batchpay.engine.journal import IN_DOUBT, Journal
+from batchpay.engine.journal import Journal
 from batchpay.engine.records import RunRecord
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.sending import mark_never_received
@@ -26,8 +26,7 @@ from batchpay.files import free_name
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Opener
 from batchpay.sheet.outcomes import ResultsSummary, json_row
-
-TRACKED = ("PENDING", "PROCESSING", "FAILED", *IN_DOUBT)
+from batchpay.statuses import IN_DOUBT, MAY_CHANGE
 
 
 @dataclass
@@ -82,7 +81,7 @@ def synced_path(run: RunRecord) -> Path:
 async def _sync(settings: Settings, journal: Journal, run_id: str, base_url: str,
                 api_key: str | None) -> tuple[int, int, int, int, bool]:
     refs = [r.payout_ref for r in journal.run_rows(run_id) if r.linked]
-    entries = [e for e in journal.entries(refs).values() if e.status in TRACKED]
+    entries = [e for e in journal.entries(refs).values() if e.status in MAY_CHANGE]
     if not entries:
         return 0, 0, 0, 0, True
     before = {e.payout_ref: e.status for e in entries}

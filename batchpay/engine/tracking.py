@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from batchpay.engine.journal import IN_DOUBT, Journal
+from batchpay.engine.journal import Journal
 from batchpay.engine.records import LedgerEntry
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.models import Payout
+from batchpay.statuses import IN_DOUBT
 
 PAGE_SIZE = 100
 

@@ -13,16 +13,13 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from batchpay.errors import ShapeError
-
-# Older records say INITIATED for what the service now calls PENDING.
-STATE_ALIASES = {"INITIATED": "PENDING"}
-FINAL_STATES = frozenset({"COMPLETED", "FAILED", "REFUNDED"})
+from batchpay.statuses import FINAL, SERVICE_ALIASES
 
 
 def normalize_state(state: str) -> str:
     """Upper-case, trimmed, with the service's old names mapped to the current ones."""
     name = state.strip().upper()
-    return STATE_ALIASES.get(name, name)
+    return SERVICE_ALIASES.get(name, name)
 
 
 @dataclass(frozen=True)
@@ -114,7 +111,7 @@ class Payout:
 
     @property
     def final(self) -> bool:
-        return self.state in FINAL_STATES
+        return self.state in FINAL
 
     @classmethod
     def from_json(cls, data: Any) -> Payout:

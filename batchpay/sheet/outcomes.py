@@ -8,15 +8,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-STATUSES = ("VALID", "INVALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED", "HELD", "PENDING",
-            "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "UNKNOWN")
-SENT_STATUSES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED", "UNKNOWN")
-# VALID appears only in a validate report, where nothing is ever sent.
-NOT_SENT_STATUSES = ("VALID", "NOT_SENT", "QUOTE_FAILED", "REJECTED", "HELD")
+from batchpay.statuses import SENT, UNSENT, Status, in_order
+
 # the control totals as the Summary and the README state them (VALID: validate reports only)
 CONTROL_TOTALS = ("valid = sent + not sent, where not sent = "
-                  + " + ".join(s for s in NOT_SENT_STATUSES if s != "VALID")
-                  + " and sent = " + " + ".join(SENT_STATUSES))
+                  + " + ".join(in_order(UNSENT - {Status.VALID}))
+                  + " and sent = " + " + ".join(in_order(SENT)))
 
 
 @dataclass
@@ -43,24 +40,25 @@ class ResultRow:
     @property
     def next_step(self) -> str:
         """What the operator does about this row (the Results sheet's next_step column)."""
-        if self.status == "HELD":
+        if self.status == Status.HELD:
             return HELD_REPEAT_STEP if "duplicate payment" in self.error else HELD_PAYEE_STEP
-        if self.status == "NOT_SENT" and "dry run" in self.error:
+        if self.status == Status.NOT_SENT and "dry run" in self.error:
             return "nothing: a dry run pays nothing; run without --dry-run to pay"
         return NEXT_STEPS.get(self.status, "")
 
 
-NEXT_STEPS = {
-    "INVALID": "fix the cell named in error, then run again (or rerun this workbook)",
-    "NOT_SENT": "rerun this workbook: the row will be sent (if another row was invalid, fix "
-                "that row first)",
-    "QUOTE_FAILED": "fix the amount named in error, then rerun",
-    "REJECTED": "read error, fix its cause, then rerun",
-    "PENDING": "nothing now: run `batchpay sync` later",
-    "PROCESSING": "nothing now: run `batchpay sync` later",
-    "FAILED": "wait for REFUNDED, check the name and account with the recipient, fix, then rerun",
-    "REFUNDED": "check the name and account with the recipient, fix, then rerun",
-    "UNKNOWN": "run `batchpay sync`: never pay this row again yourself",
+NEXT_STEPS: dict[str, str] = {
+    Status.INVALID: "fix the cell named in error, then run again (or rerun this workbook)",
+    Status.NOT_SENT: "rerun this workbook: the row will be sent (if another row was invalid, "
+                     "fix that row first)",
+    Status.QUOTE_FAILED: "fix the amount named in error, then rerun",
+    Status.REJECTED: "read error, fix its cause, then rerun",
+    Status.PENDING: "nothing now: run `batchpay sync` later",
+    Status.PROCESSING: "nothing now: run `batchpay sync` later",
+    Status.FAILED: "wait for REFUNDED, check the name and account with the recipient, fix, "
+                   "then rerun",
+    Status.REFUNDED: "check the name and account with the recipient, fix, then rerun",
+    Status.UNKNOWN: "run `batchpay sync`: never pay this row again yourself",
 }
 HELD_PAYEE_STEP = ("call the payee on a number you already had, `batchpay payees confirm` it, "
                    "then rerun")
@@ -153,19 +151,19 @@ class CurrencyTotals:
     @property
     def valid(self) -> Tally:
         """Every row that passed validation, whatever happened next (counted on its own)."""
-        return self._combined(s for s in self.by_status if s != "INVALID")
+        return self._combined(s for s in self.by_status if s != Status.INVALID)
 
     @property
     def sent(self) -> Tally:
-        return self._combined(SENT_STATUSES)
+        return self._combined(in_order(SENT))
 
     @property
     def not_sent(self) -> Tally:
-        return self._combined(NOT_SENT_STATUSES)
+        return self._combined(in_order(UNSENT))
 
     @property
     def invalid(self) -> Tally:
-        return self._combined(["INVALID"])
+        return self._combined([Status.INVALID])
 
     def problems(self) -> list[str]:
         """Why the control totals do not reconcile; empty when they do."""
@@ -173,8 +171,7 @@ class CurrencyTotals:
         name = self.currency or "(no currency)"
         found = []
         if valid.rows != sent.rows + not_sent.rows:
-            odd = sorted(set(self.by_status) - set(SENT_STATUSES) - set(NOT_SENT_STATUSES)
-                         - {"INVALID"})
+            odd = sorted(set(self.by_status) - SENT - UNSENT - {Status.INVALID})
             found.append(f"{name}: {valid.rows} valid rows but {sent.rows} sent + "
                          f"{not_sent.rows} not sent (statuses {', '.join(odd)})")
         elif valid.amount != sent.amount + not_sent.amount:
@@ -190,7 +187,7 @@ class CurrencyTotals:
 
 @dataclass
 class ResultsSummary:
-    counts: dict[str, int] = field(default_factory=dict)  # status → rows, in STATUSES order
+    counts: dict[str, int] = field(default_factory=dict)  # status → rows (see ordered_counts)
     currencies: dict[str, CurrencyTotals] = field(default_factory=dict)  # by source currency
 
     @property
@@ -217,9 +214,9 @@ class ResultsSummary:
         tally.add(row)
 
     def ordered_counts(self) -> list[tuple[str, int]]:
-        """Counts in the order of STATUSES, then any status batchpay does not know."""
-        known = [(s, self.counts[s]) for s in STATUSES if s in self.counts]
-        return known + sorted((s, n) for s, n in self.counts.items() if s not in STATUSES)
+        """Counts in the order of Status, then any status batchpay does not know."""
+        known = {s: self.counts[s] for s in Status if s in self.counts}
+        return [*known.items(), *sorted((s, n) for s, n in self.counts.items() if s not in known)]
 
 
 def summarize(rows: Iterable[ResultRow]) -> ResultsSummary:

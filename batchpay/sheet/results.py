@@ -40,7 +40,6 @@ from batchpay.sheet.columns import (
 from batchpay.sheet.currency import currency_exponent
 from batchpay.sheet.outcomes import (
     CONTROL_TOTALS,
-    STATUSES,
     ResultRow,
     ResultsSummary,
     Tally,
@@ -55,6 +54,7 @@ from batchpay.sheet.xlsx import (
     write_number,
     write_text,
 )
+from batchpay.statuses import FINE_OR_VALID, Status
 
 if TYPE_CHECKING:
     pass
@@ -70,25 +70,25 @@ VALIDATE_COLUMNS = ("row", "status", "error", "warning")
 RESULTS_SHEET, SUMMARY_SHEET, RUN_SHEET = "Results", "Summary", "Run"
 PAYEE_CHANGES_SHEET = "Payee changes"
 PLAN_SHEET = "Plan"
-_FINE_STATUSES = ("COMPLETED", "PENDING", "PROCESSING", "VALID")
 _EXCEL_EPOCH = datetime(1899, 12, 30)  # day 0 of Excel's 1900 date system
 PAYEE_CHANGES_COLUMNS = ("payee", "row", "payout_ref", "reason", "field", "before", "after",
                          "last paid", "decision")
 INPUT_SUFFIX = "_input"
 
-_STATUS_COLOURS = {  # (fill, font): green done, red not paid, amber look again, blue under way
-    "COMPLETED": ("#C6EFCE", "#006100"),
-    "VALID": ("#C6EFCE", "#006100"),
-    "FAILED": ("#FFC7CE", "#9C0006"),
-    "REFUNDED": ("#FFC7CE", "#9C0006"),
-    "REJECTED": ("#FFC7CE", "#9C0006"),
-    "INVALID": ("#FFC7CE", "#9C0006"),
-    "QUOTE_FAILED": ("#FFC7CE", "#9C0006"),
-    "UNKNOWN": ("#FFEB9C", "#9C5700"),
-    "NOT_SENT": ("#FFEB9C", "#9C5700"),
-    "HELD": ("#FFEB9C", "#9C5700"),
-    "PENDING": ("#DDEBF7", "#1F4E78"),
-    "PROCESSING": ("#DDEBF7", "#1F4E78"),
+# (fill, font): green done, red not paid, amber look again, blue under way
+_STATUS_COLOURS: dict[str, tuple[str, str]] = {
+    Status.COMPLETED: ("#C6EFCE", "#006100"),
+    Status.VALID: ("#C6EFCE", "#006100"),
+    Status.FAILED: ("#FFC7CE", "#9C0006"),
+    Status.REFUNDED: ("#FFC7CE", "#9C0006"),
+    Status.REJECTED: ("#FFC7CE", "#9C0006"),
+    Status.INVALID: ("#FFC7CE", "#9C0006"),
+    Status.QUOTE_FAILED: ("#FFC7CE", "#9C0006"),
+    Status.UNKNOWN: ("#FFEB9C", "#9C5700"),
+    Status.NOT_SENT: ("#FFEB9C", "#9C5700"),
+    Status.HELD: ("#FFEB9C", "#9C5700"),
+    Status.PENDING: ("#DDEBF7", "#1F4E78"),
+    Status.PROCESSING: ("#DDEBF7", "#1F4E78"),
 }
 _RATE_FORMAT = "0.00########"
 _WIDTH_SAMPLE_ROWS = 1000  # widths come from the header and the first rows: cheap, and enough
@@ -148,12 +148,12 @@ class _Formats:
         self.text = workbook.add_format({"num_format": "@"})
         self.datetime = workbook.add_format({"num_format": "yyyy-mm-dd hh:mm:ss"})
         self.attention = workbook.add_format({"bg_color": "#FFF2CC"})  # a row to act on
-        self.status = {
+        self.status: dict[str, Format] = {
             status: workbook.add_format({"bg_color": fill, "font_color": font})
             for status, (fill, font) in _STATUS_COLOURS.items()
         }
-        self.good = self.status["COMPLETED"]
-        self.bad = self.status["FAILED"]
+        self.good = self.status[Status.COMPLETED]
+        self.bad = self.status[Status.FAILED]
         self._amounts: dict[int, Format] = {}
         self._money: dict[tuple[str, int | str], Format] = {}  # (currency, exponent) → format
 
@@ -321,7 +321,7 @@ def _highlight_attention(sheet: Worksheet, formats: _Formats, status_col: int, l
     from xlsxwriter.utility import xl_range
 
     cell = f"${xl_col_to_name(status_col)}2"
-    fine = ",".join(f'{cell}<>"{s}"' for s in ("", *_FINE_STATUSES))
+    fine = ",".join(f'{cell}<>"{s}"' for s in ("", *sorted(FINE_OR_VALID)))  # same text each time
     ranges = [xl_range(1, 0, last_row, status_col - 1)] if status_col else []
     if status_col < last_col:
         ranges.append(xl_range(1, status_col + 1, last_row, last_col))
@@ -387,7 +387,7 @@ def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSu
         money = formats.amount(currency_exponent(currency))
         groups: list[tuple[str, Tally]] = [
             (status, totals.by_status[status])
-            for status in STATUSES + tuple(sorted(set(totals.by_status) - set(STATUSES)))
+            for status in (*Status, *sorted(set(totals.by_status) - set(Status)))
             if status in totals.by_status
         ]
         valid, sent, not_sent = totals.valid, totals.sent, totals.not_sent
@@ -410,7 +410,7 @@ def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSu
     for currency in sorted(summary.currencies):
         totals = summary.currencies[currency]
         for label, tally in (("sent", totals.sent),
-                             ("COMPLETED", totals._combined(["COMPLETED"]))):
+                             (Status.COMPLETED, totals._combined([Status.COMPLETED]))):
             for target in sorted(tally.target):
                 value = tally.target[target]
                 lines.write(currency or "(none)", target, label,

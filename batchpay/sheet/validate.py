@@ -21,8 +21,7 @@ from batchpay.sheet.currency import exponent, is_currency
 from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.outcomes import json_row
 from batchpay.sheet.read import Sheet, paused_gc, read_sheet
-
-VALID, INVALID = "VALID", "INVALID"
+from batchpay.statuses import Status
 
 
 @dataclass(frozen=True)
@@ -111,7 +110,8 @@ class Validation:
     @property
     def counts(self) -> dict[str, int]:
         counts = Counter(r.status for r in self.rows)
-        return {status: counts[status] for status in (VALID, INVALID) if counts[status]}
+        return {status: counts[status] for status in (Status.VALID, Status.INVALID)
+                if counts[status]}
 
     @property
     def valid(self) -> list[PayoutRow]:
@@ -119,7 +119,7 @@ class Validation:
 
     @property
     def all_valid(self) -> bool:
-        return all(r.status == VALID for r in self.rows)
+        return all(r.status == Status.VALID for r in self.rows)
 
 
 def validate_sheet(sheet: Sheet, *, source_currency: str | None = None) -> Validation:
@@ -156,11 +156,12 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
         if row_errors:
             messages = [f"{c}: {m}" for c, m in sorted(row_errors.items(),
                                                           key=lambda i: order.get(i[0], 99))]
-            checks.append(RowCheck(row.row, row.values, INVALID, messages,
+            checks.append(RowCheck(row.row, row.values, Status.INVALID, messages,
                                    warnings.get(position, []), None, ref_text))
         else:
-            checks.append(RowCheck(row.row, row.values, VALID, [], warnings.get(position, []),
-                                   _payout_row(row.row, record), ref_text))
+            checks.append(RowCheck(row.row, row.values, Status.VALID, [],
+                                   warnings.get(position, []), _payout_row(row.row, record),
+                                   ref_text))
     return Validation(checks)
 
 

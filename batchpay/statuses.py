@@ -1,0 +1,82 @@
+"""Every row status batchpay uses, and the groups its rules are written in.
+
+The one vocabulary of the sheet, the engine, the display and the CLI. A member is its own
+string (StrEnum, name = value), so the journal, the JSON output and the workbooks hold the
+same text as ever and a status read back as plain text still finds its group. This module
+imports nothing from batchpay: anything may import it.
+
+Row groups (what a row of the results shows) and ledger groups (the status of a payout_ref
+in the journal, which can also be SENDING) are named apart: they answer different questions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+
+class Status(StrEnum):
+    """A row's status, as the Results sheet, `--json` and the README's table show it; in the
+    order the Summary lists them."""
+
+    VALID = "VALID"
+    INVALID = "INVALID"
+    NOT_SENT = "NOT_SENT"
+    QUOTE_FAILED = "QUOTE_FAILED"
+    REJECTED = "REJECTED"
+    HELD = "HELD"
+    PENDING = "PENDING"
+    PROCESSING = "PROCESSING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    REFUNDED = "REFUNDED"
+    UNKNOWN = "UNKNOWN"
+
+
+# Ledger only: a payout request on disk without an answer yet; a row shows it as UNKNOWN.
+SENDING = "SENDING"
+
+# The service's old names: older payout records say INITIATED for what it now calls PENDING.
+SERVICE_ALIASES = {"INITIATED": Status.PENDING}
+
+# The states the service gives a payout (after SERVICE_ALIASES).
+SERVICE_STATES = frozenset({Status.PENDING, Status.PROCESSING, Status.COMPLETED, Status.FAILED,
+                            Status.REFUNDED})
+# Accepted by the service and not final yet: `sync` later.
+ON_ITS_WAY = frozenset({Status.PENDING, Status.PROCESSING})
+# The service's last word on a payout, except that a FAILED one still becomes REFUNDED.
+FINAL = frozenset({Status.COMPLETED, Status.FAILED, Status.REFUNDED})
+# Refused by the bank: the money comes (or came) back, and `rerun` pays the row again.
+FAILED_AT_BANK = frozenset({Status.FAILED, Status.REFUNDED})
+# Paid or on its way: nothing to do; a run or sync exits 0 when every row is FINE (a dry
+# run's NOT_SENT rows too).
+FINE = ON_ITS_WAY | {Status.COMPLETED}
+# Rows a Results or validate report sheet leaves unshaded: FINE, and VALID (validate only).
+FINE_OR_VALID = FINE | {Status.VALID}
+
+# Control totals, sent: a row whose payout request reached the service, or may have.
+SENT = SERVICE_STATES | {Status.UNKNOWN}
+# Control totals, not sent: a valid row that sent nothing (VALID: validate reports only;
+# HELD rows never reach the ledger).
+UNSENT = frozenset({Status.VALID, Status.NOT_SENT, Status.QUOTE_FAILED, Status.REJECTED,
+                    Status.HELD})
+
+# Ledger: no payout at the service for the payout_ref (refused, or proven never received),
+# so the next run sends it afresh with a new quote.
+NO_PAYOUT = frozenset({Status.NOT_SENT, Status.QUOTE_FAILED, Status.REJECTED})
+# Ledger: the request may have reached the service with its answer lost; looked up, never
+# resent blindly.
+IN_DOUBT = frozenset({SENDING, Status.UNKNOWN})
+# Ledger: a payout request reached the service, or may have (the payee register's history).
+REQUESTED = SENT | IN_DOUBT
+# Ledger: the money went, or may have; paying the same again is a possible duplicate.
+MAY_HAVE_PAID = FINE | IN_DOUBT
+# Ledger: what `sync` follows, as the service may still change it (FAILED becomes REFUNDED).
+MAY_CHANGE = (REQUESTED - FINAL) | {Status.FAILED}
+
+
+def in_order(statuses: Iterable[str]) -> tuple[Status, ...]:
+    """These statuses in Status order, for anything that is written or summed in an order
+    (a frozenset has none); SENDING and strings batchpay does not know are left out."""
+    wanted = set(statuses)
+    return tuple(s for s in Status if s in wanted)
