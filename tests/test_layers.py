@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "batchpay"
 # part of the package → modules it must never import (at any depth, even inside a function)
 FORBIDDEN = {
     "engine": ("batchpay.sandbox", "batchpay.webhooks", "batchpay.cli", "batchpay.connect",
-               "batchpay.serving", "batchpay.console", "batchpay.progress"),
+               "batchpay.serving", "batchpay.display"),
     "sheet": ("batchpay.provider", "batchpay.engine", "batchpay.sandbox", "batchpay.cli"),
     "sandbox": ("batchpay.provider", "batchpay.engine", "batchpay.cli"),
     "service.py": ("batchpay.sandbox", "batchpay.webhooks", "batchpay.engine"),

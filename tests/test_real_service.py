@@ -189,7 +189,7 @@ def test_allow_partial_pays_what_fits(real: Any, tmp_path: Path) -> None:
 @pytest.mark.parametrize("answer", [False, True])
 def test_at_a_terminal_a_new_journal_is_asked_about(real: Any, tmp_path: Path, answer: bool,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from batchpay import progress
+    from batchpay import display
 
     sandbox, _ = real
     asked: list[str] = []
@@ -198,8 +198,8 @@ def test_at_a_terminal_a_new_journal_is_asked_about(real: Any, tmp_path: Path, a
         asked.append(text)
         return answer
 
-    monkeypatch.setattr(progress, "is_interactive", lambda: True)
-    monkeypatch.setattr(progress.RichReporter, "confirm", confirm)
+    monkeypatch.setattr(display, "is_interactive", lambda: True)
+    monkeypatch.setattr(display.RichReporter, "confirm", confirm)
     sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
     result = batchpay("run", str(sheet), "--wait", "0")
     assert asked == ["Pay now?"]

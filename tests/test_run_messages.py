@@ -39,12 +39,12 @@ def test_runs_is_readable_in_80_columns(cli_sandbox: Any, tmp_path: Path,
                                         monkeypatch: Any) -> None:
     from rich.console import Console
 
-    from batchpay import progress
+    from batchpay import display
 
     cli_sandbox(settle_seconds=0.05)
     sheet = write_sheet(tmp_path / "a-long-sheet-name-for-november-payouts.xlsx", rows(1))
     assert batchpay("run", str(sheet), "--wait", "2").exit_code == 0
-    monkeypatch.setattr(progress, "stdout_console",
+    monkeypatch.setattr(display, "stdout_console",
                         lambda: Console(width=80, no_color=True))
     listed = batchpay("runs")
     assert listed.exit_code == 0, listed

@@ -51,7 +51,7 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(lines, ensure_ascii=False, indent=2))
         return
-    from batchpay.progress import print_table, stderr_console
+    from batchpay.display import print_table, stderr_console
 
     print_table(("payee", "name", "account", "bank", "last paid", "payouts", "paid", "confirmed"),
                 ([line["payee"], line["name"], line["account"], line["bank"],
@@ -256,6 +256,7 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
     import json
 
     from batchpay.connect import open_service
+    from batchpay.display import RichReporter, is_interactive, print_counts, print_problems
     from batchpay.engine.approval import (
         build_plan,
         canonical_bytes,
@@ -268,7 +269,6 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
     from batchpay.engine.journal import Journal
     from batchpay.engine.render import find_run, render_run, result_rows
     from batchpay.engine.runner import RunOptions, run_batch
-    from batchpay.progress import RichReporter, is_interactive, print_counts, print_problems
 
     base = name if name is not None else sheet.with_suffix("")
     base = base.with_name(base.name.removesuffix(".plan.json").removesuffix(".plan"))

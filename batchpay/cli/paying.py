@@ -62,10 +62,9 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     2: the file cannot be read.
     """
     from batchpay.connect import open_service
-    from batchpay.console import print_validation
+    from batchpay.display import print_payee_changes, print_validation, stderr_console
     from batchpay.engine.banknames import check_sheet_bank_names
     from batchpay.engine.payees import HoldRules, check_sheet, reported
-    from batchpay.progress import print_payee_changes, stderr_console
     from batchpay.sheet.limits import SheetLimits
     from batchpay.sheet.validate import validate_file, write_validation_report
 
@@ -144,9 +143,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
          allow_repeat: tuple[str, ...], quiet: bool, as_json: bool,
          approved: Any = None) -> None:
     from batchpay.connect import open_service
-    from batchpay.engine.intake import load_input
-    from batchpay.engine.runner import RunOptions, run_batch
-    from batchpay.progress import (
+    from batchpay.display import (
         RichReporter,
         is_interactive,
         print_counts,
@@ -154,6 +151,8 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         print_payee_changes,
         print_problems,
     )
+    from batchpay.engine.intake import load_input
+    from batchpay.engine.runner import RunOptions, run_batch
 
     if out is not None:
         check_output(out, overwrite=overwrite, inputs=(sheet,))
@@ -249,8 +248,8 @@ def runs(journal: Path | None, as_json: bool) -> None:
     """List the runs in the journal (id, time, sheet, counts)."""
     import json
 
+    from batchpay.display import print_table, stderr_console, stdout_console
     from batchpay.engine.render import run_counts
-    from batchpay.progress import print_table, stderr_console, stdout_console
 
     with open_journal(journal) as j:
         records = j.runs()
@@ -338,8 +337,8 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
     state; not found in a complete scan once their quote expired, they become NOT_SENT.
     """
     from batchpay.connect import open_service
+    from batchpay.display import print_counts, stderr_console
     from batchpay.engine.sync import sync_run
-    from batchpay.progress import print_counts, stderr_console
     from batchpay.statuses import FINE
 
     if out is not None:

@@ -177,7 +177,7 @@ def sandbox(**options: Any) -> None:
 def listen(host: str | None, port: int | None, journal: Path | None,
            insecure_no_signature: bool) -> None:
     """Receive the service's webhooks and record payout states in the journal."""
-    from batchpay.progress import stderr_console
+    from batchpay.display import stderr_console
     from batchpay.serving import bind, serve_foreground, url_of
     from batchpay.webhooks import create_listener, listener_check
 
