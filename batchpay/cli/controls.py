@@ -72,7 +72,8 @@ def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
     """Print PAYEE's held bank details in full (for a read-back call) and its history."""
     from decimal import Decimal
 
-    from batchpay.engine.payees import BANK_FIELDS, show
+    from batchpay.engine.payee_keys import BANK_FIELDS
+    from batchpay.engine.payees import show
 
     with open_journal(journal or ctx.obj) as j:
         found = show(j, payee)
@@ -113,7 +114,8 @@ def payees_confirm(ctx: click.Context, payee: str, account_last4: str, method: s
     The confirmation (you, the time, before and after, method, note) is a chained event of
     the journal.
     """
-    from batchpay.engine.payees import confirm, masked
+    from batchpay.engine.payee_keys import masked
+    from batchpay.engine.payees import confirm
 
     with open_journal(journal or ctx.obj) as j:
         data = confirm(j, payee, account_last4.strip(), method=method, note=note)

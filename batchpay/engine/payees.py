@@ -30,78 +30,33 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from batchpay.engine.journal import Journal
+from batchpay.engine.payee_keys import (
+    BANK_FIELDS,
+    account_text,
+    bank_details,
+    cleaned,
+    fold,
+    keys_of,
+    masked,
+    natural_key,
+    payee_values,
+)
 from batchpay.engine.records import operator, utcnow
 from batchpay.errors import UsageError
 from batchpay.sheet.currency import currency_exponent
 from batchpay.sheet.read import paused_gc
 from batchpay.statuses import FAILED_AT_BANK, REQUESTED, Status
 
-BANK_FIELDS = ("recipient_name", "account_number", "bank_name", "bank_city", "sort_code")
 NEW, KNOWN, CHANGED = "new", "known", "changed"
 SHARED, FAILED_BEFORE, CONFLICT = "shared account", "previously failed", "conflict in sheet"
 HOLDING = (CHANGED, SHARED, FAILED_BEFORE, CONFLICT)
 IDENTITY = "identity conflict"  # a known payee_id given another company_id: the row is INVALID
 CONFIRMED = "payee.confirmed"
-
-
-_NOISE = str.maketrans("", "", " \t\n\r\f\v\u00a0\u3000-")
-
-
-@lru_cache(maxsize=1 << 16)  # bank names and cities repeat on every row
-def _account(value: Any) -> str:
-    return "" if value is None else str(value).translate(_NOISE)
-
-
-@lru_cache(maxsize=1 << 16)
-def _fold(value: Any) -> str:
-    return " ".join(str(value).split()).casefold() if value else ""
-
-
-def _clean(name: str, value: Any) -> str:
-    return _account(value) if name == "account_number" else _fold(value)
-
-
-def _folded(name: str) -> str:
-    return _fold(name)
-
-
-def bank_details(values: dict[str, Any]) -> dict[str, str]:
-    """The bank details of a payout, without spreadsheet noise."""
-    get = values.get
-    return {"recipient_name": _fold(get("recipient_name")),
-            "account_number": _account(get("account_number")),
-            "bank_name": _fold(get("bank_name")), "bank_city": _fold(get("bank_city")),
-            "sort_code": _fold(get("sort_code"))}
-
-
-def natural_key(values: dict[str, Any]) -> tuple[str, str]:
-    if str(values.get("recipient_type") or "").upper() == "BUSINESS" and values.get("company_id"):
-        return ("company", str(values["company_id"]).strip().upper())
-    if values.get("ic_number"):
-        return ("ic", str(values["ic_number"]).strip().upper())
-    return ("name", _clean("recipient_name", values.get("recipient_name")))
-
-
-def keys_of(values: dict[str, Any]) -> list[tuple[str, str]]:
-    keys = [natural_key(values)]
-    if values.get("payee_id"):
-        keys.insert(0, ("id", str(values["payee_id"]).strip()))
-    return keys
-
-
-def payee_values(row: Any) -> dict[str, Any]:
-    """What the register needs of a valid row (a PayoutRow)."""
-    return {name: getattr(row, name, None) for name in (
-        "payee_id", "recipient_type", "recipient_name", "company_id", "ic_number", *BANK_FIELDS)}
-
-
-def masked(account: str) -> str:
-    return f"{account[:4]}…{account[-4:]}" if len(account) > 8 else account
 
 
 @dataclass
@@ -195,7 +150,7 @@ class Register:
             except ValueError:
                 continue
             shown = {n: str(values.get(n) or "") for n in BANK_FIELDS}
-            paid = Paid(ref, status, run_id, at, shown, _account(shown["account_number"]),
+            paid = Paid(ref, status, run_id, at, shown, account_text(shown["account_number"]),
                         str(values.get("amount") or values.get("target_amount") or ""),
                         str(values.get("source_currency") or ""),
                         str(values.get("company_id") or ""))
@@ -230,14 +185,14 @@ class Register:
             if found is not None:
                 found.confirmed.append(data)
             else:  # a payee confirmed before its first payout (hold_new_payees)
-                register.unpaid[_folded(data.get("payee", ""))].append(data)
+                register.unpaid[fold(data.get("payee", ""))].append(data)
         return register
 
     def find(self, name: str) -> Payee | None:
         """A payee by any name it was paid under: payee_id, company_id, ic_number or name."""
         text = str(name).strip()
         for key in (("id", text), ("company", text.upper()), ("ic", text.upper()),
-                    ("name", _clean("recipient_name", text))):
+                    ("name", cleaned("recipient_name", text))):
             if key in self._by_key:
                 return self._by_key[key]
         return None
@@ -313,7 +268,7 @@ def _judge(f: Finding, register: Register, payee: Payee | None, values: dict[str
     f.details = bank_details(raw)
     account = f.details["account_number"]
     confirmed = sorted([*(payee.confirmed if payee else []),
-                        *register.unpaid.get(_folded(f.payee), [])], key=lambda c: c["at"])
+                        *register.unpaid.get(fold(f.payee), [])], key=lambda c: c["at"])
     confirmation = _confirmation(confirmed, last, f.details)
     others = register.others_with_account(account, payee)
     if conflict:
@@ -386,7 +341,7 @@ def shown_value(name: str, value: str) -> str:
     """A bank detail as messages and the Payee changes sheet show it (accounts masked)."""
     if not name:
         return ""
-    return masked(_clean(name, value)) if name == "account_number" else (value or "(empty)")
+    return masked(cleaned(name, value)) if name == "account_number" else (value or "(empty)")
 
 
 def _how(payee: str, account: str) -> str:
@@ -427,7 +382,7 @@ def held_details(journal: Journal, payee: str) -> list[dict[str, str]]:
     """The bank details the latest run that held `payee` held it on (newest run first)."""
     for run in reversed(journal.runs()):
         found = [c["details"] for c in run.info.get("payee_changes", [])
-                 if _folded(c.get("payee", "")) == _folded(payee)
+                 if fold(c.get("payee", "")) == fold(payee)
                  and c.get("decision") == Status.HELD]
         if found:
             unique = {json.dumps(d, sort_keys=True): d for d in found}

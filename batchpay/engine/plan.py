@@ -20,14 +20,8 @@ from typing import Any
 
 from batchpay.config import Settings
 from batchpay.engine.journal import Journal
-from batchpay.engine.payees import (
-    IDENTITY,
-    Finding,
-    HoldRules,
-    check_rows,
-    payee_values,
-    reported,
-)
+from batchpay.engine.payee_keys import payee_values
+from batchpay.engine.payees import IDENTITY, Finding, HoldRules, check_rows, reported
 from batchpay.engine.records import RunRow, canonical, operator
 from batchpay.engine.render import display_status
 from batchpay.engine.repeats import RepeatCheck, held_message, payment_key
