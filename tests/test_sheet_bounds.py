@@ -110,3 +110,16 @@ def test_long_and_control_character_cells_are_invalid_rows(tmp_path: Path, suffi
     assert "contains a line break" in found["T-00004"]
     assert "U+0085" in found["T-00005"]
     assert found["T-00006"] == ""
+
+
+def test_a_large_sheet_is_judged_from_its_first_megabytes(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scaled down: chunks of 64 KB instead of 1 MB, a 500 KB sheet instead of 250 MB."""
+    from batchpay.sheet import xlsx_guard
+
+    monkeypatch.setattr(xlsx_guard, "CHUNK", 64 * 1024)
+    path = crafted.many_cells(tmp_path / "cells.xlsx", rows=2_000, columns=10)
+    error = refused(path, limits=SheetLimits(max_cells=30_000))
+    assert "judged from its first" in error.message, error.message
+    # within the bounds, the estimate refuses nothing: the sheet is read whole
+    assert len(read_sheet(path, limits=SheetLimits(max_cells=60_000)).rows) == 2_000

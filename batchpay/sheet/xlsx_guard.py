@@ -12,7 +12,9 @@ A parser allocates the rectangle a worksheet spans, so the same pass measures it
 the declared `<dimension>`, the row tags, every reference in column AA or beyond and every
 row number with more digits than the rows seen so far (rare in a payout sheet, so the
 searches stay fast literal scans). A worksheet beyond `SheetLimits` stops the scan, before
-calamine is asked to load anything.
+calamine is asked to load anything; a large one whose first megabytes, scaled to its size,
+already reach 1.5 times a bound is refused then (a 250 MB sheet of 10 million cells in half
+a second, not after streaming it all).
 
 calamine gives a formula cell's saved value but shows a formula without one, or an error
 value (#DIV/0!), as an empty cell. While reading each worksheet we look for `<f` and
@@ -72,6 +74,9 @@ _TALL = {n: re.compile(rb'r="[A-Za-z]?([0-9]{%d,})"' % n) for n in range(1, 9)}
 _DIMENSION = re.compile(rb'<dimension\s[^>]*?ref="([^"]*)"')
 _RANGE_END = re.compile(r"([A-Za-z]{0,3})([0-9]*)$")
 NARROW = 26  # columns A-Z: the width assumed for cells in them, whose references are not read
+# a worksheet part of more than ESTIMATE_CHUNKS chunks is judged from its first ones too: one
+# whose first chunks, scaled to its size, reach ESTIMATE_MARGIN times a bound is refused
+ESTIMATE_CHUNKS, ESTIMATE_MARGIN = 2, 1.5
 
 
 @dataclass
@@ -89,14 +94,16 @@ class Extent:
     cells: int = 0  # `<c` tags: an upper bound on the cells
     refs: int = 0
     row_tags: int = 0
+    declared_rows: int = 0  # the <dimension>: counted, never extrapolated
+    declared_columns: int = 0
 
     def feed(self, window: bytes, chunk: bytes, first: bool) -> None:
         if first and (dimension := _DIMENSION.search(chunk)):
             end = _RANGE_END.search(dimension.group(1).decode("ascii", "replace"))
             if end and end.group(1):
-                self.columns = max(self.columns, column_index(end.group(1).upper()) + 1)
+                self.declared_columns = column_index(end.group(1).upper()) + 1
             if end and end.group(2):
-                self.rows = max(self.rows, int(end.group(2)))
+                self.declared_rows = int(end.group(2))
         self.cells += chunk.count(b"<c")
         self.refs += chunk.count(b'r="')
         self.row_tags += chunk.count(b"<row")
@@ -112,12 +119,29 @@ class Extent:
     def span(self) -> tuple[int, int]:
         """(rows, columns) of the rectangle the sheet spans."""
         unreferenced = max(0, self.cells - (self.refs - self.row_tags))
-        return (max(self.rows, self.row_tags),
-                max(self.columns, NARROW if self.cells else 0, unreferenced))
+        return (max(self.rows, self.row_tags, self.declared_rows),
+                max(self.columns, NARROW if self.cells else 0, unreferenced,
+                    self.declared_columns))
 
     def check(self, limits: SheetLimits, where: str) -> None:
         rows, columns = self.span()
         limits.check(where, rows=rows, columns=columns, cells=self.cells)
+
+    def extrapolate(self, limits: SheetLimits, where: str, read: int, size: int) -> None:
+        """Refuse a large part whose first megabytes already show it far beyond the bounds
+        (ESTIMATE_MARGIN times), instead of streaming hundreds of megabytes to be sure."""
+        scale = size / read
+        rows = int(max(self.rows, self.row_tags) * scale)
+        cells = int(self.cells * scale)
+        columns = self.span()[1]
+        margin = ESTIMATE_MARGIN
+        if rows > limits.max_rows * margin or max(rows * columns, cells) > limits.max_cells * margin:
+            raise InputError(
+                f"{where} spans about {rows:,} rows × {columns:,} columns ({cells:,} cells), "
+                f"judged from its first {read / 2**20:,.0f} MB of {size / 2**20:,.0f} MB; "
+                f"batchpay reads at most {limits.max_rows:,} rows and {limits.max_cells:,} "
+                "cells.", hint="Split the payouts into smaller sheets, or raise the max_rows "
+                               "or max_cells setting.")
 
 
 def inspect_xlsx(path: Any, name: str | None = None,
@@ -196,9 +220,11 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
     is_sheet = info.filename.startswith("xl/worksheets/")
     is_strings = info.filename.lower() == "xl/sharedstrings.xml"
     parser = DefusedXMLParser(target=_PrologTarget(), forbid_dtd=True)
-    in_prolog, flagged, tail, extent, strings = True, False, b"", Extent(), 0
+    in_prolog, flagged, tail, extent, strings, read = True, False, b"", Extent(), 0, 0
+    judge_at = ESTIMATE_CHUNKS * CHUNK if info.file_size > 2 * ESTIMATE_CHUNKS * CHUNK else 0
     with archive.open(info) as part:
         for chunk in _chunks(part):
+            read += len(chunk)
             if is_strings:
                 strings += chunk.count(b"<si")
                 if strings > limits.max_cells:
@@ -224,6 +250,9 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                 window = tail + chunk
                 extent.feed(window, chunk, first=not tail)
                 extent.check(limits, where)
+                if judge_at and read >= judge_at:
+                    extent.extrapolate(limits, where, read, info.file_size)
+                    judge_at = 0
                 if not flagged:
                     flagged = has_formula_or_error(window)
                 if b"hidden=" in window:
