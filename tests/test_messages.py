@@ -279,7 +279,6 @@ def test_no_lower_level_exception_escapes(sheet: Path, monkeypatch: pytest.Monke
         raise error
 
     monkeypatch.setattr("batchpay.sheet.validate.read_sheet", broken)
-    monkeypatch.setattr("batchpay.engine.intake.read_sheet", broken)
     for command in ("validate", "run"):
         assert_message(batchpay(command, str(sheet)), 2, fragment)
 

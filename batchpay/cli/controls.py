@@ -267,10 +267,9 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
         short_code,
         summary_lines,
     )
-    from batchpay.engine.intake import load_input
     from batchpay.engine.journal import Journal
     from batchpay.engine.render import find_run, render_run, result_rows
-    from batchpay.engine.runner import RunOptions, run_batch
+    from batchpay.engine.runner import RunOptions, load_input, run_batch
 
     base = name if name is not None else sheet.with_suffix("")
     base = base.with_name(base.name.removesuffix(".plan.json").removesuffix(".plan"))

@@ -151,8 +151,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         print_payee_changes,
         print_problems,
     )
-    from batchpay.engine.intake import load_input
-    from batchpay.engine.runner import RunOptions, run_batch
+    from batchpay.engine.runner import RunOptions, load_input, run_batch
 
     if out is not None:
         check_output(out, overwrite=overwrite, inputs=(sheet,))

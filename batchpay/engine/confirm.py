@@ -141,3 +141,32 @@ def confirm_real_payouts(confirmation: Confirmation, *, base_url: str, rows: int
 
 def balances_of(wallets: Iterable[Any]) -> dict[str, Decimal]:
     return {w.currency: w.balance for w in wallets}
+
+
+async def wallet_record(client: Any, currencies: set[str], before: dict[str, Decimal]
+                        ) -> dict[str, dict[str, str]]:
+    """The wallets of a batch's currencies before (read when the run began, on a real
+    service) and after paying, for the Run sheet."""
+    if not currencies:
+        return {}
+    try:
+        after = balances_of(await client.wallets())
+    except ProviderError:
+        return {}  # a figure for the record, not worth failing a paid run for
+    record = {"wallet_after": {c: str(after[c]) for c in currencies if c in after}}
+    if before:
+        record["wallet_before"] = {c: str(before[c]) for c in currencies if c in before}
+    return record
+
+
+def wallet_notes(need: dict[str, Decimal], balances: dict[str, Decimal]) -> list[str]:
+    """A dry run's debits per currency against the wallets: a SHORTFALL line where short."""
+    notes = []
+    for currency, total in sorted(need.items()):
+        balance = balances.get(currency, Decimal(0))
+        if balance < total:
+            notes.append(f"SHORTFALL {currency}: the batch needs {total:,} and the wallet "
+                         f"holds {balance:,} (short by {total - balance:,})")
+        else:
+            notes.append(f"{currency}: the batch needs {total:,}; the wallet holds {balance:,}")
+    return notes

@@ -1,17 +1,9 @@
 """The journal: one SQLite file, the single source of truth of every payout batchpay sent.
 
-Tables:
-  schema_version  the schema's version (one row per migration applied)
-  meta            the service this journal belongs to
-  payouts         the ledger, one row per payout_ref across all runs: its current status
-  attempts        every payout request: quote id and full body on disk *before* it is sent
-  runs            who ran what, when, where, and the outcome
-  run_rows        every input row of every run, in input order, as read
-  events          an append-only, hash-chained log of everything above (tamper evidence)
-
-A payout_ref whose latest attempt has no answer is *in doubt* (status SENDING): its
-request may have reached the service. It is never given a new quote; it is looked up
-and, while its quote is valid, resent with the identical body.
+Its tables are described in batchpay.engine.journal_schema. A payout_ref whose latest
+attempt has no answer is *in doubt* (status SENDING): its request may have reached the
+service. It is never given a new quote; it is looked up and, while its quote is valid,
+resent with the identical body.
 """
 
 from __future__ import annotations
@@ -24,7 +16,16 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from batchpay.engine.journal_schema import (
+    LEDGER_FIELDS,
+    RANK,
+    RUN_ROW_FIELDS,
+    known_fields,
+    migrate,
+    moves_forward,
+)
 from batchpay.engine.records import (
+    GENESIS,
     Attempt,
     ChainCheck,
     LedgerEntry,
@@ -34,116 +35,12 @@ from batchpay.engine.records import (
     event_hash,
     pack_values,
     sha256_text,
-    unpack_values,
     utcnow,
+    walk_chain,
 )
 from batchpay.errors import DISK_FULL_HINT, JournalError, JournalLocked, JournalServiceMismatch
 from batchpay.files import create_private, private_dir
-from batchpay.statuses import FINAL, IN_DOUBT, SENDING, SERVICE_ALIASES, Status
-
-SCHEMA_VERSION = 2  # 2: quotes_used (invoice rows)
-GENESIS = "0" * 64
-
-# progress order of the service's states: a payout never moves backwards; FAILED -> REFUNDED
-# is the one move after a final state
-_RANK: dict[str, int] = {Status.PENDING: 1, Status.PROCESSING: 2, Status.COMPLETED: 3,
-                         Status.FAILED: 3, Status.REFUNDED: 4}
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS payouts (
-    payout_ref TEXT PRIMARY KEY,
-    status TEXT NOT NULL,
-    details TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    attempt_id INTEGER,
-    error TEXT NOT NULL DEFAULT '',
-    quote_id TEXT NOT NULL DEFAULT '',
-    payout_id TEXT NOT NULL DEFAULT '',
-    reference_number TEXT NOT NULL DEFAULT '',
-    rate TEXT, fee TEXT, target_amount TEXT, total_debit TEXT,
-    amount TEXT, source_currency TEXT NOT NULL DEFAULT '', target_currency TEXT NOT NULL DEFAULT '',
-    updated_at TEXT NOT NULL,
-    quotes_used INTEGER
-);
-CREATE INDEX IF NOT EXISTS payouts_status ON payouts(status);
-CREATE INDEX IF NOT EXISTS payouts_payout_id ON payouts(payout_id);
-CREATE INDEX IF NOT EXISTS payouts_quote_id ON payouts(quote_id);
-CREATE TABLE IF NOT EXISTS attempts (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    payout_ref TEXT NOT NULL,
-    run_id TEXT NOT NULL,
-    quote_id TEXT NOT NULL,
-    quote_json TEXT NOT NULL,
-    body_json TEXT NOT NULL,
-    quote_expires_at REAL NOT NULL,
-    created_at TEXT NOT NULL,
-    sends INTEGER NOT NULL DEFAULT 0,
-    answered_at TEXT,
-    outcome TEXT,
-    http_status INTEGER,
-    message TEXT
-);
-CREATE INDEX IF NOT EXISTS attempts_ref ON attempts(payout_ref);
-CREATE INDEX IF NOT EXISTS attempts_quote ON attempts(quote_id);
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL,
-    started_at TEXT NOT NULL,
-    finished_at TEXT,
-    sheet TEXT NOT NULL,
-    input_sha256 TEXT NOT NULL,
-    input_columns TEXT NOT NULL,
-    info TEXT NOT NULL,
-    outcome TEXT,
-    exit_code INTEGER
-);
-CREATE TABLE IF NOT EXISTS run_rows (
-    run_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    row INTEGER NOT NULL,
-    payout_ref TEXT NOT NULL,
-    inputs TEXT NOT NULL,
-    linked INTEGER NOT NULL DEFAULT 0,
-    status TEXT NOT NULL,
-    error TEXT NOT NULL DEFAULT '',
-    warning TEXT NOT NULL DEFAULT '',
-    amount TEXT, source_currency TEXT NOT NULL DEFAULT '', target_currency TEXT NOT NULL DEFAULT '',
-    quote_id TEXT NOT NULL DEFAULT '', rate TEXT, fee TEXT, target_amount TEXT, total_debit TEXT,
-    updated_at TEXT NOT NULL DEFAULT '',
-    quotes_used INTEGER,
-    asked TEXT,
-    PRIMARY KEY (run_id, seq)
-);
-CREATE TABLE IF NOT EXISTS events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    at TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    run_id TEXT NOT NULL DEFAULT '',
-    payout_ref TEXT NOT NULL DEFAULT '',
-    data TEXT NOT NULL,
-    prev_hash TEXT NOT NULL,
-    hash TEXT NOT NULL
-);
-"""
-
-LEDGER_FIELDS = (
-    "error", "quote_id", "payout_id", "reference_number", "rate", "fee", "target_amount",
-    "total_debit", "amount", "source_currency", "target_currency", "quotes_used",
-)
-# the run_rows columns a run updates (column names are never taken from data)
-RUN_ROW_FIELDS = (
-    "linked", "status", "error", "warning", "amount", "source_currency", "target_currency",
-    "quote_id", "rate", "fee", "target_amount", "total_debit", "updated_at", "quotes_used",
-    "asked",
-)
-
-
-def _known_fields(fields: Iterable[str], allowed: Iterable[str], table: str) -> None:
-    unknown = sorted(set(fields) - set(allowed))
-    if unknown:
-        raise ValueError(f"not a column of {table}: {', '.join(unknown)}")
+from batchpay.statuses import IN_DOUBT, SENDING, SERVICE_ALIASES
 
 
 def _unwritten(exc: sqlite3.Error) -> JournalError:
@@ -214,24 +111,7 @@ class Journal:
 
     def _migrate(self) -> None:
         with self.transaction():
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    self.db.execute(statement)
-            row = self.db.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            version = row[0] or 0
-            if version > SCHEMA_VERSION:
-                raise JournalError(
-                    f"The journal was written by a newer batchpay (schema {version}).",
-                    hint="Upgrade batchpay to read it.",
-                )
-            if 0 < version < 2:  # an invoice row's quotes, kept beside its amounts
-                for table in ("payouts", "run_rows"):
-                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN quotes_used INTEGER")
-                self.db.execute("ALTER TABLE run_rows ADD COLUMN asked TEXT")
-            if version < SCHEMA_VERSION:
-                self.db.execute(
-                    "INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, utcnow())
-                )
+            migrate(self.db)
 
     @contextlib.contextmanager
     def transaction(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
@@ -347,29 +227,8 @@ class Journal:
         return row[0] if row else GENESIS
 
     def verify(self, head: str | None = None) -> ChainCheck:
-        prev, count, expected_seq = GENESIS, 0, 1
-        seen_head = head is None or head == GENESIS
-        for r in self.db.execute("SELECT * FROM events ORDER BY seq"):
-            count += 1
-            if r["seq"] != expected_seq:
-                return ChainCheck(False, count, prev, f"event {expected_seq} is missing "
-                                  f"(next stored is {r['seq']})", expected_seq)
-            if r["prev_hash"] != prev:
-                return ChainCheck(False, count, prev, f"event {r['seq']} does not follow "
-                                  "the event before it (deleted, inserted or reordered)", r["seq"])
-            digest = event_hash(prev, r["seq"], r["at"], r["kind"], r["run_id"],
-                                r["payout_ref"], r["data"])
-            if digest != r["hash"]:
-                return ChainCheck(False, count, prev, f"event {r['seq']} ({r['kind']}) was "
-                                  "changed after it was written", r["seq"])
-            prev = r["hash"]
-            expected_seq += 1
-            if head is not None and prev == head:
-                seen_head = True
-        if not seen_head:
-            return ChainCheck(False, count, prev, "the chain does not contain the given head: "
-                              "events were removed from its end (truncated) or it is another journal")
-        return ChainCheck(True, count, prev)
+        """The hash chain from its first event; with `head`, also that it reaches it."""
+        return walk_chain(self.db.execute("SELECT * FROM events ORDER BY seq"), head)
 
     # --- runs ------------------------------------------------------------------------------
     def start_run(self, run: RunRecord, rows: Iterable[RunRow]) -> None:
@@ -385,7 +244,8 @@ class Journal:
                 " warning, amount, source_currency, target_currency, asked) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 ((run.id, r.seq, r.row, r.payout_ref, pack_values(r.inputs), int(r.linked), r.status,
-                  r.error, r.warning, r.amount, r.source_currency, r.target_currency, r.asked)
+                  r.error, r.warning, _text(r.amount), r.source_currency, r.target_currency,
+                  _text(r.asked))
                  for r in rows),
             )
             self._event("run.started", run_id=run.id, data={
@@ -393,7 +253,7 @@ class Journal:
                 "info": run.info})
 
     def update_run_row(self, run_id: str, seq: int, **fields: Any) -> None:
-        _known_fields(fields, RUN_ROW_FIELDS, "run_rows")
+        known_fields(fields, RUN_ROW_FIELDS, "run_rows")
         if "linked" in fields:
             fields["linked"] = int(fields["linked"])
         fields.setdefault("updated_at", utcnow())
@@ -442,31 +302,24 @@ class Journal:
     def run_rows(self, run_id: str) -> Iterator[RunRow]:
         cur = self.db.execute("SELECT * FROM run_rows WHERE run_id = ? ORDER BY seq", (run_id,))
         for r in cur:
-            yield RunRow(
-                seq=r["seq"], row=r["row"], payout_ref=r["payout_ref"], inputs=unpack_values(r["inputs"]),
-                status=r["status"], linked=bool(r["linked"]), error=r["error"], warning=r["warning"],
-                amount=r["amount"], source_currency=r["source_currency"],
-                target_currency=r["target_currency"], quote_id=r["quote_id"], rate=r["rate"],
-                fee=r["fee"], target_amount=r["target_amount"], total_debit=r["total_debit"],
-                updated_at=r["updated_at"], quotes_used=r["quotes_used"], asked=r["asked"],
-            )
+            yield RunRow.from_row(dict(r))
 
     # --- the ledger -------------------------------------------------------------------------
     def entry(self, ref: str) -> LedgerEntry | None:
         r = self.db.execute("SELECT * FROM payouts WHERE payout_ref = ?", (ref,)).fetchone()
-        return LedgerEntry(**dict(r)) if r else None
+        return LedgerEntry.from_row(dict(r)) if r else None
 
     def entries(self, refs: Iterable[str] | None = None) -> dict[str, LedgerEntry]:
         if refs is None:
             rows = self.db.execute("SELECT * FROM payouts").fetchall()
-            return {r["payout_ref"]: LedgerEntry(**dict(r)) for r in rows}
+            return {r["payout_ref"]: LedgerEntry.from_row(dict(r)) for r in rows}
         wanted = list(dict.fromkeys(refs))
         out: dict[str, LedgerEntry] = {}
         for i in range(0, len(wanted), 500):
             chunk = wanted[i : i + 500]
             marks = ",".join("?" * len(chunk))
             for r in self.db.execute(f"SELECT * FROM payouts WHERE payout_ref IN ({marks})", chunk):
-                out[r["payout_ref"]] = LedgerEntry(**dict(r))
+                out[r["payout_ref"]] = LedgerEntry.from_row(dict(r))
         return out
 
     def set_status(self, ref: str, status: str, *, run_id: str = "", details: str = "",
@@ -476,7 +329,7 @@ class Journal:
 
         The event carries everything the ledger row is set to (the details as their
         SHA-256), so that the ledger can be checked against the chain (`integrity`)."""
-        _known_fields(fields, LEDGER_FIELDS, "payouts")
+        known_fields(fields, LEDGER_FIELDS, "payouts")
         now = utcnow()
         with self.transaction():
             exists = self.db.execute("SELECT 1 FROM payouts WHERE payout_ref = ?", (ref,)).fetchone()
@@ -537,7 +390,7 @@ class Journal:
             self.db.execute(
                 "UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
                 "WHERE id = ?", (utcnow(), outcome, http_status, message, attempt_id))
-            if r[1] in _RANK and status in _RANK and not _moves_forward(r[1], status):
+            if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
                 status = r[1]  # a webhook about this payout outran its own answer: keep it
             self.set_status(r[0], status, run_id=run_id, event=f"payout.{outcome}", **fields)
 
@@ -559,7 +412,7 @@ class Journal:
         Returns whether anything changed.
         """
         state = SERVICE_ALIASES.get(state, state)
-        if state not in _RANK:
+        if state not in RANK:
             return False
         with self.transaction():
             r = self.db.execute("SELECT status, payout_id, quote_id FROM payouts "
@@ -568,7 +421,7 @@ class Journal:
                 return False
             if r["payout_id"] and r["payout_id"] != payout_id:
                 return False
-            if not _moves_forward(r["status"], state):
+            if not moves_forward(r["status"], state):
                 return False
             if r["status"] in IN_DOUBT:
                 # the answer to the in-doubt attempt has been found
@@ -621,16 +474,6 @@ class Journal:
     def record_note(self, kind: str, data: dict[str, Any], run_id: str = "") -> None:
         with self.transaction():
             self._event(kind, run_id=run_id, data=data)
-
-
-def _moves_forward(current: str, new: str) -> bool:
-    if current == new:
-        return False
-    if current not in _RANK:  # SENDING, UNKNOWN, NOT_SENT...: the service's word wins
-        return True
-    if current in FINAL:
-        return current == Status.FAILED and new == Status.REFUNDED
-    return _RANK[new] > _RANK[current]
 
 
 def _text(value: Any) -> Any:

@@ -52,6 +52,25 @@ class Plan:
     def held(self) -> int:
         return sum(r.status == Status.HELD for r in self.rows)
 
+    def hold_notes(self, allow_repeat: frozenset[str]) -> list[str]:
+        """What the operator is told about held rows, and about releases that found none."""
+        notes = []
+        payee_held = sum(c["decision"] == Status.HELD for c in self.payee_changes)
+        if payee_held:
+            notes.append(f"{payee_held} row(s) HELD because the payee's bank details changed, "
+                         "are new or shared, or failed before: see their error. Confirm one "
+                         "payee at a time with `batchpay payees confirm`.")
+        if self.held - payee_held > 0:
+            notes.append(f"{self.held - payee_held} row(s) HELD as possible duplicate payments "
+                         "(the same account and amount were paid recently under another "
+                         "payout_ref): see their error. If a row is a new payment, run again "
+                         "with --allow-repeat PAYOUT_REF.")
+        held_or_released = {ref for _, ref, _ in self.decisions}
+        for ref in sorted(allow_repeat - held_or_released):
+            notes.append(f"--allow-repeat {ref}: no row with that payout_ref repeats a recent "
+                         "payment; nothing to release.")
+        return notes
+
 
 def details_of(row: Any) -> str:
     """What makes a payout the same payment: recipient, account, bank, amount, currencies."""
@@ -94,10 +113,9 @@ def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: 
         rows.append(rr)
         if p is None:  # counted in the Summary under its currency, with its amount if readable
             amount, rr.source_currency = check.money(columns)
-            rr.amount = None if amount is None else str(amount)
+            rr.amount = amount
             continue
-        rr.amount = str(p.amount) if p.amount is not None else None
-        rr.asked = str(p.target_amount) if p.target_amount is not None else None
+        rr.amount, rr.asked = p.amount, p.target_amount
         rr.source_currency, rr.target_currency = p.source_currency, p.currency
         details = details_of(p)
         entry = ledger.get(ref)

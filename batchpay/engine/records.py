@@ -10,7 +10,7 @@ import getpass
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from datetime import time as dt_time
@@ -21,6 +21,14 @@ from typing import Any
 def as_decimal(text: str | None) -> Decimal | None:
     """Money as the journal stores it (its exact digits as text) back to a Decimal."""
     return Decimal(text) if text not in (None, "") else None
+
+
+# the money columns of the ledger and of run rows: stored as their exact digits, read as Decimal
+MONEY_FIELDS = ("amount", "rate", "fee", "target_amount", "total_debit", "asked")
+
+
+def _with_money(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: as_decimal(v) if k in MONEY_FIELDS else v for k, v in row.items()}
 
 
 def operator() -> str:
@@ -71,6 +79,9 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+GENESIS = "0" * 64  # the hash before the first event
+
+
 def event_hash(prev_hash: str, seq: int, at: str, kind: str, run_id: str, ref: str, data: str) -> str:
     content = canonical([seq, at, kind, run_id, ref, data])
     return hashlib.sha256((prev_hash + content).encode()).hexdigest()
@@ -78,6 +89,8 @@ def event_hash(prev_hash: str, seq: int, at: str, kind: str, run_id: str, ref: s
 
 @dataclass
 class LedgerEntry:
+    """A payout_ref's row of the ledger (table payouts)."""
+
     payout_ref: str
     status: str
     details: str
@@ -87,15 +100,19 @@ class LedgerEntry:
     quote_id: str
     payout_id: str
     reference_number: str
-    rate: str | None
-    fee: str | None
-    target_amount: str | None
-    total_debit: str | None
-    amount: str | None
+    rate: Decimal | None
+    fee: Decimal | None
+    target_amount: Decimal | None
+    total_debit: Decimal | None
+    amount: Decimal | None
     source_currency: str
     target_currency: str
     updated_at: str
     quotes_used: int | None = None  # invoice rows: the quotes it took to find the amount
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> LedgerEntry:
+        return cls(**_with_money(row))
 
 
 @dataclass
@@ -121,17 +138,25 @@ class RunRow:
     linked: bool = False
     error: str = ""
     warning: str = ""
-    amount: str | None = None
+    amount: Decimal | None = None
     source_currency: str = ""
     target_currency: str = ""
     quote_id: str = ""
-    rate: str | None = None
-    fee: str | None = None
-    target_amount: str | None = None
-    total_debit: str | None = None
+    rate: Decimal | None = None
+    fee: Decimal | None = None
+    target_amount: Decimal | None = None
+    total_debit: Decimal | None = None
     updated_at: str = ""
     quotes_used: int | None = None
-    asked: str | None = None  # an invoice row's target_amount
+    asked: Decimal | None = None  # an invoice row's target_amount
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> RunRow:
+        """A run_rows row: its inputs with their cell types, its money as Decimal."""
+        values = _with_money(row)
+        del values["run_id"]
+        return cls(**{**values, "inputs": unpack_values(values["inputs"]),
+                      "linked": bool(values["linked"])})
 
 
 @dataclass
@@ -155,3 +180,31 @@ class ChainCheck:
     head: str
     problem: str = ""
     broken_at: int | None = None
+
+
+def walk_chain(events: Iterable[Mapping[str, Any]], head: str | None = None) -> ChainCheck:
+    """Check events (in seq order) link up from GENESIS, each hash over its content; with
+    `head`, also that the chain reaches it (a chain cut short at its end does not)."""
+    prev, count, expected_seq = GENESIS, 0, 1
+    seen_head = head is None or head == GENESIS
+    for r in events:
+        count += 1
+        if r["seq"] != expected_seq:
+            return ChainCheck(False, count, prev, f"event {expected_seq} is missing "
+                              f"(next stored is {r['seq']})", expected_seq)
+        if r["prev_hash"] != prev:
+            return ChainCheck(False, count, prev, f"event {r['seq']} does not follow "
+                              "the event before it (deleted, inserted or reordered)", r["seq"])
+        digest = event_hash(prev, r["seq"], r["at"], r["kind"], r["run_id"],
+                            r["payout_ref"], r["data"])
+        if digest != r["hash"]:
+            return ChainCheck(False, count, prev, f"event {r['seq']} ({r['kind']}) was "
+                              "changed after it was written", r["seq"])
+        prev = r["hash"]
+        expected_seq += 1
+        if head is not None and prev == head:
+            seen_head = True
+    if not seen_head:
+        return ChainCheck(False, count, prev, "the chain does not contain the given head: "
+                          "events were removed from its end (truncated) or it is another journal")
+    return ChainCheck(True, count, prev)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.engine.journal import Journal
-from batchpay.engine.records import LedgerEntry, RunRecord, RunRow, as_decimal
+from batchpay.engine.records import LedgerEntry, RunRecord, RunRow
 from batchpay.engine.sending import UNKNOWN_ERROR
 from batchpay.errors import JournalError
 from batchpay.sheet.currency import currency_exponent
@@ -57,21 +57,21 @@ def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
         return ResultRow(
             row=rr.row, inputs=rr.inputs, status=status, error=error, warning=rr.warning,
             reference_number=entry.reference_number, payout_id=entry.payout_id,
-            quote_id=entry.quote_id, rate=as_decimal(entry.rate), fee=as_decimal(entry.fee),
-            target_amount=as_decimal(entry.target_amount),
-            total_debit=as_decimal(entry.total_debit), updated_at=entry.updated_at,
-            amount=as_decimal(entry.amount if entry.amount is not None else rr.amount),
+            quote_id=entry.quote_id, rate=entry.rate, fee=entry.fee,
+            target_amount=entry.target_amount,
+            total_debit=entry.total_debit, updated_at=entry.updated_at,
+            amount=entry.amount if entry.amount is not None else rr.amount,
             source_currency=entry.source_currency or rr.source_currency,
             target_currency=entry.target_currency or rr.target_currency,
-            quotes_used=entry.quotes_used, asked=as_decimal(rr.asked),
+            quotes_used=entry.quotes_used, asked=rr.asked,
         )
     return ResultRow(
         row=rr.row, inputs=rr.inputs, status=rr.status, error=rr.error, warning=rr.warning,
-        quote_id=rr.quote_id, rate=as_decimal(rr.rate), fee=as_decimal(rr.fee),
-        target_amount=as_decimal(rr.target_amount), total_debit=as_decimal(rr.total_debit),
-        updated_at=rr.updated_at, amount=as_decimal(rr.amount),
+        quote_id=rr.quote_id, rate=rr.rate, fee=rr.fee,
+        target_amount=rr.target_amount, total_debit=rr.total_debit,
+        updated_at=rr.updated_at, amount=rr.amount,
         source_currency=rr.source_currency, target_currency=rr.target_currency,
-        quotes_used=rr.quotes_used, asked=as_decimal(rr.asked),
+        quotes_used=rr.quotes_used, asked=rr.asked,
     )
 
 

@@ -25,8 +25,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from batchpay import __version__
-from batchpay.config import Settings
-from batchpay.engine.confirm import Confirmation, balances_of, confirm_real_payouts, estimate_needs
+from batchpay.config import Settings, fingerprint
+from batchpay.engine.confirm import (
+    Confirmation,
+    balances_of,
+    confirm_real_payouts,
+    estimate_needs,
+    wallet_notes,
+    wallet_record,
+)
 from batchpay.engine.integrity import require_intact
 from batchpay.engine.journal import Journal
 from batchpay.engine.plan import Plan, input_ref, plan_rows
@@ -39,9 +46,10 @@ from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Opener, Service
+from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.outcomes import ResultsSummary, json_row, summarize
 from batchpay.sheet.read import Sheet
-from batchpay.sheet.validate import Validation
+from batchpay.sheet.validate import Validation, read_payouts, validate_sheet
 from batchpay.statuses import (
     FINAL,
     FINE,
@@ -123,6 +131,17 @@ def default_results_path(sheet: Path, run_id: str) -> Path:
     if "-results-" in stem:
         stem = stem.split("-results-")[0]
     return sheet.with_name(f"{stem}-results-{run_id}.xlsx")
+
+
+def load_input(options: RunOptions, settings: Settings) -> tuple[Sheet, Validation]:
+    """The rows of a run: an approved plan's (no file is read again), or its sheet's."""
+    if options.approved is not None:
+        sheet = options.approved.sheet()
+        return sheet, validate_sheet(sheet, source_currency=options.source_currency)
+    return read_payouts(options.sheet, results=options.kind == "rerun",
+                        sheet_name=options.sheet_name, source_currency=options.source_currency,
+                        limits=SheetLimits.of(settings), decimal_comma=options.decimal_comma,
+                        include_hidden=options.include_hidden)
 
 
 def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
@@ -219,7 +238,7 @@ class _Batch:
                     self.journal.record_decisions(self.run_id, [
                         d for d in plan.decisions
                         if not (self.options.dry_run and d[0] == "hold.released")])
-                self._note_holds(plan)
+                self.notes += plan.hold_notes(self.options.allow_repeat)
                 if not plan.send and not plan.resolve and not plan.invalid:
                     self.notes.append("Nothing to send: every row is already in the journal "
                                       "(paid, in progress or final).")
@@ -230,7 +249,8 @@ class _Batch:
                     await self._dry_run(client, sender, plan)
                 else:
                     await self._pay(client, sender, plan)
-                    await self._note_wallets(client, plan)
+                    self.wallets = await wallet_record(
+                        client, {job.row.source_currency for job in plan.send}, self.balances)
             except AuthStop as stop:
                 self.stopped = stop.error
             except AuthError as exc:
@@ -239,38 +259,6 @@ class _Batch:
             assert self.stopped is not None
             raise self.stopped
         return self._finish(plan)
-
-    async def _note_wallets(self, client: PayoutClient, plan: Plan) -> None:
-        """The wallets of the batch's currencies before (read when the run began, on a real
-        service) and after paying, for the Run sheet."""
-        currencies = {job.row.source_currency for job in plan.send}
-        if not currencies:
-            return
-        try:
-            after = balances_of(await client.wallets())
-        except ProviderError:
-            return  # a figure for the record, not worth failing a paid run for
-        self.wallets = {"wallet_after": {c: str(after[c]) for c in currencies if c in after}}
-        if self.balances:
-            self.wallets["wallet_before"] = {c: str(self.balances[c]) for c in currencies
-                                             if c in self.balances}
-
-    def _note_holds(self, plan: Plan) -> None:
-        payee_held = sum(c["decision"] == Status.HELD for c in plan.payee_changes)
-        if payee_held:
-            self.notes.append(f"{payee_held} row(s) HELD because the payee's bank details "
-                              "changed, are new or shared, or failed before: see their error. "
-                              "Confirm one payee at a time with `batchpay payees confirm`.")
-        if plan.held - payee_held > 0:
-            self.notes.append(f"{plan.held - payee_held} row(s) HELD as possible duplicate "
-                              "payments (the "
-                              "same account and amount were paid recently under another "
-                              "payout_ref): see their error. If a row is a new payment, run "
-                              "again with --allow-repeat PAYOUT_REF.")
-        held_or_released = {ref for _, ref, _ in plan.decisions}
-        for ref in sorted(self.options.allow_repeat - held_or_released):
-            self.notes.append(f"--allow-repeat {ref}: no row with that payout_ref repeats a "
-                              "recent payment; nothing to release.")
 
     async def _check_bank_names(self, client: PayoutClient) -> None:
         """A bank name the service's directory does not list: a row warning, said before paying."""
@@ -292,7 +280,7 @@ class _Batch:
             "operator": operator(), "host": platform.node(), "tool_version": __version__,
             "service": self.service.identity, "base_url": self.service.base_url
             if not self.service.embedded else "embedded sandbox",
-            "key_fingerprint": _fingerprint(self.service.api_key), "sandbox": self.sandbox,
+            "key_fingerprint": fingerprint(self.service.api_key), "sandbox": self.sandbox,
             "journal": str(self.settings.journal.absolute()),
             "settings": {"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
                          "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,
@@ -415,20 +403,11 @@ class _Batch:
         await self._check_wallets(client)
 
     async def _check_wallets(self, client: PayoutClient) -> None:
-        run = find_run(self.journal, self.run_id)
         need: dict[str, Decimal] = {}
-        for r in result_rows(self.journal, run):
+        for r in result_rows(self.journal, find_run(self.journal, self.run_id)):
             if r.total_debit is not None and r.status == Status.NOT_SENT:
                 need[r.source_currency] = need.get(r.source_currency, Decimal(0)) + r.total_debit
-        wallets = {w.currency: w.balance for w in await client.wallets()}
-        for currency, total in sorted(need.items()):
-            balance = wallets.get(currency, Decimal(0))
-            if balance < total:
-                self.notes.append(f"SHORTFALL {currency}: the batch needs {total:,} and the wallet "
-                                  f"holds {balance:,} (short by {total - balance:,})")
-            else:
-                self.notes.append(f"{currency}: the batch needs {total:,}; the wallet holds "
-                                  f"{balance:,}")
+        self.notes += wallet_notes(need, balances_of(await client.wallets()))
 
     def interrupted(self) -> Interrupted:
         """Ctrl-C: the run ends "interrupted" and its workbook shows what happened so far."""
@@ -499,8 +478,3 @@ class _Batch:
                            status=r.status, error=r.error, reference_number=r.reference_number)
                   for r in rows])
 
-
-def _fingerprint(key: str | None) -> str:
-    from batchpay.config import fingerprint
-
-    return fingerprint(key)

@@ -319,13 +319,31 @@ def validate_file(path: Path, *, sheet_name: str | None = None,
                   limits: SheetLimits = DEFAULT_LIMITS, decimal_comma: bool = False,
                   include_hidden: bool = False) -> ValidateOutcome:
     """Read and validate a sheet; with `report`, write the results-format workbook there."""
-    sheet = read_sheet(path, sheet=sheet_name, limits=limits, decimal_comma=decimal_comma,
-                       include_hidden=include_hidden)
-    require_payout_rows(sheet)
-    validation = validate_sheet(sheet, source_currency=source_currency)
+    sheet, validation = read_payouts(path, sheet_name=sheet_name,
+                                     source_currency=source_currency, limits=limits,
+                                     decimal_comma=decimal_comma, include_hidden=include_hidden)
     if report is not None:
         write_validation_report(report, sheet, validation)
     return ValidateOutcome(sheet, validation, report)
+
+
+def read_payouts(path: Path, *, results: bool = False, sheet_name: str | None = None,
+                 source_currency: str | None = None, limits: SheetLimits = DEFAULT_LIMITS,
+                 decimal_comma: bool = False, include_hidden: bool = False
+                 ) -> tuple[Sheet, Validation]:
+    """The input of `validate`, `run` and `plan`: a payout sheet; with `results` (`rerun`),
+    the Results sheet of a results workbook read back as the payout sheet it came from.
+    Read, required to hold rows, validated."""
+    if results:
+        from batchpay.sheet.results_input import read_results_sheet
+
+        sheet = read_results_sheet(path, sheet=sheet_name, limits=limits,
+                                   include_hidden=include_hidden)
+    else:
+        sheet = read_sheet(path, sheet=sheet_name, limits=limits, decimal_comma=decimal_comma,
+                           include_hidden=include_hidden)
+    require_payout_rows(sheet)
+    return sheet, validate_sheet(sheet, source_currency=source_currency)
 
 
 def require_payout_rows(sheet: Sheet) -> None:
