@@ -264,3 +264,32 @@ def test_a_full_disk_inside_a_transaction_is_a_journal_error(journal: Journal) -
     assert "nothing is paid twice" in (caught.value.hint or "")
     # rolled back: the probe row is not there
     assert journal.db.execute("SELECT 1 FROM meta WHERE key = 'probe'").fetchone() is None
+
+
+def test_money_reads_back_as_the_exact_decimal_it_was(journal: Journal) -> None:
+    """Amounts, rates and fees are Decimals on the records, with every digit as written
+    (trailing zeros included): no str round trip for the reader to forget."""
+    journal.start_run(RunRecord("run1", "run", utcnow(), "s.xlsx", "abc", ["payout_ref"]),
+                      [RunRow(0, 2, "R1", ["R1"], "NOT_SENT", amount=Decimal("100000.50"),
+                              asked=Decimal("12345.60"))])
+    journal.update_run_row("run1", 0, rate=Decimal("0.00434782"), fee=Decimal("250.00"),
+                           total_debit=Decimal("100250.50"), target_amount=Decimal("434.78"))
+    journal.set_status("R1", SENDING, run_id="run1", details="{}", amount=Decimal("100000.50"),
+                       fee=Decimal("250.00"), rate=Decimal("0.00434782"))
+    row = next(journal.run_rows("run1"))
+    entry = journal.entry("R1")
+    assert entry is not None
+    assert (row.amount, row.asked, row.rate, row.fee, row.total_debit, row.target_amount) == (
+        Decimal("100000.50"), Decimal("12345.60"), Decimal("0.00434782"), Decimal("250.00"),
+        Decimal("100250.50"), Decimal("434.78"))
+    assert str(row.amount) == "100000.50" and str(row.fee) == "250.00"
+    assert (entry.amount, entry.fee, entry.rate, entry.total_debit) == (
+        Decimal("100000.50"), Decimal("250.00"), Decimal("0.00434782"), None)
+    assert all(isinstance(v, Decimal) for v in (row.amount, entry.amount, entry.fee))
+
+
+def test_an_in_memory_journal_is_a_journal() -> None:
+    with Journal(":memory:") as j:
+        j.bind_service("embedded")
+        _intent(j)
+        assert j.entry("R1") is not None and j.verify().ok and j.path is None

@@ -36,7 +36,6 @@ from batchpay.statuses import Status
 
 PLAN_VERSION = 1
 NAMESPACE = "batchpay-plan-v1"
-SUFFIX = ".plan.json"
 
 
 class PlanRefused(UsageError):
