@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batchpay import sshsig
 from batchpay.config import Settings
@@ -33,6 +33,9 @@ from batchpay.engine.records import operator
 from batchpay.errors import UsageError
 from batchpay.sheet.read import Sheet, SheetRow
 from batchpay.statuses import Status
+
+if TYPE_CHECKING:
+    from batchpay.sheet.outcomes import ResultRow
 
 PLAN_VERSION = 1
 NAMESPACE = "batchpay-plan-v1"
@@ -115,7 +118,7 @@ def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run
     }
 
 
-def plan_rows_of(sheet: Sheet, journal_rows: Iterable[Any]) -> list[PlanRow]:
+def plan_rows_of(sheet: Sheet, journal_rows: Iterable[ResultRow]) -> list[PlanRow]:
     """The dry run's rows that would be sent (quoted, not sent), with their input values."""
     by_row = {r.row: r for r in sheet.rows}
     found = []

@@ -18,12 +18,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from batchpay.engine.sending import Sender, SendJob
 from batchpay.errors import UsageError
 from batchpay.provider.errors import ProviderError
 from batchpay.sheet.currency import EXPONENTS
+
+if TYPE_CHECKING:
+    from batchpay.provider.client import PayoutClient
+    from batchpay.provider.models import Wallet
 
 
 @dataclass
@@ -139,11 +143,11 @@ def confirm_real_payouts(confirmation: Confirmation, *, base_url: str, rows: int
         raise UsageError("Cancelled: nothing was sent.")
 
 
-def balances_of(wallets: Iterable[Any]) -> dict[str, Decimal]:
+def balances_of(wallets: Iterable[Wallet]) -> dict[str, Decimal]:
     return {w.currency: w.balance for w in wallets}
 
 
-async def wallet_record(client: Any, currencies: set[str], before: dict[str, Decimal]
+async def wallet_record(client: PayoutClient, currencies: set[str], before: dict[str, Decimal]
                         ) -> dict[str, dict[str, str]]:
     """The wallets of a batch's currencies before (read when the run began, on a real
     service) and after paying, for the Run sheet."""

@@ -18,10 +18,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batchpay.engine.records import ChainCheck, sha256_text
 from batchpay.errors import JournalTampered
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from batchpay.engine.journal import Journal
 
 # ledger columns an event states exactly (text as stored)
 CHECKED_FIELDS = ("status", "quote_id", "payout_id", "amount", "source_currency",
@@ -40,7 +45,7 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def replay(db: Any) -> tuple[dict[str, _Replayed], dict[int, tuple[str, str]]]:
+def replay(db: sqlite3.Connection) -> tuple[dict[str, _Replayed], dict[int, tuple[str, str]]]:
     """What the events say each ledger row and attempt must hold."""
     ledger: dict[str, _Replayed] = {}
     attempts: dict[int, tuple[str, str]] = {}  # attempt id -> (payout_ref, body sha256)
@@ -62,7 +67,7 @@ def replay(db: Any) -> tuple[dict[str, _Replayed], dict[int, tuple[str, str]]]:
     return ledger, attempts
 
 
-def disagreements(db: Any) -> Iterator[str]:
+def disagreements(db: sqlite3.Connection) -> Iterator[str]:
     """Every way the ledger and the attempts differ from the chain, one line each."""
     ledger, attempts = replay(db)
     stored = {r["payout_ref"]: r for r in db.execute("SELECT * FROM payouts")}
@@ -92,7 +97,7 @@ def disagreements(db: Any) -> Iterator[str]:
                    "(a resend would not be the request that was journaled)")
 
 
-def check(journal: Any, head: str | None = None) -> ChainCheck:
+def check(journal: Journal, head: str | None = None) -> ChainCheck:
     """The chain itself, then the tables against it: what `verify` reports and what `run`,
     `rerun` and `sync` require before any request."""
     chained = journal.verify(head=head)
@@ -107,7 +112,7 @@ def check(journal: Any, head: str | None = None) -> ChainCheck:
     return chained
 
 
-def require_intact(journal: Any) -> None:
+def require_intact(journal: Journal) -> None:
     """Refuse (exit 2, before any request) a journal that disagrees with its chain."""
     result = check(journal)
     if not result.ok:

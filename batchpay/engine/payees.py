@@ -32,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batchpay.engine.journal import Journal
 from batchpay.engine.payee_keys import (
@@ -51,6 +51,9 @@ from batchpay.errors import UsageError
 from batchpay.sheet.currency import currency_exponent
 from batchpay.sheet.read import paused_gc
 from batchpay.statuses import FAILED_AT_BANK, REQUESTED, Status
+
+if TYPE_CHECKING:
+    from batchpay.sheet.validate import RowCheck
 
 NEW, KNOWN, CHANGED = "new", "known", "changed"
 SHARED, FAILED_BEFORE, CONFLICT = "shared account", "previously failed", "conflict in sheet"
@@ -466,7 +469,7 @@ def check_rows(journal: Journal, rows: Iterable[tuple[int, int, str, dict[str, A
         return classify(Register.load(journal), rows, rules)
 
 
-def check_sheet(journal_path: Path, rows: Sequence[Any], rules: HoldRules) -> list[Finding]:
+def check_sheet(journal_path: Path, rows: Sequence[RowCheck], rules: HoldRules) -> list[Finding]:
     """`validate`: classify the valid rows (RowChecks) against the journal, when there is one.
 
     A row with an identity conflict becomes INVALID, as `run` would make it.

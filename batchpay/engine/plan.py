@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batchpay.config import Settings
 from batchpay.engine.journal import Journal
@@ -27,6 +27,9 @@ from batchpay.engine.render import display_status
 from batchpay.engine.repeats import RepeatCheck, held_message, payment_key
 from batchpay.engine.sending import SendJob
 from batchpay.statuses import FAILED_AT_BANK, IN_DOUBT, NO_PAYOUT, Status
+
+if TYPE_CHECKING:
+    from batchpay.sheet.validate import PayoutRow, RowCheck
 
 DETAIL_FIELDS = (
     "recipient_type", "recipient_name", "company_name", "company_id", "ic_number",
@@ -72,7 +75,7 @@ class Plan:
         return notes
 
 
-def details_of(row: Any) -> str:
+def details_of(row: PayoutRow) -> str:
     """What makes a payout the same payment: recipient, account, bank, amount, currencies."""
     values = {}
     for name in DETAIL_FIELDS:
@@ -92,7 +95,7 @@ def _changed_fields(old: str, new: str) -> list[str]:
     return [k for k in DETAIL_FIELDS if before.get(k) != after.get(k)]
 
 
-def plan_rows(journal: Journal, checks: list[Any], columns: list[str], *, kind: str,
+def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, kind: str,
               settings: Settings, skip_invalid: bool,
               allow_repeat: frozenset[str] = frozenset()) -> Plan:
     ledger = journal.entries(c.payout.payout_ref for c in checks if c.payout is not None)
@@ -185,7 +188,7 @@ def _payee_holds(journal: Journal, settings: Settings,
     return {f.seq: f for f in found}
 
 
-def _repeat_decision(repeats: RepeatCheck, p: Any, ref: str, allow_repeat: frozenset[str]
+def _repeat_decision(repeats: RepeatCheck, p: PayoutRow, ref: str, allow_repeat: frozenset[str]
                      ) -> tuple[str, str, dict[str, Any]] | None:
     """A hold for a row that repeats a recent payment, or its release by --allow-repeat."""
     if not repeats.window_days:
