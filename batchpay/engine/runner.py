@@ -463,7 +463,7 @@ class _Batch:
         if self.stopped is not None:
             exit_code = EXIT_FAILED
             self.notes.append(f"Stopped: {self.stopped.message} No further requests were sent.")
-        elif any(n.startswith("SHORTFALL") for n in self.notes):  # a dry run's wallet check
+        elif self.options.dry_run and any(n.startswith("SHORTFALL") for n in self.notes):
             exit_code = EXIT_ROWS
         else:
             exit_code = rows_exit_code(counts, dry_run=self.options.dry_run)
