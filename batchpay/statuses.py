@@ -49,7 +49,7 @@ FINAL = frozenset({Status.COMPLETED, Status.FAILED, Status.REFUNDED})
 # Refused by the bank: the money comes (or came) back, and `rerun` pays the row again.
 FAILED_AT_BANK = frozenset({Status.FAILED, Status.REFUNDED})
 # Paid or on its way: nothing to do; a run or sync exits 0 when every row is FINE (a dry
-# run's NOT_SENT rows too).
+# run's NOT_SENT rows too, see `exit_code`).
 FINE = ON_ITS_WAY | {Status.COMPLETED}
 # Rows a Results or validate report sheet leaves unshaded: FINE, and VALID (validate only).
 FINE_OR_VALID = FINE | {Status.VALID}
@@ -80,3 +80,23 @@ def in_order(statuses: Iterable[str]) -> tuple[Status, ...]:
     (a frozenset has none); SENDING and strings batchpay does not know are left out."""
     wanted = set(statuses)
     return tuple(s for s in Status if s in wanted)
+
+
+# The exit codes of every command: all is well; some rows need the operator; nothing could
+# be done (a BatchpayError's own exit_code says which of the last two it is).
+EXIT_OK, EXIT_ROWS, EXIT_FAILED = 0, 1, 2
+
+
+def needs_nothing(*, dry_run: bool = False) -> frozenset[str]:
+    """The row statuses that ask nothing of the operator: FINE, and VALID (a `validate` row,
+    checked as asked; a run's rows are never VALID); a dry run's NOT_SENT too, as it sends
+    nothing by design."""
+    return FINE_OR_VALID | {Status.NOT_SENT} if dry_run else FINE_OR_VALID
+
+
+def exit_code(statuses: Iterable[str], *, dry_run: bool = False) -> int:
+    """The one rule from row statuses to an exit code: EXIT_OK when no row needs the
+    operator (`needs_nothing`), else EXIT_ROWS; `validate`, `run`, `rerun`, a dry run and
+    `sync` all decide so."""
+    fine = needs_nothing(dry_run=dry_run)
+    return EXIT_OK if all(status in fine for status in statuses) else EXIT_ROWS

@@ -23,6 +23,7 @@ import hmac
 import json
 import logging
 import secrets
+import socket
 import threading
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -195,6 +196,35 @@ def listener_check(settings: Settings, *, host: str, insecure: bool) -> Signatur
             hint="Set a longer secret at the service and in BATCHPAY_WEBHOOK_SECRET.")
     secret = None if insecure else settings.webhook_secret
     return SignatureCheck(secret, settings.headers, settings.signature_algorithms)
+
+
+@dataclass(frozen=True)
+class Listening:
+    """What `batchpay listen` serves: the app on its bound socket, and what to tell."""
+
+    app: Any
+    socket: socket.socket
+    url: str  # where the service posts events
+    journal: Path
+    insecure: bool  # signatures are not checked (--insecure-no-signature)
+
+
+def open_listener(settings: Settings, *, host: str | None = None, port: int | None = None,
+                  insecure: bool = False) -> Listening:
+    """`batchpay listen` up to serving: the secret policy (`listener_check`) before anything
+    is opened, then the journal's app and its socket (host and port default to the
+    settings'). `serving.serve_foreground(listening.app, listening.socket)` serves it."""
+    from batchpay.serving import bind, url_of
+
+    host = host or settings.listen_host
+    check = listener_check(settings, host=host, insecure=insecure)
+    app = create_listener(settings.journal, check)
+    try:
+        sock = bind(host, settings.listen_port if port is None else port, "webhook listener")
+    except BaseException:
+        app.state.journal.close()  # never served: its lifespan would not close it
+        raise
+    return Listening(app, sock, url_of(sock) + "/webhook", settings.journal, insecure)
 
 
 def random_secret() -> str:

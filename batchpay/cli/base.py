@@ -16,11 +16,9 @@ import click
 
 from batchpay import __version__
 from batchpay.errors import DISK_FULL_HINT, BatchpayError
+from batchpay.statuses import EXIT_FAILED
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-EXIT_OK, EXIT_ROWS, EXIT_FAILED = 0, 1, 2
 
 
 def fail(message: str, hint: str | None = None, code: int = EXIT_FAILED) -> None:
@@ -188,17 +186,3 @@ def shown_path(path: Path) -> str:
         return str(path.absolute().relative_to(Path.cwd()))
     except ValueError:
         return str(path)
-
-
-def json_document(run_id: str | None, counts: dict[str, int], rows: list[dict[str, Any]],
-                  outputs: list[Path], payee_changes: list[dict[str, Any]] | None = None) -> str:
-    """The --json document; `payee_changes` (without full account numbers) for run, rerun
-    and validate."""
-    import json
-
-    document: dict[str, Any] = {"run_id": run_id, "counts": counts, "rows": rows,
-                                "outputs": [str(p) for p in outputs]}
-    if payee_changes is not None:
-        document["payee_changes"] = [{k: v for k, v in c.items() if k != "details"}
-                                     for c in payee_changes]
-    return json.dumps(document, ensure_ascii=False, indent=2)

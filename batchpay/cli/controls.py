@@ -10,7 +10,6 @@ from typing import Any
 import click
 
 from batchpay.cli.base import (
-    EXIT_ROWS,
     cli,
     debug_option,
     decimal_comma_option,
@@ -24,6 +23,7 @@ from batchpay.cli.base import (
     shown_path,
 )
 from batchpay.files import check_output
+from batchpay.statuses import EXIT_ROWS
 
 
 @cli.group(invoke_without_command=True)

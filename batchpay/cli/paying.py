@@ -10,9 +10,6 @@ from typing import Any
 import click
 
 from batchpay.cli.base import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_ROWS,
     JOURNAL_HELP,
     F,
     cli,
@@ -22,7 +19,6 @@ from batchpay.cli.base import (
     handle_errors,
     include_hidden_option,
     journal_option,
-    json_document,
     open_journal,
     overwrite_option,
     quiet_option,
@@ -31,6 +27,8 @@ from batchpay.cli.base import (
     writable_path,
 )
 from batchpay.files import check_output
+from batchpay.sheet.outcomes import json_document
+from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
 
 
 @cli.command()
@@ -63,34 +61,24 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     """
     from batchpay.connect import open_service
     from batchpay.display import print_payee_changes, print_validation, stderr_console
-    from batchpay.engine.banknames import check_sheet_bank_names
-    from batchpay.engine.payees import HoldRules, check_sheet, reported
-    from batchpay.sheet.limits import SheetLimits
-    from batchpay.sheet.validate import validate_file, write_validation_report
+    from batchpay.engine.checking import check_sheet_file
 
-    if report is not None:
-        check_output(report, overwrite=overwrite, inputs=(sheet,))
     settings = settings_for()
-    outcome = validate_file(sheet, sheet_name=sheet_name, source_currency=source_currency,
-                            limits=SheetLimits.of(settings),
-                            decimal_comma=decimal_comma, include_hidden=include_hidden)
+    checked = check_sheet_file(
+        sheet, settings, None if no_bank_check else (lambda: open_service(settings)),
+        report=report, overwrite=overwrite, sheet_name=sheet_name,
+        source_currency=source_currency, decimal_comma=decimal_comma,
+        include_hidden=include_hidden)
     console = stderr_console(quiet)
-    if not no_bank_check:  # before the report, which shows the warnings
-        for note in check_sheet_bank_names(outcome.validation, settings,
-                                           lambda: open_service(settings)):
-            console.print(note)
-    changes = reported(check_sheet(settings.journal, outcome.validation.rows,
-                                   HoldRules(settings.hold_new_payees,
-                                             settings.payee_change_hold_hours)))
-    if report is not None:
-        write_validation_report(report, outcome.sheet, outcome.validation)
-        outcome.report = report
-    print_payee_changes(console, changes)
-    print_validation(console, outcome)
+    for note in checked.bank_notes:
+        console.print(note)
+    print_payee_changes(console, checked.payee_changes)
+    print_validation(console, checked.outcome)
     if as_json:
-        click.echo(json_document(None, outcome.validation.counts, outcome.json_rows(),
-                                 [report] if report else [], changes))
-    sys.exit(outcome.exit_code)
+        click.echo(json_document(None, checked.outcome.validation.counts, checked.outcome.json_rows(),
+                                 [checked.report] if checked.report else [],
+                                 checked.payee_changes))
+    sys.exit(checked.exit_code)
 
 
 def run_options(func: F) -> F:
@@ -248,21 +236,16 @@ def runs(journal: Path | None, as_json: bool) -> None:
     import json
 
     from batchpay.display import print_table, stderr_console, stdout_console
-    from batchpay.engine.render import run_counts
+    from batchpay.engine.render import run_list
 
     with open_journal(journal) as j:
-        records = j.runs()
-        counted = {r.id: run_counts(j, r) for r in records}
+        records = run_list(j)
     if as_json:
-        click.echo(json.dumps([{"run_id": r.id, "kind": r.kind, "started_at": r.started_at,
-                                "finished_at": r.finished_at, "sheet": r.sheet,
-                                "outcome": r.outcome, "exit_code": r.exit_code,
-                                "counts": counted[r.id]} for r in records],
-                              ensure_ascii=False, indent=2))
+        click.echo(json.dumps(records, ensure_ascii=False, indent=2))
         return
-    lines = [[r.id, r.kind, r.started_at[:16].replace("T", " "), r.sheet,
-              r.outcome or "(unfinished)",
-              ", ".join(f"{k} {v}" for k, v in sorted(counted[r.id].items()))]
+    lines = [[r["run_id"], r["kind"], r["started_at"][:16].replace("T", " "), r["sheet"],
+              r["outcome"] or "(unfinished)",
+              ", ".join(f"{k} {v}" for k, v in sorted(r["counts"].items()))]
              for r in records]
     console = stdout_console()
     if console.width < 120:  # a table would fold every cell: one run per paragraph instead
@@ -338,7 +321,6 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
     from batchpay.connect import open_service
     from batchpay.display import print_counts, stderr_console
     from batchpay.engine.sync import sync_run
-    from batchpay.statuses import FINE
 
     if out is not None:
         check_output(out, overwrite=overwrite)
@@ -356,5 +338,4 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
                                  [outcome.results_path]))
     else:
         click.echo(f"Results: {shown_path(outcome.results_path)}")
-    bad = set(outcome.summary.counts) - FINE
-    sys.exit(EXIT_ROWS if bad else EXIT_OK)
+    sys.exit(outcome.exit_code)

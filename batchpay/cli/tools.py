@@ -29,37 +29,25 @@ from batchpay.cli.base import (
 @handle_errors
 def banks(country: str, currency: str, as_json: bool) -> None:
     """List the banks the service pays to for a country and currency (with sort codes)."""
-    import asyncio
     import json
 
     from batchpay.connect import open_service
-    from batchpay.provider.client import PayoutClient
+    from batchpay.engine.banknames import list_banks
 
     settings = settings_for()
-    country, currency = country.strip().upper(), currency.strip().upper()
-
-    async def fetch(base_url: str, api_key: str | None) -> tuple[list[Any], bool]:
-        async with PayoutClient.from_settings(settings, base_url=base_url,
-                                              api_key=api_key) as client:
-            found = await client.banks(country, currency)
-            return found, bool(client.is_sandbox)
-
-    with open_service(settings) as service:
-        if service.embedded:  # said first, so that an error below is known to be the sandbox's
-            sandbox_banner()
-        found, sandbox = asyncio.run(fetch(service.base_url, service.api_key))
-    if sandbox and not service.embedded:  # a `batchpay sandbox` at a configured URL
-        sandbox_banner()
+    found = list_banks(settings, country, currency, lambda: open_service(settings),
+                       on_sandbox=sandbox_banner)
     if as_json:
-        click.echo(json.dumps([bank.to_json() for bank in found], ensure_ascii=False, indent=2))
+        click.echo(json.dumps([bank.to_json() for bank in found.banks], ensure_ascii=False,
+                              indent=2))
         return
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"Banks for {country} / {currency} ({len(found)})")
+    table = Table(title=f"Banks for {found.country} / {found.currency} ({len(found.banks)})")
     table.add_column("Bank name")
     table.add_column("Sort code")
-    for bank in found:
+    for bank in found.banks:
         table.add_row(bank.bank_name, bank.sort_code or "")
     Console(soft_wrap=True, markup=False).print(table)
 
@@ -178,23 +166,20 @@ def listen(host: str | None, port: int | None, journal: Path | None,
            insecure_no_signature: bool) -> None:
     """Receive the service's webhooks and record payout states in the journal."""
     from batchpay.display import stderr_console
-    from batchpay.serving import bind, serve_foreground, url_of
-    from batchpay.webhooks import create_listener, listener_check
+    from batchpay.serving import serve_foreground
+    from batchpay.webhooks import open_listener
 
-    settings = settings_for(journal=journal)
+    listening = open_listener(settings_for(journal=journal), host=host, port=port,
+                              insecure=insecure_no_signature)
     console = stderr_console()
-    host = host or settings.listen_host
-    check = listener_check(settings, host=host, insecure=insecure_no_signature)
-    if insecure_no_signature:
+    if listening.insecure:
         from rich.text import Text
 
         console.print(Text("INSECURE: signatures are NOT checked. Anyone who can reach this "
                            "port can change payout states in your journal.", style="bold red"))
-    app = create_listener(settings.journal, check)
-    sock = bind(host, settings.listen_port if port is None else port, "webhook listener")
-    console.print(f"Listening for webhooks on {url_of(sock)}/webhook "
-                  f"(journal {settings.journal}); Ctrl-C stops.")
-    serve_foreground(app, sock)
+    console.print(f"Listening for webhooks on {listening.url} "
+                  f"(journal {listening.journal}); Ctrl-C stops.")
+    serve_foreground(listening.app, listening.socket)
 
 
 @cli.command()

@@ -30,7 +30,8 @@ from batchpay.config import Settings
 from batchpay.errors import BatchpayError
 from batchpay.files import private_dir, write_private
 from batchpay.provider.errors import AuthError, ProviderError, RequestRejected
-from batchpay.service import Opener
+from batchpay.provider.models import Bank
+from batchpay.service import Opener, Service
 
 # the list of bank names for (country, currency); raises ProviderError like PayoutClient.banks
 BankFetcher = Callable[[str, str], Awaitable[list[str]]]
@@ -167,6 +168,42 @@ def check_sheet_bank_names(validation: Any, settings: Settings, connect: Opener)
             return asyncio.run(fetched())
     except BatchpayError as exc:
         return [f"Bank names not checked: {exc.message}"]
+
+
+@dataclass(frozen=True)
+class BankDirectory:
+    """`batchpay banks`' answer: the service's banks for a country and currency."""
+
+    country: str
+    currency: str
+    banks: list[Bank]
+    sandbox: bool  # the service answered as a sandbox (embedded or at a configured URL)
+
+
+def list_banks(settings: Settings, country: str, currency: str, connect: Opener, *,
+               on_sandbox: Callable[[], None] = lambda: None) -> BankDirectory:
+    """The bank directory of (country, currency) from the service `connect` opens.
+
+    `on_sandbox` is called once, as soon as the service is known to be a sandbox: for the
+    embedded one before the request (so that an error after it is known to be the
+    sandbox's), for a service at a configured URL when it answers as one.
+    """
+    from batchpay.provider.client import PayoutClient
+
+    country, currency = country.strip().upper(), currency.strip().upper()
+
+    async def fetch(service: Service) -> tuple[list[Bank], bool]:
+        async with PayoutClient.from_settings(settings, base_url=service.base_url,
+                                              api_key=service.api_key) as client:
+            return await client.banks(country, currency), bool(client.is_sandbox)
+
+    with connect() as service:
+        if service.embedded:
+            on_sandbox()
+        found, sandbox = asyncio.run(fetch(service))
+    if sandbox and not service.embedded:
+        on_sandbox()
+    return BankDirectory(country, currency, found, sandbox or service.embedded)
 
 
 async def _cache_miss(country: str, currency: str) -> list[str]:

@@ -171,3 +171,12 @@ def run_counts(journal: Journal, run: RunRecord) -> dict[str, int]:
     if counts:
         return dict(counts)
     return dict(Counter(r.status for r in result_rows(journal, run)))
+
+
+def run_list(journal: Journal) -> list[dict[str, Any]]:
+    """Every run of the journal, oldest first, as `batchpay runs` shows it (and prints it
+    with --json): id, kind, times, sheet, outcome, exit code and rows per status."""
+    return [{"run_id": r.id, "kind": r.kind, "started_at": r.started_at,
+             "finished_at": r.finished_at, "sheet": r.sheet, "outcome": r.outcome,
+             "exit_code": r.exit_code, "counts": run_counts(journal, r)}
+            for r in journal.runs()]

@@ -51,14 +51,17 @@ from batchpay.sheet.outcomes import ResultsSummary, json_row, summarize
 from batchpay.sheet.read import Sheet
 from batchpay.sheet.validate import Validation, read_payouts, validate_sheet
 from batchpay.statuses import (
+    EXIT_FAILED,
+    EXIT_ROWS,
     FINAL,
-    FINE,
     NO_PAYOUT,
     ON_ITS_WAY,
     SENDING,
     SENT,
     Status,
+    needs_nothing,
 )
+from batchpay.statuses import exit_code as rows_exit_code
 
 if TYPE_CHECKING:
     from batchpay.engine.approval import CheckedPlan
@@ -115,7 +118,7 @@ class RunOutcome:
     @property
     def fine_statuses(self) -> frozenset[str]:
         """Statuses that need nothing from the operator (a dry run sends nothing by design)."""
-        return FINE | {Status.NOT_SENT} if self.dry_run else FINE
+        return needs_nothing(dry_run=self.dry_run)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -437,16 +440,12 @@ class _Batch:
         rows = list(result_rows(self.journal, run))
         counts = Counter(r.status for r in rows)
         if self.stopped is not None:
-            exit_code = 2
+            exit_code = EXIT_FAILED
             self.notes.append(f"Stopped: {self.stopped.message} No further requests were sent.")
-        elif self.options.dry_run:  # rows already paid need nothing either
-            fine = FINE | {Status.NOT_SENT}
-            ok = all(r.status in fine for r in rows if r.status != Status.INVALID)
-            ok = ok and not counts.get(Status.INVALID) and not any(
-                n.startswith("SHORTFALL") for n in self.notes)
-            exit_code = 0 if ok else 1
+        elif self.options.dry_run and any(n.startswith("SHORTFALL") for n in self.notes):
+            exit_code = EXIT_ROWS
         else:
-            exit_code = 0 if all(r.status in FINE for r in rows) else 1
+            exit_code = rows_exit_code(counts, dry_run=self.options.dry_run)
         open_rows = sum(counts.get(s, 0) for s in ON_ITS_WAY)
         if open_rows and not self.options.dry_run:
             self.notes.append(f"{open_rows} row(s) are PENDING or PROCESSING: accepted, not final "

@@ -26,7 +26,7 @@ from batchpay.files import free_name
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Opener
 from batchpay.sheet.outcomes import ResultsSummary, json_row
-from batchpay.statuses import IN_DOUBT, MAY_CHANGE
+from batchpay.statuses import IN_DOUBT, MAY_CHANGE, exit_code
 
 
 @dataclass
@@ -40,6 +40,11 @@ class SyncOutcome:
     results_path: Path
     summary: ResultsSummary
     rows: list[dict[str, Any]]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every row of the run is paid or on its way, else 1 (`statuses.exit_code`)."""
+        return exit_code(self.summary.counts)
 
 
 def sync_run(settings: Settings, run_id: str | None, out: Path | None,

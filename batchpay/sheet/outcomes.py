@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from batchpay.statuses import SENT, UNSENT, Status, in_order
@@ -232,3 +233,19 @@ def json_row(*, row: int, payout_ref: str | None, status: str, error: str,
     """One row of the `--json` document of `validate`, `run`, `rerun` and `sync`."""
     return {"row": row, "payout_ref": payout_ref, "status": status, "error": error or None,
             "reference_number": reference_number or None}
+
+
+def json_document(run_id: str | None, counts: dict[str, int], rows: list[dict[str, Any]],
+                  outputs: Sequence[Path], payee_changes: list[dict[str, Any]] | None = None
+                  ) -> str:
+    """The `--json` document of `validate`, `run`, `rerun` and `sync`, its `rows` made by
+    `json_row`; `payee_changes` (run, rerun, validate) go without their bank `details`, so
+    that no full account number reaches stdout."""
+    import json
+
+    document: dict[str, Any] = {"run_id": run_id, "counts": counts, "rows": rows,
+                                "outputs": [str(p) for p in outputs]}
+    if payee_changes is not None:
+        document["payee_changes"] = [{k: v for k, v in c.items() if k != "details"}
+                                     for c in payee_changes]
+    return json.dumps(document, ensure_ascii=False, indent=2)

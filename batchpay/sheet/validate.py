@@ -21,7 +21,7 @@ from batchpay.sheet.currency import exponent, is_currency
 from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.outcomes import json_row
 from batchpay.sheet.read import Sheet, paused_gc, read_sheet
-from batchpay.statuses import Status
+from batchpay.statuses import Status, exit_code
 
 
 @dataclass(frozen=True)
@@ -305,7 +305,8 @@ class ValidateOutcome:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.validation.all_valid else 1
+        """0 when every row is VALID, else 1 (`statuses.exit_code`)."""
+        return exit_code(r.status for r in self.validation.rows)
 
     def json_rows(self) -> list[dict[str, Any]]:
         """The rows of the `--json` document (run_id and reference_number are for runs)."""
