@@ -44,6 +44,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
+
 if TYPE_CHECKING:
     from batchpay.provider.errors import AuthError
 
@@ -54,7 +56,7 @@ DISK_FULL_HINT = ("Free some space, then run the same command again: the journal
 class BatchpayError(Exception):
     """Root of every error batchpay raises on purpose."""
 
-    exit_code = 2
+    exit_code = EXIT_FAILED
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -84,7 +86,7 @@ class Interrupted(BatchpayError):
 class ResultsNotWritten(BatchpayError):
     """Rows were paid and journaled, and their workbook could not be written (exit 1)."""
 
-    exit_code = 1
+    exit_code = EXIT_ROWS
 
 
 class JournalError(BatchpayError):
