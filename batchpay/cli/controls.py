@@ -259,23 +259,11 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
 
     from batchpay.connect import open_service
     from batchpay.display import RichReporter, is_interactive, print_counts, print_problems
-    from batchpay.engine.approval import (
-        build_plan,
-        canonical_bytes,
-        plan_id,
-        plan_rows_of,
-        short_code,
-        summary_lines,
-    )
-    from batchpay.engine.journal import Journal
-    from batchpay.engine.render import find_run, render_run, result_rows
-    from batchpay.engine.runner import RunOptions, load_input, run_batch
+    from batchpay.engine.planning import PlanFiles, make_plan
+    from batchpay.engine.runner import RunOptions
 
-    base = name if name is not None else sheet.with_suffix("")
-    base = base.with_name(base.name.removesuffix(".plan.json").removesuffix(".plan"))
-    plan_path = base.with_name(base.name + ".plan.json")
-    workbook = base.with_name(base.name + ".plan.xlsx")
-    for path in (plan_path, workbook):
+    files = PlanFiles.named(sheet, name)
+    for path in (files.plan, files.workbook):
         check_output(path, overwrite=overwrite, inputs=(sheet,))
     maker_key = ""
     if key is not None:
@@ -284,62 +272,31 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
         maker_key = sshsig.fingerprint(_signing_key(key)[0].public_key())
     settings = settings_for(journal=journal)
     options = RunOptions(sheet=sheet, dry_run=True, sheet_name=sheet_name,
-                         source_currency=source_currency, out=workbook, skip_invalid=skip_invalid,
-                         concurrency=settings.concurrency, max_rps=settings.max_rps,
-                         interactive=is_interactive(), decimal_comma=decimal_comma,
-                         include_hidden=include_hidden)
-    read: dict[str, Any] = {}
-
-    def load() -> tuple[Any, Any]:
-        read["sheet"], validation = load_input(options, settings)
-        return read["sheet"], validation
-
+                         source_currency=source_currency, out=files.workbook,
+                         skip_invalid=skip_invalid, concurrency=settings.concurrency,
+                         max_rps=settings.max_rps, interactive=is_interactive(),
+                         decimal_comma=decimal_comma, include_hidden=include_hidden)
     reporter = RichReporter(quiet=quiet)
-    outcome = run_batch(settings, options, reporter, load,
-                        lambda: open_service(settings, listen=True))
-    console = reporter.console
+    made = make_plan(settings, options, reporter, lambda: open_service(settings, listen=True),
+                     files, maker_key=maker_key)
+    outcome, console = made.dry_run, reporter.console
     for note in outcome.notes:
         console.print(note)
     print_counts(console, outcome.counts, title=f"Dry run {outcome.run_id}")
     print_problems(console, ((r["row"], r["status"], r["error"] or "") for r in outcome.rows
                              if r["status"] not in outcome.fine_statuses))
-    with Journal(settings.journal) as j:
-        rows = plan_rows_of(read["sheet"], result_rows(j, find_run(j, outcome.run_id)))
-        head = j.head()
-    shortfall = [n for n in outcome.notes if n.startswith("SHORTFALL")]
-    if not rows or shortfall:
-        fail("No plan was written: " + ("the wallet cannot cover it." if shortfall else
-                                        "no row would be sent."),
-             f"See the dry run's workbook: {shown_path(workbook)}", EXIT_ROWS)
-    from decimal import Decimal
-
-    document = build_plan(settings, read["sheet"], rows, run_id=outcome.run_id,
-                          chain_head=head, maker_key=maker_key, hours=settings.plan_hours,
-                          tolerance=Decimal(str(settings.plan_tolerance)),
-                          source_currency=source_currency,
-                          payee_changes=outcome.payee_changes)
-    data = canonical_bytes(document)
-    from batchpay.files import replaced_atomically
-
-    with replaced_atomically(plan_path) as partial:
-        partial.write_bytes(data)
-    identifier = plan_id(data)
-    with Journal(settings.journal) as j:  # the dry run's workbook, with what to approve
-        render_run(j, find_run(j, outcome.run_id), workbook, plan_lines=[
-            ("plan", str(plan_path.name)), ("plan id", identifier),
-            ("short code", short_code(identifier)),
-            *(("", line.strip()) for line in summary_lines(document, largest=20))])
+    if made.refused:
+        fail(f"No plan was written: {made.refused}",
+             f"See the dry run's workbook: {shown_path(files.workbook)}", EXIT_ROWS)
     if as_json:
-        click.echo(json.dumps({"plan_id": identifier, "short_code": short_code(identifier),
-                               "rows": len(rows), "currencies": document["currencies"],
-                               "expires_at": document["expires_at"],
-                               "outputs": [str(plan_path), str(workbook)]}, indent=2))
+        click.echo(json.dumps(made.as_json(), indent=2))
     else:
-        click.echo(f"Plan: {shown_path(plan_path)} ({len(rows)} row(s)), for a person: "
-                   f"{shown_path(workbook)}")
-        click.echo(f"Plan id {identifier}, short code {short_code(identifier)}; expires "
-                   f"{document['expires_at']}")
-        click.echo(f"Next: an approver runs `batchpay approve {shown_path(plan_path)}`.")
+        assert made.document is not None
+        click.echo(f"Plan: {shown_path(files.plan)} ({made.rows} row(s)), for a person: "
+                   f"{shown_path(files.workbook)}")
+        click.echo(f"Plan id {made.identifier}, short code {made.short_code}; expires "
+                   f"{made.document['expires_at']}")
+        click.echo(f"Next: an approver runs `batchpay approve {shown_path(files.plan)}`.")
     sys.exit(outcome.exit_code)
 
 

@@ -1,0 +1,108 @@
+"""`batchpay plan`: a dry run of the sheet, written for approval (batchpay.engine.approval).
+
+    dry run (quotes, holds, wallets) ─► the rows that would be sent ─► NAME.plan.json
+        (canonical; its SHA-256 is the plan id) ─► NAME.plan.xlsx (the dry run's workbook
+        with the plan's id, short code and totals on its Run sheet)
+
+No plan is written when no row would be sent or the wallets cannot cover the batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from batchpay.config import Settings
+from batchpay.engine.approval import (
+    build_plan,
+    canonical_bytes,
+    plan_id,
+    plan_rows_of,
+    short_code,
+    summary_lines,
+)
+from batchpay.engine.journal import Journal
+from batchpay.engine.render import find_run, render_run, result_rows
+from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input, run_batch
+from batchpay.files import replaced_atomically
+from batchpay.service import Opener
+
+
+@dataclass(frozen=True)
+class PlanFiles:
+    """NAME.plan.json and NAME.plan.xlsx."""
+
+    plan: Path
+    workbook: Path
+
+    @classmethod
+    def named(cls, sheet: Path, name: Path | None = None) -> PlanFiles:
+        """From `--out NAME` (with or without .plan/.plan.json), else the sheet's name."""
+        base = name if name is not None else sheet.with_suffix("")
+        base = base.with_name(base.name.removesuffix(".plan.json").removesuffix(".plan"))
+        return cls(base.with_name(base.name + ".plan.json"),
+                   base.with_name(base.name + ".plan.xlsx"))
+
+
+@dataclass
+class PlanOutcome:
+    """The dry run, and the plan made of it, or why none was written (`refused`)."""
+
+    dry_run: RunOutcome
+    files: PlanFiles
+    rows: int = 0
+    document: dict[str, Any] | None = None
+    identifier: str = ""
+    refused: str = ""
+
+    @property
+    def short_code(self) -> str:
+        return short_code(self.identifier)
+
+    def as_json(self) -> dict[str, Any]:
+        """`batchpay plan --json`."""
+        assert self.document is not None
+        return {"plan_id": self.identifier, "short_code": self.short_code, "rows": self.rows,
+                "currencies": self.document["currencies"],
+                "expires_at": self.document["expires_at"],
+                "outputs": [str(self.files.plan), str(self.files.workbook)]}
+
+
+def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, connect: Opener,
+              files: PlanFiles, *, maker_key: str = "") -> PlanOutcome:
+    """Dry-run `options.sheet` (its results go to the plan's workbook) and write the plan of
+    the rows it would send, as `batchpay approve` and `batchpay run --plan` read it."""
+    read: dict[str, Any] = {}
+
+    def load() -> Any:
+        read["sheet"], validation = load_input(options, settings)
+        return read["sheet"], validation
+
+    outcome = run_batch(settings, options, reporter, load, connect)
+    done = PlanOutcome(outcome, files)
+    with Journal(settings.journal) as journal:
+        rows = plan_rows_of(read["sheet"], result_rows(journal, find_run(journal, outcome.run_id)))
+        head = journal.head()
+    if any(n.startswith("SHORTFALL") for n in outcome.notes):
+        done.refused = "the wallet cannot cover it."
+    elif not rows:
+        done.refused = "no row would be sent."
+    if done.refused:
+        return done
+    document = build_plan(settings, read["sheet"], rows, run_id=outcome.run_id,
+                          chain_head=head, maker_key=maker_key, hours=settings.plan_hours,
+                          tolerance=Decimal(str(settings.plan_tolerance)),
+                          source_currency=options.source_currency,
+                          payee_changes=outcome.payee_changes)
+    data = canonical_bytes(document)
+    with replaced_atomically(files.plan) as partial:
+        partial.write_bytes(data)
+    done.rows, done.document, done.identifier = len(rows), document, plan_id(data)
+    with Journal(settings.journal) as journal:  # the dry run's workbook, with what to approve
+        render_run(journal, find_run(journal, outcome.run_id), files.workbook, plan_lines=[
+            ("plan", files.plan.name), ("plan id", done.identifier),
+            ("short code", done.short_code),
+            *(("", line.strip()) for line in summary_lines(document, largest=20))])
+    return done

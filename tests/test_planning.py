@@ -1,0 +1,68 @@
+"""`make_plan`, the library function behind `batchpay plan`: a dry run written as a plan, or
+why none was; quotes and payouts counted at the sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_support import sandbox_payouts, sandbox_stats, set_wallet
+from sheets import row, rows, write_sheet
+
+from batchpay.config import load_settings
+from batchpay.connect import open_service
+from batchpay.display import RichReporter
+from batchpay.engine.approval import plan_id, read_plan
+from batchpay.engine.planning import PlanFiles, make_plan
+from batchpay.engine.runner import RunOptions
+
+
+@pytest.mark.parametrize("name, plan", [
+    (None, "nov.plan.json"), ("dec", "dec.plan.json"), ("dec.plan", "dec.plan.json"),
+    ("dec.plan.json", "dec.plan.json")])
+def test_plan_files_are_named_from_out_or_the_sheet(name: str | None, plan: str) -> None:
+    files = PlanFiles.named(Path("in/nov.xlsx"), Path("in", name) if name else None)
+    assert files.plan == Path("in", plan)
+    assert files.workbook == Path("in", plan.removesuffix(".json") + ".xlsx")
+
+
+def _plan(sheet: Path) -> Any:
+    settings = load_settings()
+    files = PlanFiles.named(sheet)
+    options = RunOptions(sheet=sheet, dry_run=True, out=files.workbook, wait=0)
+    return make_plan(settings, options, RichReporter(quiet=True),
+                     lambda: open_service(settings), files, maker_key="SHA256:maker")
+
+
+def test_a_plan_holds_every_row_to_send_and_its_id_is_its_bytes(
+        cli_sandbox: Any, tmp_path: Path) -> None:
+    service = cli_sandbox(settle_seconds=0.2)
+    made = _plan(write_sheet(tmp_path / "nov.xlsx", rows(3)))
+    assert made.refused == "" and made.rows == 3
+    data = made.files.plan.read_bytes()
+    assert made.identifier == plan_id(data)
+    document = json.loads(data)
+    assert [r["payout_ref"] for r in document["rows"]] == ["T-00001", "T-00002", "T-00003"]
+    assert document["maker"]["key"] == "SHA256:maker"
+    assert read_plan(made.files.plan).short == made.short_code
+    assert made.files.workbook.is_file()
+    assert sandbox_payouts(service.url) == []  # planned, never paid
+    assert sandbox_stats(service.url)["requests"].get("POST /v1/quote 200", 0) == 3
+
+
+@pytest.mark.parametrize("case, reason", [
+    ("invalid", "no row would be sent."), ("short", "the wallet cannot cover it.")])
+def test_no_plan_is_written_when_nothing_would_be_sent_or_the_wallet_is_short(
+        cli_sandbox: Any, tmp_path: Path, case: str, reason: str) -> None:
+    service = cli_sandbox(settle_seconds=0.2)
+    if case == "short":
+        set_wallet(service.url, "NGN", 1)
+        sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
+    else:
+        sheet = write_sheet(tmp_path / "nov.xlsx", [row(1, amount="abc")])
+    made = _plan(sheet)
+    assert made.refused == reason
+    assert made.document is None and not made.files.plan.exists()
+    assert sandbox_payouts(service.url) == []
