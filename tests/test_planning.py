@@ -3,6 +3,7 @@ why none was; quotes and payouts counted at the sandbox."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -66,3 +67,25 @@ def test_no_plan_is_written_when_nothing_would_be_sent_or_the_wallet_is_short(
     assert made.refused == reason
     assert made.document is None and not made.files.plan.exists()
     assert sandbox_payouts(service.url) == []
+
+
+def test_the_engine_itself_refuses_an_unapproved_run_when_approval_is_required(
+        cli_sandbox: Any, tmp_path: Path) -> None:
+    """Not only the command: run_batch, called as a library, pays nothing without a plan."""
+    from batchpay.engine.approval import PlanRefused
+    from batchpay.engine.runner import run_batch
+
+    service = cli_sandbox(settle_seconds=0.2)
+    settings = dataclasses.replace(load_settings(), require_approval=True)
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
+    read: list[Path] = []
+
+    def load() -> Any:
+        read.append(sheet)
+        raise AssertionError("the sheet is not read before the gate")
+
+    with pytest.raises(PlanRefused, match="Approval is required"):
+        run_batch(settings, RunOptions(sheet=sheet), RichReporter(quiet=True), load,
+                  lambda: open_service(settings))
+    assert read == [] and sandbox_payouts(service.url) == []
+    assert sum(sandbox_stats(service.url)["requests"].values()) == 0

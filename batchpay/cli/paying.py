@@ -148,15 +148,6 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
                       sheet.absolute().with_name("results.xlsx"))
     settings = settings_for(journal=journal, concurrency=concurrency, max_rps=max_rps,
                             wait_seconds=wait_seconds)
-    if approved is not None:
-        from batchpay.engine.approval import check_release
-
-        check_release(approved, settings)
-    elif settings.require_approval and not dry_run:
-        fail(f"Approval is required (require_approval = true): `batchpay {kind}` pays only an "
-             "approved plan.",
-             "Make one with `batchpay plan SHEET`, have it approved with `batchpay approve`, "
-             "then `batchpay run --plan NAME.plan.json`.", EXIT_FAILED)
     options = RunOptions(
         sheet=sheet, kind=kind, dry_run=dry_run, sheet_name=sheet_name,
         source_currency=source_currency, out=out, skip_invalid=skip_invalid,

@@ -212,6 +212,19 @@ def next_signature_path(plan: Path) -> Path:
     return plan.with_name(f"{plan.name}.{n}.sig")
 
 
+def require_release(plan: CheckedPlan | None, settings: Settings, *, kind: str,
+                    dry_run: bool) -> None:
+    """The gate every run passes before reading its input: with `require_approval`, only an
+    approved plan is paid (a dry run pays nothing and passes); a plan, always checked."""
+    if plan is not None:
+        check_release(plan, settings)
+    elif settings.require_approval and not dry_run:
+        raise PlanRefused(f"Approval is required (require_approval = true): `batchpay {kind}` "
+                          "pays only an approved plan.",
+                          hint="Make one with `batchpay plan SHEET`, have it approved with "
+                          "`batchpay approve`, then `batchpay run --plan NAME.plan.json`.")
+
+
 def check_release(plan: CheckedPlan, settings: Settings, *, now: datetime | None = None) -> None:
     """Everything `run --plan` requires before a single request: PlanRefused otherwise."""
     document = plan.document
