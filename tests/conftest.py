@@ -13,6 +13,9 @@ from batchpay.sandbox.server import RunningSandbox, start_in_thread
 
 SandboxFactory = Callable[..., RunningSandbox]
 
+# the helpers' own checks (a refused sheet, a sandbox answer) fail as readably as a test's
+pytest.register_assert_rewrite("tests.support")
+
 
 @pytest.fixture(autouse=True)
 def data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -13,11 +13,11 @@ from typing import Any
 
 import httpx
 import pytest
-from engine_support import batchpay, by_ref, sandbox_payouts, sandbox_stats
-from sheets import HEADERS, rows, write_sheet
 
 from batchpay import sshsig
 from batchpay.engine.approval import NAMESPACE, canonical_bytes
+from tests.support.e2e import batchpay, by_ref, sandbox_payouts, sandbox_stats
+from tests.support.sheets import HEADERS, rows, write_sheet
 
 MAKER, CHECKER, OTHER = {"LOGNAME": "maya"}, {"LOGNAME": "li.wei"}, {"LOGNAME": "chen"}
 
@@ -109,7 +109,7 @@ def test_maker_plans_checker_approves_run_pays_exactly_the_plan(
 
 
 def _sheet(path: Path, name: str) -> list[dict[str, Any]]:
-    from engine_support import results
+    from tests.support.e2e import results
 
     return results(path, name)
 
@@ -285,7 +285,7 @@ def test_the_ceiling_stops_a_currency_when_rates_move_after_approval(
 
 def test_a_killed_run_of_a_plan_and_its_second_run_pay_each_row_once(
         cli_sandbox: Any, tmp_path: Path) -> None:
-    from process_support import kill_when, runner_env, start_runner
+    from tests.support.processes import kill_when, runner_env, start_runner
 
     service = cli_sandbox(settle_seconds=0.05, latency_ms=30)
     plan, _, _, _ = approved_plan(tmp_path, count=8)

@@ -21,12 +21,12 @@ from typing import Any
 
 import openpyxl
 import pytest
-from engine_support import batchpay, results
-from sheets import HEADERS, row, rows, write_sheet
 
 from batchpay import __version__
 from batchpay.config import fingerprint
 from batchpay.sandbox.server import RunningSandbox
+from tests.support.e2e import batchpay, results
+from tests.support.sheets import HEADERS, row, rows, write_sheet
 
 API_KEY = "sk-audit-7Qm2xV9pL4"
 

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import batchpay, by_ref, sandbox_payouts, sandbox_stats
-from sheets import row, rows, write_sheet
 
 from batchpay.engine.banknames import bank_name_warning, check_bank_names
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import ConnectFailed, RequestRejected
 from batchpay.sheet.read import read_sheet
 from batchpay.sheet.validate import validate_sheet
+from tests.support.e2e import batchpay, by_ref, sandbox_payouts, sandbox_stats
+from tests.support.sheets import row, rows, write_sheet
 
 NEAR_MISS = "bank_name: 中国工商 is not in the service's bank list for CN/CNY; did you mean 中国工商银行?"
 

@@ -10,8 +10,9 @@ from typing import Any
 
 import openpyxl
 import pytest
-from engine_support import batchpay, by_ref, sandbox_payouts
-from sheets import HEADERS, row
+
+from tests.support.e2e import batchpay, by_ref, sandbox_payouts
+from tests.support.sheets import HEADERS, row
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]], delimiter: str = ";") -> Path:

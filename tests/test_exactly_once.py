@@ -17,9 +17,10 @@ from typing import Any
 
 import httpx
 import pytest
-from engine_support import batchpay, results, sandbox_payouts
-from process_support import kill_when, runner_env, sandbox_process, start_runner
-from sheets import HEADERS, rows, write_sheet
+
+from tests.support.e2e import batchpay, results, sandbox_payouts
+from tests.support.processes import kill_when, runner_env, sandbox_process, start_runner
+from tests.support.sheets import HEADERS, rows, write_sheet
 
 CRASH_TRIALS = int(os.environ.get("BATCHPAY_CRASH_TRIALS", "20"))
 

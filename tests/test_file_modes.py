@@ -7,10 +7,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from engine_support import batchpay
 
 from batchpay.engine.journal import Journal
 from batchpay.errors import JournalError
+from tests.support.e2e import batchpay
 
 SAMPLES = Path(__file__).parent.parent / "samples"
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 import xlsxwriter
-from engine_support import batchpay, sandbox_payouts
-from sheets import HEADERS, rows
 
 from batchpay.sheet.read import read_sheet
 from batchpay.sheet.xlsx_guard import hidden_rows
+from tests.support.e2e import batchpay, sandbox_payouts
+from tests.support.sheets import HEADERS, rows
 
 
 @pytest.fixture

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import batchpay, by_ref, sandbox_payouts
-from sheets import rows, write_sheet
+
+from tests.support.e2e import batchpay, by_ref, sandbox_payouts
+from tests.support.sheets import rows, write_sheet
 
 
 @pytest.fixture

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import batchpay, by_ref, edit_results, sandbox_payouts, sandbox_stats
-from sheets import HEADERS, row, write_sheet
+
+from tests.support.e2e import batchpay, by_ref, edit_results, sandbox_payouts, sandbox_stats
+from tests.support.sheets import HEADERS, row, write_sheet
 
 INVOICE_HEADERS = HEADERS + ["target_amount"]
 BOUND = {"NGN": Decimal("0.01"), "USD": Decimal("0.08")}

@@ -11,10 +11,10 @@ from typing import Any
 
 import openpyxl
 import pytest
-from engine_support import Outcome, batchpay, results, sandbox_payouts, sandbox_stats
-from sheets import rows, write_grid, write_sheet
 
 from batchpay.config import default_journal, service_folder
+from tests.support.e2e import Outcome, batchpay, results, sandbox_payouts, sandbox_stats
+from tests.support.sheets import rows, write_grid, write_sheet
 
 
 @pytest.fixture

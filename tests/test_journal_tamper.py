@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import batchpay, sandbox_payouts, sandbox_stats
-from sheets import rows, write_sheet
 
 from batchpay.engine.integrity import check, disagreements
 from batchpay.engine.journal import Journal
+from tests.support.e2e import batchpay, sandbox_payouts, sandbox_stats
+from tests.support.sheets import rows, write_sheet
 
 
 def total_requests(url: str) -> int:

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import Outcome, batchpay, sandbox_payouts
-from sheets import row, rows, write_sheet
+
+from tests.support.e2e import Outcome, batchpay, sandbox_payouts
+from tests.support.sheets import row, rows, write_sheet
 
 ROW_KEYS = {"row", "payout_ref", "status", "error", "reference_number"}
 DOCUMENT_KEYS = {"run_id", "counts", "rows", "outputs"}

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from engine_support import batchpay
 
 from batchpay import serving
 from batchpay.engine.journal import Journal
 from batchpay.serving import ServerThread
 from batchpay.webhooks import MAX_BODY_BYTES, SignatureCheck, create_listener, sign
+from tests.support.e2e import batchpay
 
 SECRET = "whsec-guard-test-0123456789"
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import httpx
 import pytest
-from engine_support import Outcome, batchpay, sandbox_payouts, sandbox_stats
 from openpyxl.utils.exceptions import InvalidFileException
-from sheets import HEADERS, rows, write_sheet
 
 from batchpay.engine.journal import Journal
+from tests.support.e2e import Outcome, batchpay, sandbox_payouts, sandbox_stats
+from tests.support.sheets import HEADERS, rows, write_sheet
 
 
 @pytest.fixture

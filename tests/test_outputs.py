@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import batchpay, by_ref, results, sandbox_payouts
-from process_support import journaled_attempts, runner_env, sandbox_process, start_runner
-from sheets import rows, write_sheet
 
 from batchpay.sheet.outcomes import ResultRow
 from batchpay.sheet.results import write_results
 from batchpay.statuses import SENT as SENT_STATUSES
+from tests.support.e2e import batchpay, by_ref, results, sandbox_payouts
+from tests.support.processes import journaled_attempts, runner_env, sandbox_process, start_runner
+from tests.support.sheets import rows, write_sheet
 
 
 @pytest.fixture

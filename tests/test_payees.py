@@ -13,8 +13,6 @@ from typing import Any
 
 import openpyxl
 import pytest
-from engine_support import batchpay, by_ref, edit_results, results, sandbox_payouts
-from sheets import HEADERS, resident_id, rows, write_sheet
 
 from batchpay.engine.payees import (
     CHANGED,
@@ -27,6 +25,8 @@ from batchpay.engine.payees import (
     Register,
     classify,
 )
+from tests.support.e2e import batchpay, by_ref, edit_results, results, sandbox_payouts
+from tests.support.sheets import HEADERS, resident_id, rows, write_sheet
 
 PAYEE_HEADERS = ["payee_id", *HEADERS]
 
@@ -352,7 +352,7 @@ def test_each_reason_from_the_ledger() -> None:
 
 def test_a_run_killed_mid_way_and_run_again_still_pays_no_held_row(
         cli_sandbox: Any, tmp_path: Path) -> None:
-    from process_support import kill_when, runner_env, start_runner
+    from tests.support.processes import kill_when, runner_env, start_runner
 
     service = cli_sandbox(settle_seconds=0.05, latency_ms=40)
     first = pay_month1(tmp_path)

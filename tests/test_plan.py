@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sheets import rows, write_sheet
 
 from batchpay.config import Settings
 from batchpay.engine.journal import Journal
 from batchpay.engine.plan import Plan, details_of, plan_rows
 from batchpay.sheet.read import read_sheet
 from batchpay.sheet.validate import Validation, validate_sheet
+from tests.support.sheets import rows, write_sheet
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ from typing import Any
 import openpyxl
 import pytest
 import xlsxwriter
-from sheets import write_grid
 
 from batchpay.errors import InputError
 from batchpay.sheet.read import read_sheet
+from tests.support.sheets import write_grid
 
 HEADERS = ["payout_ref", "recipient_type", "recipient_name", "company_name", "company_id",
            "ic_number", "account_number", "bank_name", "amount", "source_currency", "reason"]

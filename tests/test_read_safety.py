@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import time
 import zipfile
 from pathlib import Path
 
 import pytest
 import xlsxwriter
 
-from batchpay.errors import InputError
 from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.read import read_sheet
+from tests.support.refusals import refused
 
 LAUGHS = b"""<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE lolz [
@@ -48,15 +47,6 @@ def rebuilt(source: Path, target: Path, replace: dict[str, bytes],
         for name, data in replace.items():
             dst.writestr(name, data)
     return target
-
-
-def refused(path: Path, **kwargs: object) -> InputError:
-    started = time.perf_counter()
-    with pytest.raises(InputError) as caught:
-        read_sheet(path, **kwargs)  # type: ignore[arg-type]
-    assert time.perf_counter() - started < 2.0, "refusing must be fast"
-    assert "\n" not in caught.value.message
-    return caught.value
 
 
 def test_the_fixture_workbook_itself_is_read(tmp_path: Path) -> None:

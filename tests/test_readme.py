@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-import readme_transcript
 from click.testing import CliRunner
 
 from batchpay.cli import cli
+from tests.support import readme_transcript
 
 README = readme_transcript.README.read_text(encoding="utf-8")
 

@@ -13,8 +13,6 @@ from typing import Any
 
 import httpx
 import pytest
-from engine_support import batchpay, results, sandbox_payouts, sandbox_stats, set_wallet
-from sheets import rows, write_sheet
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -22,6 +20,8 @@ from starlette.routing import Route
 
 from batchpay.config import default_journal
 from batchpay.serving import ServerThread
+from tests.support.e2e import batchpay, results, sandbox_payouts, sandbox_stats, set_wallet
+from tests.support.sheets import rows, write_sheet
 
 CANARY = "canary-key-7f3a9c1e5b"
 

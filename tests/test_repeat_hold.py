@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import batchpay, by_ref, sandbox_payouts
-from sheets import rows, write_sheet
 
 from batchpay.engine.journal import Journal
 from batchpay.engine.repeats import RepeatCheck, payment_key
+from tests.support.e2e import batchpay, by_ref, sandbox_payouts
+from tests.support.sheets import rows, write_sheet
 
 
 @pytest.fixture

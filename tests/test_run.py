@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import (
+
+from tests.support.e2e import (
     batchpay,
     by_ref,
     edit_results,
@@ -18,7 +19,7 @@ from engine_support import (
     sandbox_payouts,
     set_wallet,
 )
-from sheets import row, rows, write_sheet
+from tests.support.sheets import row, rows, write_sheet
 
 
 @pytest.fixture

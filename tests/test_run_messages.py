@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine_support import batchpay, by_ref
-from sheets import row, rows, write_sheet
+from tests.support.e2e import batchpay, by_ref
+from tests.support.sheets import row, rows, write_sheet
 
 
 def test_the_wait_is_announced_and_a_failed_row_says_what_to_do(

@@ -1,4 +1,4 @@
-"""The committed sample sheets: what tests/make_samples.py writes, and what validate says of them."""
+"""The committed sample sheets: what tests/support/make_samples.py writes, and what validate says of them."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 
 import openpyxl
 import pytest
-from make_samples import CORRECTED_SAMPLE, MAIN_SAMPLE, MISTAKES_SAMPLE, make_samples
 
 from batchpay.sheet.china_ids import is_valid_resident_id, is_valid_uscc
 from batchpay.sheet.columns import IDENTIFIER_COLUMNS
 from batchpay.sheet.validate import validate_file
+from tests.support.make_samples import CORRECTED_SAMPLE, MAIN_SAMPLE, MISTAKES_SAMPLE, make_samples
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 NGN_PER_CNY = Decimal(230)

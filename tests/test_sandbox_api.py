@@ -9,7 +9,11 @@ from typing import Any
 
 import httpx
 import pytest
-from sandbox_calls import (
+
+from batchpay.sandbox.checks import is_valid_resident_id, is_valid_uscc
+from batchpay.sandbox.config import SandboxConfig
+from batchpay.sandbox.server import RunningSandbox, start_in_thread
+from tests.support.sandbox_calls import (
     VALID_RESIDENT_ID,
     api,
     held_payouts,
@@ -19,10 +23,6 @@ from sandbox_calls import (
     quote_request,
     raw_json,
 )
-
-from batchpay.sandbox.checks import is_valid_resident_id, is_valid_uscc
-from batchpay.sandbox.config import SandboxConfig
-from batchpay.sandbox.server import RunningSandbox, start_in_thread
 
 START_NGN = 10_000_000_000
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import httpx
 import pytest
-from sandbox_calls import api, held_payouts, new_quote, payout_request, quote_request
 
 from batchpay.errors import UsageError
 from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.faults import parse_rate_limit
+from tests.support.sandbox_calls import api, held_payouts, new_quote, payout_request, quote_request
 
 BANKS = {"country": "NG", "currency": "NGN"}
 

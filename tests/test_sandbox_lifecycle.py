@@ -21,9 +21,9 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
-from sandbox_calls import api, held_payouts, new_quote, pay, payout_request
 
 from batchpay.cli import cli
+from tests.support.sandbox_calls import api, held_payouts, new_quote, pay, payout_request
 
 REPO = Path(__file__).resolve().parents[1]
 START_NGN = Decimal(10_000_000_000)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from engine_support import batchpay
 
 from batchpay.config import load_settings, scrub
 from batchpay.errors import ConfigError
+from tests.support.e2e import batchpay
 
 CANARY = "canary-key-5d1e8f2a"
 

@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-import hostile_files as crafted
 import pytest
-from engine_support import batchpay
-from sheets import rows, write_sheet
-from test_read_safety import refused
 
 from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.read import read_sheet
+from tests.support import hostile_files as crafted
+from tests.support.e2e import batchpay
+from tests.support.refusals import refused
+from tests.support.sheets import rows, write_sheet
 
 
 @pytest.mark.parametrize(("make", "fragment"), [

@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import batchpay, by_ref, results, sandbox_payouts
-from sheets import row, rows, write_sheet
 
 from batchpay.config import Settings
 from batchpay.engine.journal import Journal
@@ -25,6 +23,8 @@ from batchpay.engine.records import RunRecord, RunRow, utcnow
 from batchpay.engine.sync import sync_run
 from batchpay.sandbox.server import RunningSandbox
 from batchpay.service import Service
+from tests.support.e2e import batchpay, by_ref, results, sandbox_payouts
+from tests.support.sheets import row, rows, write_sheet
 
 GOOD = {"PENDING", "PROCESSING", "COMPLETED"}
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import openpyxl
 from click.testing import CliRunner
-from sheets import write_grid
 
 from batchpay.cli import cli
+from tests.support.sheets import write_grid
 
 HEADERS = ["Payout Ref", "Recipient Type", "Recipient Name", "Account Number", "Bank Name",
            "Amount", "Source Currency", "Reason", "Cost Centre"]

@@ -26,8 +26,6 @@ from typing import Any
 
 import httpx
 import pytest
-from engine_support import batchpay, results
-from sheets import rows, write_sheet
 
 from batchpay.config import Headers, load_settings
 from batchpay.engine import runner
@@ -39,6 +37,8 @@ from batchpay.serving import ServerThread
 from batchpay.statuses import FINAL as FINAL_STATES
 from batchpay.statuses import SENDING
 from batchpay.webhooks import SignatureCheck, apply_event, create_listener, sign
+from tests.support.e2e import batchpay, results
+from tests.support.sheets import rows, write_sheet
 
 SECRET = "whsec-test-5f2a9c"
 RUN = "run-1"

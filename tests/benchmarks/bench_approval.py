@@ -17,11 +17,9 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: tests.support
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: E402
-from process_support import benchmark_rows  # noqa: E402
-from sheets import HEADERS, rows  # noqa: E402
 
 from batchpay import sshsig  # noqa: E402
 from batchpay.config import Settings  # noqa: E402
@@ -33,6 +31,8 @@ from batchpay.engine.approval import (  # noqa: E402
     read_plan,
 )
 from batchpay.sheet.read import Sheet  # noqa: E402
+from tests.support.processes import benchmark_rows  # noqa: E402
+from tests.support.sheets import HEADERS, rows  # noqa: E402
 
 
 def main() -> int:

@@ -45,11 +45,10 @@ from typing import Any
 
 import httpx
 
-TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: tests.support
 
-from process_support import runner_env, sandbox_process  # noqa: E402
-from sheets import rows, write_sheet  # noqa: E402
+from tests.support.processes import runner_env, sandbox_process  # noqa: E402
+from tests.support.sheets import rows, write_sheet  # noqa: E402
 
 TARGET_SHARE = 0.90
 
@@ -179,9 +178,8 @@ def client_alone(url: str, n: int, concurrency: int) -> float:
     import asyncio
     from decimal import Decimal
 
-    from sandbox_calls import payout_request
-
     from batchpay.provider.client import PayoutClient
+    from tests.support.sandbox_calls import payout_request
 
     async def pay_all() -> list[float]:
         done: list[float] = []

@@ -23,11 +23,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
 
-import hostile_files as crafted  # noqa: E402
-from process_support import private_user_folders  # noqa: E402
-from sheets import rows, write_sheet  # noqa: E402
+from tests.support import hostile_files as crafted  # noqa: E402
+from tests.support.processes import private_user_folders  # noqa: E402
+from tests.support.sheets import rows, write_sheet  # noqa: E402
 
 TARGET_SECONDS = 1.0
 TARGET_PEAK_MB = 200

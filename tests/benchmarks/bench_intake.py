@@ -22,10 +22,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))  # the sheet writer the tests use
-
-from process_support import timed_child  # noqa: E402
+sys.path.insert(0, str(REPO))  # batchpay, and the sheet writer the tests use
 
 from batchpay.sheet.china_ids import (  # noqa: E402
     USCC_ALPHABET,
@@ -33,6 +30,7 @@ from batchpay.sheet.china_ids import (  # noqa: E402
     uscc_check_char,
 )
 from batchpay.sheet.columns import COLUMN_NAMES  # noqa: E402
+from tests.support.processes import timed_child  # noqa: E402
 
 TARGET_RATIO = 0.35
 TARGET_PEAK_MB = 500
@@ -76,7 +74,7 @@ def make_rows(n: int, seed: int = 7) -> list[list[str | float | None]]:
 
 
 def build(path: Path, n: int) -> None:
-    from sheets import write_grid
+    from tests.support.sheets import write_grid
 
     write_grid(path, list(COLUMN_NAMES), make_rows(n), constant_memory=True)
 

@@ -24,12 +24,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: tests.support
 
 import openpyxl  # noqa: E402
-from process_support import runner_env, sandbox_process  # noqa: E402
-from sheets import HEADERS, rows, write_sheet  # noqa: E402
+
+from tests.support.processes import runner_env, sandbox_process  # noqa: E402
+from tests.support.sheets import HEADERS, rows, write_sheet  # noqa: E402
 
 BOUND = {"NGN": Decimal("0.01"), "USD": Decimal("0.08")}
 

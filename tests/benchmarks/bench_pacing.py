@@ -23,10 +23,10 @@ import tempfile
 from pathlib import Path
 
 from bench_engine import exactly_once, run_batch
-from process_support import sandbox_process
-from sheets import rows, write_sheet
 
 from batchpay.sandbox.faults import parse_rate_limit
+from tests.support.processes import sandbox_process
+from tests.support.sheets import rows, write_sheet
 
 TARGET_SHARE = 0.95
 

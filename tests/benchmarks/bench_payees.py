@@ -22,14 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from process_support import benchmark_rows  # noqa: E402
-from sheets import HEADERS, row, write_sheet  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: tests.support
 
 from batchpay.engine.journal import Journal  # noqa: E402
 from batchpay.engine.payees import CHANGED, HoldRules, check_rows  # noqa: E402
 from batchpay.engine.records import canonical  # noqa: E402
+from tests.support.processes import benchmark_rows  # noqa: E402
+from tests.support.sheets import HEADERS, row, write_sheet  # noqa: E402
 
 TARGET_SECONDS = 0.5
 

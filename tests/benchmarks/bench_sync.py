@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from bench_engine import reset, sandbox_get
-from process_support import journaled_attempts, runner_env, sandbox_process, start_runner
-from sheets import rows, write_sheet
+
+from tests.support.processes import journaled_attempts, runner_env, sandbox_process, start_runner
+from tests.support.sheets import rows, write_sheet
 
 TARGET_PER_TRACKED = 0.1
 SETTLE_SECONDS = 1.0

@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench_engine import reset, sandbox_get
-from engine_support import results
-from process_support import kill_when, runner_env, sandbox_process, start_runner
-from sheets import rows, write_sheet
+
+from tests.support.e2e import results
+from tests.support.processes import kill_when, runner_env, sandbox_process, start_runner
+from tests.support.sheets import rows, write_sheet
 
 
 @dataclass

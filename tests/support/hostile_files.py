@@ -1,6 +1,6 @@
 """Crafted files that once cost batchpay its memory or its time: a few KB that ask a parser
 for a rectangle of billions of cells, millions of real cells, a CSV of single characters.
-Used by the tests (small forms) and by benchmarks/bench_hostile.py (full size)."""
+Used by the tests (small forms) and by tests/benchmarks/bench_hostile.py (full size)."""
 
 from __future__ import annotations
 

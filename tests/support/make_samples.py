@@ -1,6 +1,6 @@
 """Build the sample payout sheets in samples/ (run from the repository root):
 
-    python tests/make_samples.py [OUT_DIR]
+    python tests/support/make_samples.py [OUT_DIR]
 
 - november-payouts.xlsx: a clean November 2026 payout sheet (suppliers and staff in China,
   paid from an NGN wallet; three suppliers invoiced in CNY, paid by target_amount) that
@@ -25,7 +25,7 @@ from typing import Any
 
 import xlsxwriter
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from a checkout
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from a checkout
 
 from batchpay.sheet.china_ids import resident_id_check_digit, uscc_check_char  # noqa: E402
 from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS_BY_NAME  # noqa: E402
@@ -250,6 +250,6 @@ def make_samples(out_dir: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "samples"
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "samples"
     for written in make_samples(target):
         print(written)

@@ -1,7 +1,7 @@
 """Run the README's walkthrough: every ```console block marked `<!-- runnable -->`.
 
-    python tests/readme_transcript.py           run them, print the transcript
-    python tests/readme_transcript.py --write   also put the real output back into README.md
+    python tests/support/readme_transcript.py           run them, print the transcript
+    python tests/support/readme_transcript.py --write   also put the real output back into README.md
 
 A command line is `$ batchpay ...` (an expected exit code other than 0 is written after it
 as `# exit N`); the lines after it, up to the next `$`, are its output. Commands run in a
@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 BLOCK = re.compile(r"<!-- runnable -->\n```console\n(.*?)```", re.S)
 EXIT = re.compile(r"\s+# exit (\d+)\s*$")

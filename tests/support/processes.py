@@ -80,7 +80,7 @@ def private_user_folders(folder: Path) -> dict[str, str]:
 def timed_child(args: list[str], folder: Path) -> tuple[float, float, int]:
     """Wall seconds, peak RSS in MB and exit code of one child process (its user data and
     config folders under `folder`: the embedded sandbox it may start keeps its state there)."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
            **private_user_folders(folder)}
     started = time.perf_counter()
     child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
