@@ -3,7 +3,7 @@
     python tests/benchmarks/soak_crash.py [--trials 1000] [--rows 12] [--seed 20261121]
     python tests/benchmarks/soak_crash.py --short      # 2 trials, for CI
 
-The long form of tests/test_exactly_once.py::test_sigkill_at_random_moments_never_pays_twice.
+The long form of tests/engine/test_exactly_once.py::test_sigkill_at_random_moments_never_pays_twice.
 One sandbox process (latency 15 ms, settle 0.2 s, state on disk) serves every trial; per
 trial it is reset, `batchpay run SHEET --wait 0 --concurrency 4` starts on a fresh journal
 and is killed with SIGKILL once a random number of intents (1..rows) is journaled, plus

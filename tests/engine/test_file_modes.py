@@ -12,7 +12,7 @@ from batchpay.engine.journal import Journal
 from batchpay.errors import JournalError
 from tests.support.e2e import batchpay
 
-SAMPLES = Path(__file__).parent.parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 
 def mode(path: Path) -> int:

@@ -126,5 +126,5 @@ def test_the_summary_counts_invalid_rows_under_their_currency_and_says_the_readm
     assert invalid[("NGN", "INVALID")][2:4] == (2, 2500.25 + 12.345)
     assert invalid[("USD", "INVALID")][2:4] == (1, 0)
     assert not any(r[0] == "(none)" for r in lines)
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert CONTROL_TOTALS in " ".join(readme.replace("`", "").split())

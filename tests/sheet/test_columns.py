@@ -16,7 +16,7 @@ from batchpay.sheet.columns import (
 )
 from batchpay.sheet.validate import PayoutRow
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 DESIGN_ORDER = (
     "payout_ref", "recipient_type", "recipient_name", "company_name", "company_id",
     "ic_number", "account_number", "bank_name", "bank_city", "sort_code", "amount",

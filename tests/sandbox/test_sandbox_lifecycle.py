@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from batchpay.cli import cli
 from tests.support.sandbox_calls import api, held_payouts, new_quote, pay, payout_request
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 START_NGN = Decimal(10_000_000_000)
 
 

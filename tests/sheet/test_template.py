@@ -15,7 +15,7 @@ from batchpay.cli import cli
 from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS
 from batchpay.sheet.read import read_sheet
 
-TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 
 def run_template(*args: str) -> Any:

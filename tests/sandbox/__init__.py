@@ -1,0 +1,1 @@
+"""batchpay.sandbox: the sandbox service over real HTTP, its faults and its life cycle."""
