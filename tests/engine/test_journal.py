@@ -19,6 +19,8 @@ from batchpay.statuses import SENDING
 
 @pytest.fixture
 def journal(tmp_path: Path) -> Journal:
+    """A journal in its own file: this module tests the file (modes, WAL, durability), so
+    it replaces the in-memory `journal` of the engine's conftest here."""
     j = Journal(tmp_path / "j" / "journal.sqlite3")
     yield j
     j.close()

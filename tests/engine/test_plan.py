@@ -19,13 +19,6 @@ from batchpay.sheet.validate import Validation, validate_sheet
 from tests.support.sheets import rows, write_sheet
 
 
-@pytest.fixture
-def journal(tmp_path: Path) -> Any:
-    with Journal(tmp_path / "journal.sqlite3") as j:
-        j.bind_service("embedded")
-        yield j
-
-
 def checked(tmp_path: Path, count: int = 1, **overrides: Any) -> tuple[Validation, list[str]]:
     sheet = read_sheet(write_sheet(tmp_path / "nov.xlsx", rows(count, **overrides)))
     return validate_sheet(sheet), list(sheet.columns)

@@ -168,8 +168,7 @@ def test_a_dry_run_shows_the_hold_and_records_no_release(service: Any, tmp_path:
     assert len(sandbox_payouts(service.url)) == 1
 
 
-def test_the_window_counts_from_the_first_payout_request(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "j.sqlite3")
+def test_the_window_counts_from_the_first_payout_request(journal: Journal) -> None:
     details = json.dumps({"account_number": "6222-0001", "amount": "100.50",
                           "source_currency": "NGN", "currency": "CNY"})
     journal.record_intent("A-1", "run-1", details, {}, {"quoteId": "q-1"}, 0.0)
@@ -181,4 +180,3 @@ def test_the_window_counts_from_the_first_payout_request(tmp_path: Path) -> None
     assert RepeatCheck(journal, 45, now=now + timedelta(days=46)).earlier("B-1", key) == []
     assert RepeatCheck(journal, 45, now=now).earlier(
         "B-1", payment_key("6222 0001", "100.51", "NGN", "CNY")) == []
-    journal.close()
