@@ -7,12 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine_support import batchpay
-from sheets import rows, write_sheet
-
 from batchpay.engine.journal import Journal
 from batchpay.engine.render import run_list
 from batchpay.sheet.outcomes import json_document, json_row
+from tests.support.e2e import batchpay
+from tests.support.sheets import rows, write_sheet
 
 
 def test_the_document_holds_the_rows_and_never_a_payees_bank_details() -> None:

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import sandbox_stats
 
 from batchpay.config import Settings
 from batchpay.engine.banknames import list_banks
 from batchpay.provider.errors import ProviderError
 from batchpay.service import Service
+from tests.support.e2e import sandbox_stats
 
 
 def bank_requests(url: str) -> int:

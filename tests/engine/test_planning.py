@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import sandbox_payouts, sandbox_stats, set_wallet
-from sheets import row, rows, write_sheet
 
 from batchpay.config import load_settings
 from batchpay.connect import open_service
@@ -18,6 +16,8 @@ from batchpay.display import RichReporter
 from batchpay.engine.approval import plan_id, read_plan
 from batchpay.engine.planning import PlanFiles, make_plan
 from batchpay.engine.runner import RunOptions
+from tests.support.e2e import sandbox_payouts, sandbox_stats, set_wallet
+from tests.support.sheets import row, rows, write_sheet
 
 
 @pytest.mark.parametrize("name, plan", [

@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import batchpay, results, sandbox_stats
-from sheets import row, rows, write_sheet
 
 from batchpay.config import load_settings
 from batchpay.connect import open_service
@@ -16,6 +14,8 @@ from batchpay.engine.checking import check_sheet_file
 from batchpay.engine.payees import CHANGED, NEW
 from batchpay.errors import UsageError
 from batchpay.statuses import EXIT_OK, EXIT_ROWS
+from tests.support.e2e import batchpay, results, sandbox_stats
+from tests.support.sheets import row, rows, write_sheet
 
 NEAR_MISS = "bank_name: 中国工商 is not in the service's bank list for CN/CNY; did you mean 中国工商银行?"
 
