@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from batchpay.config import Settings
 from batchpay.errors import BatchpayError
@@ -33,8 +33,20 @@ from batchpay.provider.errors import AuthError, ProviderError, RequestRejected
 from batchpay.provider.models import Bank
 from batchpay.service import Opener, Service
 
+if TYPE_CHECKING:
+    from batchpay.sheet.validate import Validation
+
 # the list of bank names for (country, currency); raises ProviderError like PayoutClient.banks
 BankFetcher = Callable[[str, str], Awaitable[list[str]]]
+
+
+@runtime_checkable
+class BankSource(Protocol):
+    """What lists banks: a ``PayoutClient``, or a test's stand-in."""
+
+    async def banks(self, country: str, currency: str) -> list[Bank]: ...
+
+
 Pair = tuple[str, str]
 CLOSEST = 3
 CUTOFF = 0.6  # difflib's default: "中国工商" vs "中国工商银行" scores 0.8
@@ -49,19 +61,19 @@ class BankCheck:
     requests: int = 0  # lists fetched from the service (not from the cache)
     checked: list[Pair] = field(default_factory=list)  # pairs whose list was available
 
-    def apply(self, validation: Any) -> None:
+    def apply(self, validation: Validation) -> None:
         """Append the warnings to the rows (``RowCheck.warnings``); the rows stay VALID."""
         for position, messages in self.warnings.items():
             validation.rows[position].warnings.extend(messages)
 
 
-def row_pairs(validation: Any) -> list[Pair | None]:
+def row_pairs(validation: Validation) -> list[Pair | None]:
     """(country, currency) of each VALID row's recipient, None for an INVALID row."""
     return [(r.payout.country, r.payout.currency) if r.payout is not None else None
             for r in validation.rows]
 
 
-def fetcher_for(client: Any) -> BankFetcher:
+def fetcher_for(client: BankSource) -> BankFetcher:
     """A fetcher over an async ``PayoutClient`` (anything with ``banks(country, currency)``)."""
 
     async def fetch(country: str, currency: str) -> list[str]:
@@ -70,8 +82,8 @@ def fetcher_for(client: Any) -> BankFetcher:
     return fetch
 
 
-async def check_bank_names(validation: Any, pairs: Sequence[Pair | None],
-                           fetch: BankFetcher | Any, *, cache_dir: Path | None = None,
+async def check_bank_names(validation: Validation, pairs: Sequence[Pair | None],
+                           fetch: BankFetcher | BankSource, *, cache_dir: Path | None = None,
                            service: str = "", today: date | None = None) -> BankCheck:
     """Compare each row's bank_name with the directory of its (country, currency).
 
@@ -79,7 +91,7 @@ async def check_bank_names(validation: Any, pairs: Sequence[Pair | None],
     journal's folder) keeps one list per pair and day for ``service`` (the journal's
     service identity, so that two services never share a cached list).
     """
-    fetcher: BankFetcher = fetch if not hasattr(fetch, "banks") else fetcher_for(fetch)
+    fetcher = fetcher_for(fetch) if isinstance(fetch, BankSource) else fetch
     cache = _Cache(cache_dir, service, today or datetime.now(UTC).date())
     result = BankCheck()
     lists: dict[Pair, list[str] | None] = {}
@@ -119,7 +131,7 @@ async def check_bank_names(validation: Any, pairs: Sequence[Pair | None],
     return result
 
 
-async def add_bank_warnings(validation: Any, client: Any, *, cache_dir: Path | None,
+async def add_bank_warnings(validation: Validation, client: BankSource, *, cache_dir: Path | None,
                             service: str) -> list[str]:
     """Check every VALID row's bank_name, put the misses into the rows' warnings; the notes."""
     check = await check_bank_names(validation, row_pairs(validation), client,
@@ -128,7 +140,7 @@ async def add_bank_warnings(validation: Any, client: Any, *, cache_dir: Path | N
     return check.notes
 
 
-def check_sheet_bank_names(validation: Any, settings: Settings, connect: Opener) -> list[str]:
+def check_sheet_bank_names(validation: Validation, settings: Settings, connect: Opener) -> list[str]:
     """`batchpay validate`'s check, on the service `connect` opens when today's cached bank
     directory does not have every pair.
 
