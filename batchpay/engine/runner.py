@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from batchpay import __version__
 from batchpay.config import Settings, fingerprint
-from batchpay.engine.approval import require_release
 from batchpay.engine.confirm import (
     Confirmation,
     balances_of,
@@ -153,6 +152,8 @@ def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
     """Run one batch end to end. `read` returns (sheet, validation) for the input; `connect`
     opens the service (the caller's: the engine builds none), once the sheet is read and
     the journal locked and checked. With `require_approval`, only an approved plan is paid."""
+    from batchpay.engine.approval import require_release  # loads signatures' code on use
+
     require_release(options.approved, settings, kind=options.kind, dry_run=options.dry_run)
     sheet, validation = read()
     journal = Journal(settings.journal)
