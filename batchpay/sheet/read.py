@@ -16,7 +16,6 @@ import gc
 import hashlib
 import io
 import re
-import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,7 +36,6 @@ from batchpay.sheet.xlsx_guard import (
     column_letters,
     formula_problems,
     inspect_xlsx,
-    sheet_parts,
     zero_padded_cells,
 )
 
@@ -164,9 +162,8 @@ def _read_xlsx(path: Path, data: bytes, wanted: str | None, limits: SheetLimits
                ) -> tuple[str, list[list[Any]], CellIssues, list[str], set[int], str | None]:
     from python_calamine import CalamineError, CalamineWorkbook, SheetVisibleEnum
 
-    hidden_by_part: dict[str, set[int]] = {}
     # refuses a sheet larger than `limits` before calamine allocates the rectangle it spans
-    flagged = inspect_xlsx(io.BytesIO(data), path.name, hidden_by_part, limits)
+    found = inspect_xlsx(io.BytesIO(data), path.name, limits)
     try:
         workbook = CalamineWorkbook.from_filelike(io.BytesIO(data))
     except CalamineError as exc:
@@ -182,14 +179,9 @@ def _read_xlsx(path: Path, data: bytes, wanted: str | None, limits: SheetLimits
         raise InputError(f"Sheet {name!r} of {path.name} cannot be read ({exc}).") from None
     finally:
         workbook.close()
-    issues: CellIssues = {}
-    hidden: set[int] = set()
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        part = sheet_parts(archive).get(name)
-    if part in flagged:
-        issues = formula_problems(io.BytesIO(data), part)
-    hidden = hidden_by_part.get(part or "", set())
-    return name, grid, issues, names, hidden, part
+    part = found.parts.get(name)
+    issues = formula_problems(io.BytesIO(data), part) if part in found.flagged else {}
+    return name, grid, issues, names, found.hidden.get(part or "", set()), part
 
 
 def _zero_padded(data: bytes, part: str, grid: list[list[Any]], columns: list[str],

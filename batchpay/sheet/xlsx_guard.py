@@ -144,34 +144,42 @@ class Extent:
                                "or max_cells setting.")
 
 
-def inspect_xlsx(path: Any, name: str | None = None,
-                 hidden: dict[str, set[int]] | None = None,
-                 limits: SheetLimits = DEFAULT_LIMITS) -> set[str]:
-    """Refuse a hostile or broken .xlsx; return the worksheet parts holding formulas or errors.
+@dataclass
+class Inspection:
+    """What the guard's one pass over an .xlsx found, for the reader."""
 
-    `name` is the file name the messages show (an in-memory copy has none of its own);
-    `hidden`, when given, receives each worksheet part's hidden rows (hidden by hand or
-    filtered out: Excel marks both `hidden="1"`), found in the same pass. A worksheet that
-    spans more than `limits`, or more shared strings than `limits.max_cells` (read whole
-    when a workbook opens), refuses the file as soon as the scan reaches that far.
+    parts: dict[str, str]  # sheet name → its worksheet part ({} when workbook.xml is unusable)
+    flagged: set[str]  # worksheet parts holding formulas or error values
+    hidden: dict[str, set[int]]  # worksheet part → its hidden rows (by hand or filtered out)
+
+
+def inspect_xlsx(path: Any, name: str | None = None,
+                 limits: SheetLimits = DEFAULT_LIMITS) -> Inspection:
+    """Refuse a hostile or broken .xlsx; what it holds otherwise (`Inspection`).
+
+    `name` is the file name the messages show (an in-memory copy has none of its own).
+    Hidden rows (hidden by hand or filtered out: Excel marks both `hidden="1"`) are found in
+    the same pass. A worksheet that spans more than `limits`, or more shared strings than
+    `limits.max_cells` (read whole when a workbook opens), refuses the file as soon as the
+    scan reaches that far.
     """
     name = name or str(getattr(path, "name", path))
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
             _check_entries(infos, name)
-            sheets = {part: sheet for sheet, part in _sheet_parts_or_none(archive).items()}
-            flagged: set[str] = set()
+            found = Inspection(_sheet_parts_or_none(archive), set(), {})
+            sheets = {part: sheet for sheet, part in found.parts.items()}
             for info in infos:
                 rows: set[int] = set()
                 where = (f"Sheet {sheets[info.filename]!r} of {name}" if info.filename in sheets
                          else f"{name} ({info.filename})")
                 if info.filename.lower().endswith(XML_SUFFIXES) and _scan_part(
                         archive, info, name, rows, limits, where):
-                    flagged.add(info.filename)
-                if rows and hidden is not None:
-                    hidden[info.filename] = rows
-            return flagged
+                    found.flagged.add(info.filename)
+                if rows:
+                    found.hidden[info.filename] = rows
+            return found
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
         raise InputError(f"{name} is damaged ({exc}).", hint=_REBUILD_HINT) from None
     except (RuntimeError, NotImplementedError) as exc:  # encrypted entries, unknown compression
