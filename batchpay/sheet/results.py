@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import xlsxwriter
 from xlsxwriter.exceptions import FileCreateError
@@ -56,9 +56,6 @@ from batchpay.sheet.xlsx import (
 )
 from batchpay.statuses import FINE_OR_VALID, Status
 
-if TYPE_CHECKING:
-    pass
-
 RESULT_COLUMNS = ("row", "status", "error", "next_step", "warning", "reference_number",
                   "payout_id",
                   "quote_id", "rate", "fee", "delivered_amount", "total_debit", "quotes_used",
@@ -76,19 +73,14 @@ PAYEE_CHANGES_COLUMNS = ("payee", "row", "payout_ref", "reason", "field", "befor
 INPUT_SUFFIX = "_input"
 
 # (fill, font): green done, red not paid, amber look again, blue under way
+_GREEN, _RED = ("#C6EFCE", "#006100"), ("#FFC7CE", "#9C0006")
+_AMBER, _BLUE = ("#FFEB9C", "#9C5700"), ("#DDEBF7", "#1F4E78")
 _STATUS_COLOURS: dict[str, tuple[str, str]] = {
-    Status.COMPLETED: ("#C6EFCE", "#006100"),
-    Status.VALID: ("#C6EFCE", "#006100"),
-    Status.FAILED: ("#FFC7CE", "#9C0006"),
-    Status.REFUNDED: ("#FFC7CE", "#9C0006"),
-    Status.REJECTED: ("#FFC7CE", "#9C0006"),
-    Status.INVALID: ("#FFC7CE", "#9C0006"),
-    Status.QUOTE_FAILED: ("#FFC7CE", "#9C0006"),
-    Status.UNKNOWN: ("#FFEB9C", "#9C5700"),
-    Status.NOT_SENT: ("#FFEB9C", "#9C5700"),
-    Status.HELD: ("#FFEB9C", "#9C5700"),
-    Status.PENDING: ("#DDEBF7", "#1F4E78"),
-    Status.PROCESSING: ("#DDEBF7", "#1F4E78"),
+    **dict.fromkeys((Status.COMPLETED, Status.VALID), _GREEN),
+    **dict.fromkeys((Status.FAILED, Status.REFUNDED, Status.REJECTED, Status.INVALID,
+                     Status.QUOTE_FAILED), _RED),
+    **dict.fromkeys((Status.UNKNOWN, Status.NOT_SENT, Status.HELD), _AMBER),
+    **dict.fromkeys((Status.PENDING, Status.PROCESSING), _BLUE),
 }
 _RATE_FORMAT = "0.00########"
 _WIDTH_SAMPLE_ROWS = 1000  # widths come from the header and the first rows: cheap, and enough
