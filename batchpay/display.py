@@ -25,14 +25,10 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from batchpay.statuses import Status
+from batchpay.statuses import Status, coloured
 
-STATUS_STYLE: dict[str, str] = {
-    Status.COMPLETED: "green", Status.VALID: "green", Status.PENDING: "cyan",
-    Status.PROCESSING: "cyan", Status.FAILED: "red", Status.REFUNDED: "red",
-    Status.REJECTED: "red", Status.INVALID: "red", Status.QUOTE_FAILED: "red",
-    Status.UNKNOWN: "yellow", Status.NOT_SENT: "yellow", Status.HELD: "yellow",
-}
+STATUS_STYLE = coloured({"done": "green", "not paid": "red", "look again": "yellow",
+                         "under way": "cyan"})
 
 
 def styled(status: str) -> Text:

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class Status(StrEnum):
@@ -73,6 +76,23 @@ REQUESTED = SENT | IN_DOUBT
 MAY_HAVE_PAID = FINE | IN_DOUBT
 # Ledger: what `sync` follows, as the service may still change it (FAILED becomes REFUNDED).
 MAY_CHANGE = (REQUESTED - FINAL) | {Status.FAILED}
+
+
+# How a status is coloured wherever it is shown (the workbooks' fills, the terminal): done,
+# not paid, look again, under way.
+TONES: dict[str, frozenset[Status]] = {
+    "done": frozenset({Status.COMPLETED, Status.VALID}),
+    "not paid": frozenset({Status.FAILED, Status.REFUNDED, Status.REJECTED, Status.INVALID,
+                           Status.QUOTE_FAILED}),
+    "look again": frozenset({Status.UNKNOWN, Status.NOT_SENT, Status.HELD}),
+    "under way": ON_ITS_WAY,
+}
+
+
+def coloured(colours: dict[str, T]) -> dict[str, T]:
+    """Status → its tone's colour, in Status order, from tone → colour."""
+    return {status: colours[tone] for status in Status
+            for tone, members in TONES.items() if status in members}
 
 
 def in_order(statuses: Iterable[str]) -> tuple[Status, ...]:

@@ -141,3 +141,15 @@ def test_statuses_imports_nothing_from_batchpay_and_the_sheet_no_engine() -> Non
         wrong = {m for m in _imported(path)
                  if m.startswith(("batchpay.engine", "batchpay.provider"))}
         assert not wrong, f"{path.name} imports {wrong}"
+
+
+def test_every_status_has_one_tone_so_the_workbook_and_the_terminal_colour_it_alike() -> None:
+    from batchpay.display import STATUS_STYLE
+    from batchpay.sheet.results import _STATUS_COLOURS
+    from batchpay.statuses import TONES
+
+    assert sorted(s for members in TONES.values() for s in members) == sorted(Status)
+    assert set(STATUS_STYLE) == set(_STATUS_COLOURS) == set(Status)
+    for members in TONES.values():
+        assert len({STATUS_STYLE[s] for s in members}) == 1
+        assert len({_STATUS_COLOURS[s] for s in members}) == 1

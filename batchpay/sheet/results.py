@@ -54,7 +54,7 @@ from batchpay.sheet.xlsx import (
     write_number,
     write_text,
 )
-from batchpay.statuses import FINE_OR_VALID, Status
+from batchpay.statuses import FINE_OR_VALID, Status, coloured
 
 RESULT_COLUMNS = ("row", "status", "error", "next_step", "warning", "reference_number",
                   "payout_id",
@@ -72,16 +72,10 @@ PAYEE_CHANGES_COLUMNS = ("payee", "row", "payout_ref", "reason", "field", "befor
                          "last paid", "decision")
 INPUT_SUFFIX = "_input"
 
-# (fill, font): green done, red not paid, amber look again, blue under way
-_GREEN, _RED = ("#C6EFCE", "#006100"), ("#FFC7CE", "#9C0006")
-_AMBER, _BLUE = ("#FFEB9C", "#9C5700"), ("#DDEBF7", "#1F4E78")
-_STATUS_COLOURS: dict[str, tuple[str, str]] = {
-    **dict.fromkeys((Status.COMPLETED, Status.VALID), _GREEN),
-    **dict.fromkeys((Status.FAILED, Status.REFUNDED, Status.REJECTED, Status.INVALID,
-                     Status.QUOTE_FAILED), _RED),
-    **dict.fromkeys((Status.UNKNOWN, Status.NOT_SENT, Status.HELD), _AMBER),
-    **dict.fromkeys((Status.PENDING, Status.PROCESSING), _BLUE),
-}
+# (fill, font) of each status's tone (statuses.TONES)
+_STATUS_COLOURS = coloured({"done": ("#C6EFCE", "#006100"), "not paid": ("#FFC7CE", "#9C0006"),
+                            "look again": ("#FFEB9C", "#9C5700"),
+                            "under way": ("#DDEBF7", "#1F4E78")})
 _RATE_FORMAT = "0.00########"
 _WIDTH_SAMPLE_ROWS = 1000  # widths come from the header and the first rows: cheap, and enough
 _MIN_WIDTH, _MAX_WIDTH = 8, 60
