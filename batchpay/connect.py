@@ -10,7 +10,6 @@ service; it builds none of this.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -27,8 +26,7 @@ SANDBOX_STATE_FILE = "sandbox-state.sqlite3"
 
 
 @contextmanager
-def open_service(settings: Settings, *, listen: bool = False,
-                 settle_seconds: float | None = None) -> Iterator[Service]:
+def open_service(settings: Settings, *, listen: bool = False) -> Iterator[Service]:
     if not settings.embedded:
         if not settings.api_key:
             raise ConfigError(
@@ -42,10 +40,7 @@ def open_service(settings: Settings, *, listen: bool = False,
     from batchpay.sandbox.server import start_in_thread
 
     state = private_dir(settings.journal.parent) / SANDBOX_STATE_FILE
-    config = SandboxConfig(port=0, state_path=state)
-    if settle_seconds is not None:
-        config = dataclasses.replace(config, settle_seconds=settle_seconds)
-    running = start_in_thread(config)
+    running = start_in_thread(SandboxConfig(port=0, state_path=state))
     try:
         service = Service(running.url, running.api_key, embedded=True)
         if not listen:
