@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from batchpay import sshsig
 from batchpay.config import Settings
+from batchpay.engine.journal import journal_holds_event
 from batchpay.engine.records import operator
 from batchpay.errors import UsageError
 from batchpay.sheet.read import Sheet, SheetRow
@@ -241,6 +242,11 @@ def check_release(plan: CheckedPlan, settings: Settings, *, now: datetime | None
     if document["journal"]["path"] != str(Path(settings.journal).absolute()):
         raise PlanRefused(f"The plan was made against the journal {document['journal']['path']}"
                           f", not {Path(settings.journal).absolute()}.")
+    if not journal_holds_event(Path(settings.journal), document["journal"]["chain_head"]):
+        raise PlanRefused("The journal is not the one the plan was made against: the plan's "
+                          "chain head is none of its events (another, older or new journal).",
+                          hint="Run the plan with the journal it was made with, or make and "
+                          "approve a new plan.")
     if settings.approvers_file is None:
         raise PlanRefused("No approvers file is set: set approvers_file to the allowed_signers "
                           "file that lists who may approve.")
