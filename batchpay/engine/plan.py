@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from batchpay.config import Settings
@@ -166,26 +167,25 @@ def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, k
             rr.linked = True
             track.append(ref)
     findings = _payee_holds(journal, settings, candidates)
-    for job, rr in candidates:  # a changed payee is held first, then a repeated payment
+    # a changed payee is held first, then a payment the service holds and the journal does
+    # not, then a repeated payment
+    holds = (partial(_service_decision, service), partial(_repeat_decision, repeats))
+    for job, rr in candidates:
         finding = findings.get(job.seq)
         if finding is not None and (finding.held or finding.reason == IDENTITY):
             rr.status = Status.INVALID if finding.reason == IDENTITY else Status.HELD
             rr.error = (f"payee_id: {finding.message}" if rr.status == Status.INVALID
                         else finding.message)
             continue
-        decision = _service_decision(service, job.row, job.ref, allow_repeat)
-        if decision is not None:
-            decisions.append(decision)
-            if decision[0] == "hold.service":
-                rr.status, rr.error = Status.HELD, decision[2]["message"]
-                continue
-        decision = _repeat_decision(repeats, job.row, job.ref, allow_repeat)
-        if decision is not None:
-            decisions.append(decision)
-            if decision[0] == "hold.repeat":
-                rr.status, rr.error = Status.HELD, decision[2]["message"]
-                continue
-        send.append(job)
+        for decide in holds:
+            decision = decide(job.row, job.ref, allow_repeat)
+            if decision is not None:
+                decisions.append(decision)
+                if decision[0] != "hold.released":
+                    rr.status, rr.error = Status.HELD, decision[2]["message"]
+                    break
+        else:
+            send.append(job)
     decisions += [("hold.payee", f.ref, f.as_info()) for f in findings.values() if f.held]
     invalid = sum(r.status == Status.INVALID for r in rows)
     if invalid and not skip_invalid:

@@ -207,6 +207,7 @@ class _Batch:
         self.sandbox = service.embedded
         self.balances: dict[str, Decimal] = {}
         self.wallets: dict[str, dict[str, str]] = {}  # wallet_before/after per currency
+        self.service_check: dict[str, Any] = {}  # what the service's list check read
 
     def _client(self) -> PayoutClient:
         pacer = Pacer(max_rps=self.options.max_rps,
@@ -301,6 +302,9 @@ class _Batch:
                                                progress=progress)
         finally:
             self.reporter.done()
+        self.service_check = {"since": f"{ledger.since:%Y-%m-%dT%H:%M:%SZ}",
+                              "pages": ledger.pages, "payouts_seen": ledger.seen,
+                              "complete": ledger.complete}
         if not ledger.complete:
             self.notes.append(f"The service's payout list was read up to the page cap "
                               f"(sync_max_pages = {cap}, {cap * 100} payouts) without reaching "
@@ -334,6 +338,7 @@ class _Batch:
                          "sheet": o.sheet_name or "",
                          "source_currency": o.source_currency or ""},
             **(o.approved.run_info() if o.approved is not None else {}),
+            **({"service_list_check": self.service_check} if self.service_check else {}),
         }
 
     async def _confirm(self, sender: Sender, plan: Plan) -> None:
