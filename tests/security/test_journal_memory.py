@@ -282,10 +282,12 @@ def test_a_payout_request_is_refused_for_a_row_another_run_sent(
 
 # --- 9: "never received" only for quotes that expired a read timeout before the scan -----
 
-def test_a_payout_committed_while_the_scan_reads_is_not_paid_again(
-        sandbox_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    service = sandbox_factory(state_path=tmp_path / "sandbox.sqlite3", quote_ttl=1.0,
-                              settle_seconds=0.05)
+def in_doubt_then_committed_during_a_scan(service: Any, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """(sheet, journal): one row in doubt (its request journaled, its answer lost, its quote
+    valid one more second); the request reaches the service while the next scan of the list
+    is reading (after the list's last page was read), and that scan ends after the quote
+    expired. Returns once the list is patched so; the patch commits once."""
     sheet = write_sheet(tmp_path / "nov.xlsx", [row(1)])
     _, validation = read_payouts(sheet)
     payout = validation.rows[0].payout
@@ -295,7 +297,7 @@ def test_a_payout_committed_while_the_scan_reads_is_not_paid_again(
     body = payout.payout_body(quote["id"])
     run = RunRecord(id="20251120-080000-abcd", kind="run", started_at=utcnow(),
                     sheet="nov.xlsx", input_sha256="0" * 64, input_columns=["payout_ref"])
-    with Journal(journal) as j:  # a request whose answer was lost: in doubt
+    with Journal(journal) as j:
         j.bind_service(service.url)
         j.start_run(run, [RunRow(seq=0, row=2, payout_ref=payout.payout_ref,
                                  inputs=[payout.payout_ref], status="NOT_SENT")])
@@ -303,30 +305,56 @@ def test_a_payout_committed_while_the_scan_reads_is_not_paid_again(
                         expires_at=time.time() + 1.0, seq=0, amount=payout.amount,
                         source_currency="NGN", target_currency="CNY")
         j.set_status(payout.payout_ref, "UNKNOWN", run_id=run.id, error="no answer")
-    # the request reaches the service while the scan is reading: after the list's last
-    # page was read, just before its quote expires; the scan ends after the expiry
+    quote_expiry = time.time() + 1.0
     real_list = PayoutClient.list_payouts
+    committed: list[bool] = []
 
     async def list_then_commit(self: PayoutClient, **kwargs: Any) -> Any:
         page = await real_list(self, **kwargs)
-        service.state.create_payout(body)
-        time.sleep(max(0.0, quote_expiry - time.time()) + 0.2)
+        if not committed:
+            committed.append(True)
+            service.state.create_payout(body)
+            await asyncio.sleep(max(0.0, quote_expiry - time.time()) + 0.2)
         return page
 
-    quote_expiry = time.time() + 1.0
     monkeypatch.setattr(PayoutClient, "list_payouts", list_then_commit)
+    return sheet, journal
+
+
+def test_a_payout_committed_while_syncs_scan_reads_is_not_paid_again(
+        sandbox_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    service = sandbox_factory(state_path=tmp_path / "sandbox.sqlite3", quote_ttl=1.0,
+                              settle_seconds=0.05)
+    sheet, journal = in_doubt_then_committed_during_a_scan(service, tmp_path, monkeypatch)
     settings = Settings(base_url=service.url, api_key=service.api_key, journal=journal,
                         read_timeout=5.0)
     opened = Service(service.url, service.api_key, embedded=False)
+    with Journal(journal) as j:
+        [run] = j.runs()
     synced = sync_run(settings, run.id, tmp_path / "synced.xlsx",
                       lambda: contextlib.nullcontext(opened))
-    monkeypatch.setattr(PayoutClient, "list_payouts", real_list)
     again = batchpay("run", str(sheet), "--wait", "2", "--journal", str(journal),
                      "--out", str(tmp_path / "again.xlsx"),
                      env={"BATCHPAY_BASE_URL": service.url, "BATCHPAY_API_KEY": service.api_key})
     assert len(sandbox_payouts(service.url)) == 1, again  # found in the list, not paid again
     assert synced.never_received == 0  # not proven: the quote expired during the scan
     assert again.exit_code == 0, again
+
+
+def test_a_payout_committed_while_a_runs_lookup_reads_is_not_paid_again(
+        sandbox_factory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    service = sandbox_factory(state_path=tmp_path / "sandbox.sqlite3", quote_ttl=1.0,
+                              settle_seconds=0.05)
+    sheet, journal = in_doubt_then_committed_during_a_scan(service, tmp_path, monkeypatch)
+    (tmp_path / "batchpay.toml").write_text("read_timeout = 1\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    again = batchpay("run", str(sheet), "--wait", "5", "--journal", str(journal),
+                     "--out", str(tmp_path / "again.xlsx"),
+                     env={"BATCHPAY_BASE_URL": service.url, "BATCHPAY_API_KEY": service.api_key})
+    assert len(sandbox_payouts(service.url)) == 1, again  # found by a later scan: not resent
+    assert again.exit_code == 0, again
+    assert by_ref(tmp_path / "again.xlsx")["T-00001"]["status"] in {"PENDING", "PROCESSING",
+                                                                   "COMPLETED"}
 
 
 def test_sync_takes_the_journal_lock(service: Any, tmp_path: Path) -> None:
