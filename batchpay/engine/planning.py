@@ -26,6 +26,7 @@ from batchpay.engine.approval import (
     read_plan,
     short_code,
     sign_as_maker,
+    signature_paths,
     summary_lines,
 )
 from batchpay.engine.journal import Journal
@@ -108,6 +109,8 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
                           source_currency=options.source_currency,
                           payee_changes=outcome.payee_changes)
     data = canonical_bytes(document)
+    for stale in signature_paths(files.plan):  # approvals of a plan this one replaces
+        stale.unlink()
     with replaced_atomically(files.plan) as partial:
         partial.write_bytes(data)
     sign_as_maker(files.plan, data, maker)

@@ -100,3 +100,18 @@ def test_the_engine_itself_refuses_an_unapproved_run_when_approval_is_required(
                   lambda: open_service(settings))
     assert read == [] and sandbox_payouts(service.url) == []
     assert sum(sandbox_stats(service.url)["requests"].values()) == 0
+
+
+def test_a_plan_made_again_drops_the_approvals_of_the_one_it_replaces(
+        cli_sandbox: Any, tmp_path: Path) -> None:
+    cli_sandbox(settle_seconds=0.2)
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
+    first = _plan(sheet)
+    stale = [first.files.plan.with_name(f"nov.plan.json{n}.sig") for n in ("", ".2")]
+    other = first.files.plan.with_name("nov.plan.json.kept.sig")
+    for path in (*stale, other):
+        path.write_text("a signature of the first plan\n")
+    again = _plan(sheet)
+    assert again.identifier != first.identifier  # made again: another time, another id
+    assert not any(p.exists() for p in stale) and other.exists()
+    assert again.files.maker_signature.is_file()
