@@ -139,14 +139,15 @@ def test_1_one_person_cannot_make_and_approve_a_plan(service: Any, tmp_path: Pat
                             str(path)], check=True, capture_output=True)
         refused = run(path)
         assert sandbox_payouts(service.url) == []
-        assert refused.exit_code == 2, refused
+        why = "not by the maker's key" if attack == "maker renamed" else "maker's own signature"
+        assert refused.exit_code == 2 and why in refused.stderr, refused
 
 
 # --------------------------------------------------------------------------- 2
 
 
 @pytest.mark.parametrize("attack", ["a sixth row under the stated totals",
-                                    "expiry a year away"])
+                                    "expiry a year away", "new payees not said"])
 def test_2_the_approver_sees_figures_recomputed_from_the_rows(service: Any, tmp_path: Path,
                                                                attack: str) -> None:
     maya_key, maya_line = key(tmp_path, "Maya")
@@ -168,14 +169,23 @@ def test_2_the_approver_sees_figures_recomputed_from_the_rows(service: Any, tmp_
         later = datetime.now(UTC).replace(microsecond=0) + timedelta(days=365)
         document["expires_at"] = later.isoformat().replace("+00:00", "Z")
 
-    rewrite(path, sixth_row if attack.startswith("a sixth") else a_year, maya_key)
+    def unsaid(document: dict[str, Any]) -> None:
+        assert document["payee_changes"]  # five payees never paid before
+        document["payee_changes"] = []
+
+    edits = {"a sixth row under the stated totals": sixth_row, "expiry a year away": a_year,
+             "new payees not said": unsaid}
+    rewrite(path, edits[attack], maya_key)
     approved = approve(path, li_key, LI_WEI)
     sign(path, li_key)  # an approver who signs without reading: the run checks again
     refused = run(path)
     assert sandbox_payouts(service.url) == []
-    assert approved.exit_code == 2, approved
+    why = {"a sixth row under the stated totals": "stated totals",
+           "expiry a year away": "longer than plan_hours",
+           "new payees not said": "does not state"}[attack]
+    assert approved.exit_code == 2 and why in approved.stderr, approved
     assert "NGN: 5 row(s), amounts" not in approved.stderr  # never shown the stale totals
-    assert refused.exit_code == 2, refused
+    assert refused.exit_code == 2 and why in refused.stderr, refused
 
 
 # --------------------------------------------------------------------------- 3
@@ -222,7 +232,9 @@ def test_4_an_approvers_line_counts_only_as_openssh_reads_it(service: Any, tmp_p
     sign(path, li_key)  # a key for git only, expired, not yet valid, or a CA key
     refused = run(path)
     assert sandbox_payouts(service.url) == []
-    assert refused.exit_code == 2, refused
+    why = {'namespaces="git"': "only for namespaces", 'valid-before="20200101Z"': "only before",
+           'valid-after="20990101Z"': "only after", "cert-authority": "cert-authority"}[options]
+    assert refused.exit_code == 2 and why in refused.stderr, refused
 
 
 LINES = {  # options -> whether `ssh-keygen -Y verify -n batchpay-plan-v1` accepts the key
