@@ -54,6 +54,14 @@ def settings(tmp_path: Path, *lines: str, required: int = 1) -> None:
         f"approvals_required = {required}\n")
 
 
+def maker_and_approver(tmp_path: Path) -> tuple[Path, Path]:
+    """Maya makes plans, Li Wei approves them: their keys, both listed."""
+    maya_key, maya_line = key(tmp_path, "Maya")
+    li_key, li_line = key(tmp_path, "Li Wei")
+    settings(tmp_path, maya_line, li_line)
+    return maya_key, li_key
+
+
 def plan(tmp_path: Path, sheet_rows: list[dict[str, Any]], *, env: dict[str, str],
          maker_key: Path | None = None, name: str = "nov",
          headers: list[str] = HEADERS) -> Path:
@@ -150,9 +158,7 @@ def test_1_one_person_cannot_make_and_approve_a_plan(service: Any, tmp_path: Pat
                                     "expiry a year away", "new payees not said"])
 def test_2_the_approver_sees_figures_recomputed_from_the_rows(service: Any, tmp_path: Path,
                                                                attack: str) -> None:
-    maya_key, maya_line = key(tmp_path, "Maya")
-    li_key, li_line = key(tmp_path, "Li Wei")
-    settings(tmp_path, maya_line, li_line)
+    maya_key, li_key = maker_and_approver(tmp_path)
     path = plan(tmp_path, rows(5), env=MAYA, maker_key=maya_key)
 
     def sixth_row(document: dict[str, Any]) -> None:
@@ -192,9 +198,7 @@ def test_2_the_approver_sees_figures_recomputed_from_the_rows(service: Any, tmp_
 
 
 def test_3_the_ceiling_holds_across_every_run_of_a_plan(service: Any, tmp_path: Path) -> None:
-    maya_key, maya_line = key(tmp_path, "Maya")
-    li_key, li_line = key(tmp_path, "Li Wei")
-    settings(tmp_path, maya_line, li_line)
+    maya_key, li_key = maker_and_approver(tmp_path)
     invoices = rows(6, amount=None, target_amount=Decimal("2000.00"), currency="CNY")
     path = plan(tmp_path, invoices, env=MAYA, maker_key=maya_key,
                 headers=[*HEADERS, "target_amount", "currency"])
@@ -282,9 +286,7 @@ def test_4_allowed_signers_read_as_ssh_keygen_verify_reads_them(tmp_path: Path,
 
 def test_5_the_short_code_is_long_and_no_unchecked_field_varies_it(
         service: Any, tmp_path: Path) -> None:
-    maya_key, maya_line = key(tmp_path, "Maya")
-    li_key, li_line = key(tmp_path, "Li Wei")
-    settings(tmp_path, maya_line, li_line)
+    maya_key, li_key = maker_and_approver(tmp_path)
     path = plan(tmp_path, rows(2), env=MAYA, maker_key=maya_key)
     outcomes = []
     for field, value in (("sha256", "made on my laptop, try 1234567"), ("note", "try 1234567")):
@@ -309,9 +311,7 @@ def test_5_the_short_code_is_long_and_no_unchecked_field_varies_it(
 
 def test_5_the_code_is_typed_without_hyphens_case_or_look_alikes_and_once(
         service: Any, tmp_path: Path) -> None:
-    maya_key, maya_line = key(tmp_path, "Maya")
-    li_key, li_line = key(tmp_path, "Li Wei")
-    settings(tmp_path, maya_line, li_line)
+    maya_key, li_key = maker_and_approver(tmp_path)
     path = plan(tmp_path, rows(2), env=MAYA, maker_key=maya_key)
     typed = code_of(path).replace("-", "").lower().replace("0", "o").replace("1", "i")
     first = approve(path, li_key, LI_WEI, code=typed)
@@ -327,9 +327,7 @@ def test_5_the_code_is_typed_without_hyphens_case_or_look_alikes_and_once(
 
 
 def test_6_a_plan_named_with_brackets_runs(service: Any, tmp_path: Path) -> None:
-    maya_key, maya_line = key(tmp_path, "Maya")
-    li_key, li_line = key(tmp_path, "Li Wei")
-    settings(tmp_path, maya_line, li_line)
+    maya_key, li_key = maker_and_approver(tmp_path)
     path = plan(tmp_path, rows(3), env=MAYA, maker_key=maya_key, name="nov [final]*")
     assert approve(path, li_key, LI_WEI).exit_code == 0
     paid = run(path)
