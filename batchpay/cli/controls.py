@@ -175,12 +175,12 @@ def _signing_key(key: Path | None) -> tuple[Any, Path]:
 
 @cli.group()
 def keys() -> None:
-    """Signing keys for approving payment plans (Ed25519, OpenSSH format)."""
+    """Signing keys for making and approving payment plans (Ed25519, OpenSSH format)."""
 
 
 @keys.command("new")
-@click.option("--name", required=True, help="The approver's name, as the approvers file "
-              "will list it (its principal).")
+@click.option("--name", required=True, help="The person's name (maker or approver), as "
+              "the approvers file will list it (its principal).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the private key (default: in your user config folder); "
               "the public key goes beside it as .pub.")
@@ -189,7 +189,8 @@ def keys() -> None:
 @debug_option
 @handle_errors
 def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
-    """Make an Ed25519 key pair and print the approvers-file line for it."""
+    """Make an Ed25519 key pair and print the approvers-file line for it (a maker's key and
+    an approver's are listed alike; `namespaces=` on the line limits a key to one role)."""
     import os
     import re
 

@@ -490,11 +490,12 @@ def summary_lines(plan: CheckedPlan, largest: int = 5) -> list[str]:
              f"{document['expires_at']}; service {document['service']['base_url']}; dry run "
              f"{document['dry_run']}"]
     figures = currency_figures(document["rows"], Decimal(document["tolerance"]))
+    tolerance = format((Decimal(document["tolerance"]) * 100).normalize(), "f")
     for currency, total in figures.items():
         lines.append(f"  {currency}: {total['NbOfTxs']} row(s), amounts "
                      f"{Decimal(total['CtrlSum']):,}, quoted debit "
                      f"{Decimal(total['quoted_debit']):,}, ceiling "
-                     f"{Decimal(total['ceiling']):,} (+{Decimal(document['tolerance']) * 100:g} %)")
+                     f"{Decimal(total['ceiling']):,} (+{tolerance} %)")
     changes = document.get("payee_changes", [])
     if changes:
         lines.append(f"  payees new, changed or held ({len(changes)}):")
