@@ -20,7 +20,8 @@ NUMBER = r"\d+(?:\.\d+)?"
 # script -> the lines its short mode must print (one regex per line, all must match)
 EXPECTED = {
     "bench_approval.py": [
-        rf"^rows=500 plan_mb={NUMBER} sign_s={NUMBER} verify_s={NUMBER} rebuild_s={NUMBER}$",
+        rf"^rows=500 plan_mb={NUMBER} sign_s={NUMBER} read_s={NUMBER} verify_s={NUMBER} "
+        rf"rebuild_s={NUMBER}$",
     ],
     "bench_engine.py": [
         rf"^concurrency=4 rows=32 rows_per_s={NUMBER} bound=40\.0 share={NUMBER}% ",

@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -568,6 +569,22 @@ class Journal:
     def record_note(self, kind: str, data: dict[str, Any], run_id: str = "") -> None:
         with self.transaction():
             self._event(kind, run_id=run_id, data=data)
+
+    def plan_debits(self, plan_id: str) -> dict[str, Decimal]:
+        """What the runs of an approved plan sent, per source currency: the quoted debit of
+        every payout request made under it, less those proven to have moved no money
+        (refused, expired before sending, never received)."""
+        spent: dict[str, Decimal] = {}
+        for currency, debit in self.db.execute(
+                "SELECT json_extract(e.data, '$.source_currency'), "
+                "json_extract(e.data, '$.total_debit') FROM events e "
+                "JOIN runs r ON r.id = e.run_id "
+                "JOIN attempts a ON a.id = json_extract(e.data, '$.attempt') "
+                "WHERE e.kind = 'payout.intent' AND json_extract(r.info, '$.plan_id') = ? "
+                "AND COALESCE(a.outcome, '') NOT IN "
+                "('rejected', 'expired', 'not_sent', 'never_received')", (plan_id,)):
+            spent[currency] = spent.get(currency, Decimal(0)) + Decimal(str(debit))
+        return spent
 
 
 def file_identity(path: Path) -> tuple[int, int]:

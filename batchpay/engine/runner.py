@@ -245,7 +245,7 @@ class _Batch:
                 input_columns=list(self.sheet.columns),
                 info={**self._info(), "payee_changes": plan.payee_changes})
             sender = Sender(self.journal, client, self.run_id,
-                            ceilings=o.ceilings() if (o := self.options.approved) else None)
+                            ceilings=o.ceilings(self.journal) if (o := self.options.approved) else None)
             try:
                 if plan.send or plan.resolve:
                     await self._confirm(sender, plan)
