@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from batchpay import sshsig
 from batchpay.config import Settings
+from batchpay.engine.journal import journal_holds_event
 from batchpay.engine.plan_checks import (
     PLAN_VERSION,
     PlanRefused,
@@ -401,6 +402,11 @@ def check_release(plan: CheckedPlan, settings: Settings, *, now: datetime | None
     if document["journal"]["path"] != str(Path(settings.journal).absolute()):
         raise PlanRefused(f"The plan was made against the journal {document['journal']['path']}"
                           f", not {Path(settings.journal).absolute()}.")
+    if not journal_holds_event(Path(settings.journal), document["journal"]["chain_head"]):
+        raise PlanRefused("The journal is not the one the plan was made against: the plan's "
+                          "chain head is none of its events (another, older or new journal).",
+                          hint="Run the plan with the journal it was made with, or make and "
+                          "approve a new plan.")
     signers = signers_of(settings)
     _check_maker(plan, signers, now)
     plan.approvals, left_out = _approvals(plan, signers, now)
