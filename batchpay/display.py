@@ -228,3 +228,24 @@ def _print_table(console: Console, title: str, items: list[tuple[int, str, str]]
     console.print(table)
     if len(items) > limit:
         console.print(f"... and {len(items) - limit} more.")
+
+
+def print_statement(statement: Any, console: Console | None = None) -> None:
+    """`batchpay statement`: per source currency, the totals an auditor reconciles."""
+    console = console or stderr_console()
+    console.print(f"Statement {statement.period}: {len(statement.lines)} payout_ref(s), "
+                  f"{len(statement.refunds)} refund(s)")
+    table = Table()
+    for name in ("currency", "payouts", "debited", "refunded", "net debit", "fees",
+                 "delivered", "in doubt", "wallet before", "wallet after"):
+        table.add_column(name, justify="left" if name == "currency" else "right")
+    for currency, t in statement.totals.items():
+        table.add_row(currency, str(t.payouts), f"{t.debited:,}", f"{t.refunded:,}",
+                      f"{t.net_debit:,}", f"{t.fees:,}",
+                      ", ".join(f"{v:,} {k}" for k, v in sorted(t.delivered.items())),
+                      str(t.in_doubt),
+                      "" if t.wallet_before is None else f"{t.wallet_before:,}",
+                      "" if t.wallet_after is None else f"{t.wallet_after:,}")
+    if table.row_count:
+        console.print(table)
+    console.print(f"Journal chain head {statement.chain_head} ({statement.events} events)")
