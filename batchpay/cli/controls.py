@@ -53,10 +53,12 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
         return
     from batchpay.display import print_table, stderr_console
 
-    print_table(("payee", "name", "account", "bank", "last paid", "payouts", "paid", "confirmed"),
+    print_table(("payee", "name", "account", "bank", "last paid", "payouts", "paid",
+                 "delivered", "confirmed"),
                 ([line["payee"], line["name"], line["account"], line["bank"],
                   f"{line['last_paid']} {line['last_status']}", str(line["payouts"]),
                   ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()),
+                  ", ".join(f"{Decimal(v):,} {c}" for c, v in line["delivered"].items()),
                   "yes" if line["confirmed"] else ""] for line in lines))
     if not lines:
         stderr_console().print("No payees yet: a payee is registered by its first payout.")
@@ -70,10 +72,9 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
 @handle_errors
 def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
     """Print PAYEE's held bank details in full (for a read-back call) and its history."""
-    from decimal import Decimal
 
     from batchpay.engine.payee_keys import BANK_FIELDS
-    from batchpay.engine.payees import show
+    from batchpay.engine.payees import money_text, show
 
     with open_journal(journal or ctx.obj) as j:
         found = show(j, payee)
@@ -86,7 +87,7 @@ def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
     if not found["held"]:
         click.echo("No held details: nothing waits for a confirmation.")
     for line in found["history"]:
-        paid = ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()) or "nothing"
+        paid = money_text(line) or "nothing"
         click.echo(f"Paid {line['payouts']} time(s) to {line['name']}, {line['account']}, "
                    f"{line['bank']}: {paid}; last {line['last_paid']} {line['last_status']}")
     for c in found["confirmations"]:
