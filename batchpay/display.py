@@ -142,22 +142,27 @@ def print_counts(console: Console, counts: dict[str, int], title: str | None = N
 
 
 def print_money(console: Console, summary: Any, *, dry_run: bool = False) -> None:
-    """Per source currency: what was sent and debited (a dry run: what would be)."""
+    """Per source currency: what was sent and debited (a dry run: what was quoted). Every
+    money column is over the same rows; the rows left out are counted in their own columns
+    (held, invalid, and the others not sent)."""
     table = Table()
-    for name in ("currency", "quoted" if dry_run else "sent", "amount", "debit incl. fees",
-                 "recipients get", "not sent"):
+    for name in ("currency", "quoted" if dry_run else "sent", "amount", "fees",
+                 "debit incl. fees", "recipients get", "not sent", "held", "invalid"):
         table.add_column(name, justify="left" if name == "currency" else "right")
     for currency, totals in sorted(summary.currencies.items()):
-        money = totals.not_sent if dry_run else totals.sent
+        money = totals.quoted if dry_run else totals.sent
+        held = totals.by_status[Status.HELD].rows if Status.HELD in totals.by_status else 0
+        others = totals.not_sent.rows - held - (money.rows if dry_run else 0)
         if not currency or not (totals.sent.rows or totals.not_sent.rows):
             continue
         target = ", ".join(f"{v:,} {k}" for k, v in sorted(money.target.items()))
-        table.add_row(currency, str(money.rows), f"{money.amount:,}", f"{money.total_debit:,}",
-                      target, "" if dry_run else str(totals.not_sent.rows))
+        table.add_row(currency, str(money.rows), f"{money.amount:,}", f"{money.fee:,}",
+                      f"{money.total_debit:,}", target, str(others), str(held),
+                      str(totals.invalid.rows))
     if table.row_count:
         console.print(table)
     for currency, totals in sorted(summary.currencies.items()):
-        money = totals.not_sent if dry_run else totals.sent
+        money = totals.quoted if dry_run else totals.sent
         for target, asked in sorted(money.asked.items()):
             console.print(
                 f"Invoices from {currency}: {money.invoices}, asked {asked:,} {target}, "

@@ -141,6 +141,8 @@ class CurrencyTotals:
 
     currency: str
     by_status: dict[str, Tally] = field(default_factory=dict)
+    # a dry run's rows that were quoted (NOT_SENT with a debit): its money table's rows
+    quoted: Tally = field(default_factory=Tally)
 
     def _combined(self, statuses: Iterable[str]) -> Tally:
         total = Tally()
@@ -213,6 +215,8 @@ class ResultsSummary:
         if tally is None:
             tally = totals.by_status[row.status] = Tally()
         tally.add(row)
+        if row.status == Status.NOT_SENT and row.total_debit is not None:
+            totals.quoted.add(row)
 
     def ordered_counts(self) -> list[tuple[str, int]]:
         """Counts in the order of Status, then any status batchpay does not know."""
