@@ -401,6 +401,10 @@ def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSu
                 value = tally.target[target]
                 lines.write(currency or "(none)", target, label,
                             (value, formats.money(value, target)))
+        asked = totals.valid.asked  # invoice rows: what they ask, sent or not (validate too)
+        for target in sorted(asked):
+            lines.write(currency or "(none)", target, "asked by invoice rows",
+                        (asked[target], formats.money(asked[target], target)))
 
     _write_invoices(lines, formats, summary)
     sheet.set_column(0, 0, 18)
