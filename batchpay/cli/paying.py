@@ -223,7 +223,7 @@ def rerun(results: Path, **options: Any) -> None:
 @debug_option
 @handle_errors
 def runs(journal: Path | None, as_json: bool) -> None:
-    """List the runs in the journal (id, time, sheet, counts)."""
+    """List the runs in the journal (id, time, sheet, payouts it sent, rows per status now)."""
     import json
 
     from batchpay.display import print_table, stderr_console, stdout_console
@@ -235,17 +235,17 @@ def runs(journal: Path | None, as_json: bool) -> None:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
         return
     lines = [[r["run_id"], r["kind"], r["started_at"][:16].replace("T", " "), r["sheet"],
-              r["outcome"] or "(unfinished)",
+              r["outcome"] or "(unfinished)", str(r["sent"]),
               ", ".join(f"{k} {v}" for k, v in sorted(r["counts"].items()))]
              for r in records]
     console = stdout_console()
     if console.width < 120:  # a table would fold every cell: one run per paragraph instead
-        for run_id, kind, started, sheet, outcome, counts in lines:
-            console.print(f"{run_id}  {kind}  {started} UTC\n  {sheet}: {outcome}\n"
-                          f"  {counts or 'no rows'}", soft_wrap=False, markup=False)
+        for run_id, kind, started, sheet, outcome, sent, counts in lines:
+            console.print(f"{run_id}  {kind}  {started} UTC\n  {sheet}: {outcome}, sent {sent}"
+                          f"\n  {counts or 'no rows'}", soft_wrap=False, markup=False)
     else:
-        print_table(("run id", "kind", "started (UTC)", "sheet", "outcome", "rows"), lines,
-                    keep_whole=("run id", "kind", "started (UTC)"))
+        print_table(("run id", "kind", "started (UTC)", "sheet", "outcome", "sent",
+                     "rows now"), lines, keep_whole=("run id", "kind", "started (UTC)"))
     if not records:
         stderr_console().print("No runs yet.")
 

@@ -38,7 +38,7 @@ from batchpay.engine.integrity import require_intact
 from batchpay.engine.journal import Journal
 from batchpay.engine.plan import Plan, input_ref, plan_rows
 from batchpay.engine.records import RunRecord, operator, utcnow
-from batchpay.engine.render import find_run, render_run, result_rows
+from batchpay.engine.render import find_run, render_run, result_rows, sent_by_run
 from batchpay.engine.sending import Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
 from batchpay.errors import AuthStop, BatchpayError, Interrupted, ResultsNotWritten
@@ -454,12 +454,15 @@ class _Batch:
             self.notes.append(f"{open_rows} row(s) are PENDING or PROCESSING: accepted, not final "
                               "yet. Run `batchpay sync` later to bring them up to date.")
         summary = summarize(rows)
-        totals = {c: str(t.sent.total_debit) for c, t in sorted(summary.currencies.items())
-                  if c and t.sent.rows}
+        # this run's own payouts: a row paid by an earlier run is shown, not counted again
+        by_run = sent_by_run(self.journal, self.run_id)
+        totals = {c: str(debit) for c, (_, debit) in sorted(by_run.items()) if c}
+        sent_rows = {c: n for c, (n, _) in sorted(by_run.items()) if c}
         outcome = "stopped" if self.stopped else ("ok" if exit_code == 0 else "rows need attention")
         path = self.options.out or default_results_path(self.options.sheet, self.run_id)
         self.journal.finish_run(self.run_id, outcome, exit_code,
                                 {"counts": dict(counts), "totals": totals,
+                                 "sent_rows": sent_rows,
                                  "results": str(path.absolute()), **self.wallets})
         run = find_run(self.journal, self.run_id)
         try:
