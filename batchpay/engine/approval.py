@@ -301,6 +301,11 @@ def summary_lines(document: dict[str, Any], largest: int = 5) -> list[str]:
         lines.append(f"  {currency}: {total['NbOfTxs']} row(s), amounts {Decimal(total['CtrlSum']):,}"
                      f", quoted debit {Decimal(total['quoted_debit']):,}, ceiling "
                      f"{Decimal(total['ceiling']):,}")
+    controls = document.get("controls")
+    if controls:
+        lines.append(f"  holds: a repeat of a payment made within {controls['repeat_window_days']}"
+                     f" day(s) (0: not checked); new payees held: "
+                     f"{'yes' if controls['hold_new_payees'] else 'no'}")
     changes = document.get("payee_changes", [])
     if changes:
         lines.append(f"  payees new, changed or held ({len(changes)}):")

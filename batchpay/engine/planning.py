@@ -25,6 +25,7 @@ from batchpay.engine.approval import (
 )
 from batchpay.engine.journal import Journal
 from batchpay.engine.render import find_run, render_run, result_rows
+from batchpay.engine.repeats import control_settings
 from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input, run_batch
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
@@ -96,6 +97,7 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
                           tolerance=Decimal(str(settings.plan_tolerance)),
                           source_currency=options.source_currency,
                           payee_changes=outcome.payee_changes)
+    document["controls"] = control_settings(settings)  # what decided the holds, signed too
     data = canonical_bytes(document)
     with replaced_atomically(files.plan) as partial:
         partial.write_bytes(data)

@@ -39,6 +39,7 @@ from batchpay.engine.journal import Journal
 from batchpay.engine.plan import Plan, input_ref, plan_rows
 from batchpay.engine.records import RunRecord, operator, utcnow
 from batchpay.engine.render import find_run, render_run, result_rows, sent_by_run
+from batchpay.engine.repeats import control_settings
 from batchpay.engine.sending import Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
 from batchpay.errors import AuthStop, BatchpayError, Interrupted, ResultsNotWritten
@@ -291,7 +292,9 @@ class _Batch:
             "settings": {"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
                          "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,
                          "sheet": o.sheet_name or "",
-                         "source_currency": o.source_currency or ""},
+                         "source_currency": o.source_currency or "",
+                         # the controls that decided which rows were held
+                         **control_settings(self.settings)},
             **(o.approved.run_info() if o.approved is not None else {}),
         }
 
