@@ -160,7 +160,8 @@ def render_run(journal: Journal, run: RunRecord, path: Path,
                          rows=result_rows(journal, run) if rows is None else rows,
                          run_info=run_info(journal, run),
                          payee_changes=run.info.get("payee_changes", []),
-                         plan_lines=plan_lines, banner=banner(run))
+                         plan_lines=plan_lines, banner=banner(run),
+                         approval=bool(run.info.get("settings", {}).get("require_approval")))
 
 
 def banner(run: RunRecord) -> str:

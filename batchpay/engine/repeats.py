@@ -68,7 +68,8 @@ def control_settings(settings: Any) -> dict[str, Any]:
     """The settings of the checks that hold rows, as the Run sheet and the plan record them."""
     return {"repeat_window_days": settings.repeat_window_days,
             "hold_new_payees": settings.hold_new_payees,
-            "payee_change_hold_hours": settings.payee_change_hold_hours}
+            "payee_change_hold_hours": settings.payee_change_hold_hours,
+            "require_approval": settings.require_approval}
 
 
 def masked(account: Any) -> str:

@@ -186,14 +186,15 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
                   run_info: Sequence[tuple[str, str]] | None = None,
                   payee_changes: Sequence[dict[str, Any]] = (),
                   plan_lines: Sequence[tuple[str, str]] = (),
-                  banner: str = "") -> ResultsSummary:
+                  banner: str = "", approval: bool = False) -> ResultsSummary:
     """Write the results workbook to `path` (atomically) and return its Summary figures.
 
     `payee_changes` are the payee register's findings (other than plainly known payees) as
     the run recorded them; they fill the Payee changes sheet when there are any.
 
     `rows` is consumed once, in order, and may be a generator: the Results sheet is
-    streamed to disk, so memory does not grow with the number of rows.
+    streamed to disk, so memory does not grow with the number of rows. `approval`: runs pay
+    only approved plans, and next_step says to plan, never to rerun.
     """
     unknown = [c for c in result_columns if c not in RESULT_COLUMNS]
     if unknown:
@@ -204,7 +205,8 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
             formats = _Formats(workbook)
             results = workbook.add_worksheet(RESULTS_SHEET, worksheet_class=StreamingWorksheet)
             summary_sheet = workbook.add_worksheet(SUMMARY_SHEET)
-            summary = _write_results_sheet(results, formats, input_columns, rows, result_columns)
+            summary = _write_results_sheet(results, formats, input_columns, rows, result_columns,
+                                           approval)
             results.set_header("&L" + (banner or "batchpay results").replace("&", "&&")
                                + "&R&P / &N")
             _write_summary_sheet(summary_sheet, formats, summary, banner)
@@ -226,12 +228,14 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
 
 def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Sequence[str],
                          rows: Iterable[ResultRow],
-                         result_columns: Sequence[str]) -> ResultsSummary:
+                         result_columns: Sequence[str], approval: bool = False) -> ResultsSummary:
     headers = result_headers(input_columns) + list(result_columns)
     kinds = [_input_kind(name) for name in input_columns]
     kinds += [_RESULT_KINDS.get(name, _TEXT) for name in result_columns]
     n_inputs = len(input_columns)
     fields = [_RESULT_FIELDS.get(name, name) for name in result_columns]
+    if approval:
+        fields = ["approval_next_step" if f == "next_step" else f for f in fields]
     widths = [text_width(h) + 2 for h in headers]  # room for the filter button
     for col, header in enumerate(headers):
         write_text(sheet, 0, col, header, formats.header)
