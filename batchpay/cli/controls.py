@@ -236,6 +236,10 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
               "empty, e.g. NGN.")
 @click.option("--skip-invalid", is_flag=True, help="Plan the valid rows even if some rows "
               "are invalid.")
+@click.option("--allow-repeat", "allow_repeat", multiple=True, metavar="PAYOUT_REF",
+              help="Plan this row although it repeats a recent payment to the same account "
+              "and amount (HELD otherwise); the plan lists the release for the approver; "
+              "repeatable.")
 @decimal_comma_option
 @include_hidden_option
 @journal_option
@@ -246,10 +250,14 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
 @debug_option
 @handle_errors
 def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | None,
-         source_currency: str | None, skip_invalid: bool, decimal_comma: bool,
+         source_currency: str | None, skip_invalid: bool, allow_repeat: tuple[str, ...],
+         decimal_comma: bool,
          include_hidden: bool, journal: Path | None, overwrite: bool, quiet: bool,
          as_json: bool) -> None:
     """Plan SHEET for approval: a dry run, written as NAME.plan.json and NAME.plan.xlsx.
+
+    SHEET may be a results workbook: it is planned as `rerun` reads it (rows not paid yet,
+    and FAILED or REFUNDED rows, with the cells you corrected).
 
     The plan holds every row that would be sent with every value it is paid from, the
     totals (NbOfTxs, CtrlSum) per currency and a ceiling on the total debit (the quotes plus
@@ -276,7 +284,8 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
                          source_currency=source_currency, out=files.workbook,
                          skip_invalid=skip_invalid, concurrency=settings.concurrency,
                          max_rps=settings.max_rps, interactive=is_interactive(),
-                         decimal_comma=decimal_comma, include_hidden=include_hidden)
+                         decimal_comma=decimal_comma, include_hidden=include_hidden,
+                         allow_repeat=frozenset(ref.strip() for ref in allow_repeat))
     reporter = RichReporter(quiet=quiet)
     made = make_plan(settings, options, reporter, lambda: open_service(settings, listen=True),
                      files, maker_key=maker_key)

@@ -197,9 +197,18 @@ def run(sheet: Path | None, plan_path: Path | None, **options: Any) -> None:
     if plan_path is not None:
         from batchpay.engine.approval import read_plan
 
+        if options["allow_repeat"]:
+            fail("--allow-repeat does not go with --plan: a release is the maker's decision, "
+                 "and belongs in the plan the approver signs.",
+                 "Make the plan with `batchpay plan SHEET --allow-repeat PAYOUT_REF` and have "
+                 "it approved.", EXIT_FAILED)
+
         approved = read_plan(plan_path)
         options["source_currency"] = approved.document["source_currency"] or None
-        _run("run", plan_path, approved=approved, **options)
+        kind = "rerun" if approved.document.get("input") == "results workbook" else "run"
+        # the repeats the maker released are part of what the approver signed
+        options["allow_repeat"] = tuple(approved.document.get("released_repeats", {}))
+        _run(kind, plan_path, approved=approved, **options)
     elif sheet is not None:
         _run("run", sheet, **options)
 

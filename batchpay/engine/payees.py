@@ -288,6 +288,9 @@ def _judge(f: Finding, register: Register, payee: Payee | None, values: dict[str
                      "keep one row, with the details you have checked with the payee")
     elif confirmation is not None:
         f.reason = KNOWN
+        if good is not None:  # what changed and was confirmed, for the approver to see
+            f.fields = [(n, shown_value(n, good.shown[n]), shown_value(n, raw[n]))
+                        for n in BANK_FIELDS if good.details[n] != f.details[n]]
         f.confirmed_by = (f"confirmed by {confirmation.get('by', '?')} "
                           f"{str(confirmation['at'])[:16].replace('T', ' ')} UTC "
                           f"({confirmation.get('method', '?')})")

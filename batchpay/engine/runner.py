@@ -115,6 +115,8 @@ class RunOutcome:
     notes: list[str] = field(default_factory=list)
     dry_run: bool = False
     payee_changes: list[dict[str, Any]] = field(default_factory=list)
+    # rows released from the repeat hold (--allow-repeat): payout_ref -> the earlier refs
+    released: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def fine_statuses(self) -> frozenset[str]:
@@ -482,6 +484,8 @@ class _Batch:
             run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
             sandbox=self.sandbox, notes=self.notes, dry_run=self.options.dry_run,
             payee_changes=plan.payee_changes,
+            released={ref: list(data.get("earlier", [])) for kind, ref, data in plan.decisions
+                      if kind == "hold.released"},
             rows=[json_row(row=r.row, payout_ref=input_ref(list(r.inputs), run.input_columns),
                            status=r.status, error=r.error, reference_number=r.reference_number)
                   for r in rows])
