@@ -87,7 +87,8 @@ def run_options(func: F) -> F:
         click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
                      callback=writable_path,
                      help="Write the results workbook exactly here "
-                     "(default: <sheet>-results-<run id>.xlsx beside the sheet)."),
+                     "(default: <sheet>-results-<run id>.xlsx beside the sheet; a dry run's: "
+                     "<sheet>-dry-run-<run id>.xlsx)."),
         click.option("--dry-run", is_flag=True,
                      help="Validate and quote every row, compare with the wallet; pay nothing."),
         click.option("--skip-invalid", is_flag=True,

@@ -132,11 +132,14 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
-def default_results_path(sheet: Path, run_id: str) -> Path:
+def default_results_path(sheet: Path, run_id: str, *, dry_run: bool = False) -> Path:
+    """`<sheet>-results-<run id>.xlsx` beside the sheet; a dry run's is `-dry-run-`: it
+    holds no results, and must not be taken for them."""
     stem = sheet.stem
-    if "-results-" in stem:
-        stem = stem.split("-results-")[0]
-    return sheet.with_name(f"{stem}-results-{run_id}.xlsx")
+    for marker in ("-results-", "-dry-run-"):
+        if marker in stem:
+            stem = stem.split(marker)[0]
+    return sheet.with_name(f"{stem}-{'dry-run' if dry_run else 'results'}-{run_id}.xlsx")
 
 
 def load_input(options: RunOptions, settings: Settings) -> tuple[Sheet, Validation]:
@@ -428,7 +431,8 @@ class _Batch:
                                hint="Run the same command again when you are ready.")
         rows = list(result_rows(self.journal, run))
         counts = Counter(r.status for r in rows)
-        path = self.options.out or default_results_path(self.options.sheet, self.run_id)
+        path = self.options.out or default_results_path(self.options.sheet, self.run_id,
+                                                       dry_run=self.options.dry_run)
         self.journal.finish_run(self.run_id, "interrupted", Interrupted.exit_code,
                                 {"counts": dict(counts), "results": str(path.absolute())})
         go_on = ("Nothing is lost: the journal holds every request sent. Run the same command "
@@ -464,7 +468,8 @@ class _Batch:
         totals = {c: str(debit) for c, (_, debit) in sorted(by_run.items()) if c}
         sent_rows = {c: n for c, (n, _) in sorted(by_run.items()) if c}
         outcome = "stopped" if self.stopped else ("ok" if exit_code == 0 else "rows need attention")
-        path = self.options.out or default_results_path(self.options.sheet, self.run_id)
+        path = self.options.out or default_results_path(self.options.sheet, self.run_id,
+                                                       dry_run=self.options.dry_run)
         self.journal.finish_run(self.run_id, outcome, exit_code,
                                 {"counts": dict(counts), "totals": totals,
                                  "sent_rows": sent_rows,

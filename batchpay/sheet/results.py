@@ -18,6 +18,7 @@ The cell writers are in ``sheet.xlsx``; ``sheet.results_input`` reads a workbook
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -79,6 +80,9 @@ _STATUS_COLOURS = coloured({"done": ("#C6EFCE", "#006100"), "not paid": ("#FFC7C
 _RATE_FORMAT = "0.00########"
 _WIDTH_SAMPLE_ROWS = 1000  # widths come from the header and the first rows: cheap, and enough
 _MIN_WIDTH, _MAX_WIDTH = 8, 60
+_DATETIME_WIDTH = 19  # "2026-11-23 06:02:16"
+# column widths (characters) one landscape A4 page holds at about 7-point text
+_PRINT_WIDTH = 220
 
 
 # --------------------------------------------------------------------------- writing
@@ -134,6 +138,7 @@ class _Formats:
         self.text = workbook.add_format({"num_format": "@"})
         self.datetime = workbook.add_format({"num_format": "yyyy-mm-dd hh:mm:ss"})
         self.attention = workbook.add_format({"bg_color": "#FFF2CC"})  # a row to act on
+        self.wrap = workbook.add_format({"text_wrap": True, "valign": "top"})
         self.status: dict[str, Format] = {
             status: workbook.add_format({"bg_color": fill, "font_color": font})
             for status, (fill, font) in _STATUS_COLOURS.items()
@@ -291,8 +296,10 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
     last_row = r
 
     for col, width in enumerate(widths):
-        sheet.set_column(col, col, min(max(width + 1, _MIN_WIDTH), _MAX_WIDTH),
-                         text_format if kinds[col] == _ID else None)
+        if kinds[col] == _DATETIME:  # its cells are numbers shown as dates: wide enough, or ###
+            width = max(width, _DATETIME_WIDTH)
+        widths[col] = min(max(width + 1, _MIN_WIDTH), _MAX_WIDTH)
+        sheet.set_column(col, col, widths[col], text_format if kinds[col] == _ID else None)
     # the header, and the payout_ref when it is the first column, stay in sight
     sheet.freeze_panes(1, 1 if input_columns and
                        normalize_header(input_columns[0]) == "payout_ref" else 0)
@@ -300,7 +307,8 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
     if "status" in result_columns and last_row:
         _highlight_attention(sheet, formats, n_inputs + list(result_columns).index("status"),
                              last_row, len(headers) - 1)
-    _print_setup(sheet)
+    _print_setup(sheet, widths, keep_first=bool(input_columns) and
+                 normalize_header(input_columns[0]) == "payout_ref")
     return summary
 
 
@@ -322,12 +330,19 @@ def _highlight_attention(sheet: Worksheet, formats: _Formats, status_col: int, l
                                          "multi_range": " ".join(ranges)})
 
 
-def _print_setup(sheet: Worksheet) -> None:
-    """Printed for the auditor: landscape, one page wide, the header on every page."""
+def _print_setup(sheet: Worksheet, widths: Sequence[float] = (),
+                 keep_first: bool = False) -> None:
+    """Printed for the auditor: A4 landscape, the header on every page, and text no smaller
+    than about 7 points: as many pages wide as that takes (a results sheet has some 30
+    columns; squeezed onto one page they print at 4 points), each page starting with the
+    payout_ref column so that every printed line can be told."""
     sheet.set_landscape()
     sheet.set_paper(9)  # A4
-    sheet.fit_to_pages(1, 0)
+    pages = max(1, math.ceil(sum(widths) / _PRINT_WIDTH))
+    sheet.fit_to_pages(pages, 0)
     sheet.repeat_rows(0)
+    if pages > 1 and keep_first:
+        sheet.repeat_columns(0)
 
 
 class _Lines:
@@ -448,9 +463,13 @@ def _write_run_sheet(sheet: Worksheet, formats: _Formats,
     lines = _Lines(sheet)
     lines.write(("field", formats.header), ("value", formats.header))
     for name, value in run_info:
-        lines.write(str(name), str(value))
-    sheet.set_column(0, 0, 24)
-    sheet.set_column(1, 1, 80)
+        lines.write(str(name), (str(value), formats.wrap))
+    sheet.set_column(0, 0, 28)
+    sheet.set_column(1, 1, 80, formats.wrap)
+    # a field and its value on the same page: both columns on one page wide, wrapped text
+    sheet.set_paper(9)
+    sheet.fit_to_pages(1, 0)
+    sheet.repeat_rows(0)
 
 
 def _write_payee_changes(sheet: Worksheet, formats: _Formats,
