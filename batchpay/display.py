@@ -143,24 +143,31 @@ def print_counts(console: Console, counts: dict[str, int], title: str | None = N
 
 def print_money(console: Console, summary: Any, *, dry_run: bool = False) -> None:
     """Per source currency: what was sent and debited (a dry run: what was quoted). Every
-    money column is over the same rows; the rows left out are counted in their own columns
-    (held, invalid, and the others not sent)."""
-    table = Table()
-    for name in ("currency", "quoted" if dry_run else "sent", "amount", "fees",
-                 "debit incl. fees", "recipients get", "not sent", "held", "invalid"):
-        table.add_column(name, justify="left" if name == "currency" else "right")
+    money column is over the same rows; the rows left out are counted apart ("left out":
+    held, invalid, and the others not sent or not quoted). Figures are never cut short."""
+    lines = []
     for currency, totals in sorted(summary.currencies.items()):
         money = totals.quoted if dry_run else totals.sent
         held = totals.by_status[Status.HELD].rows if Status.HELD in totals.by_status else 0
         others = totals.not_sent.rows - held - (money.rows if dry_run else 0)
         if not currency or not (totals.sent.rows or totals.not_sent.rows):
             continue
+        left = ", ".join(f"{n} {what}" for n, what in (
+            (others, "not quoted" if dry_run else "not sent"), (held, "held"),
+            (totals.invalid.rows, "invalid")) if n) or "0"
         target = ", ".join(f"{v:,} {k}" for k, v in sorted(money.target.items()))
-        table.add_row(currency, str(money.rows), f"{money.amount:,}", f"{money.fee:,}",
-                      f"{money.total_debit:,}", target, str(others), str(held),
-                      str(totals.invalid.rows))
-    if table.row_count:
-        console.print(table)
+        lines.append([currency, str(money.rows), f"{money.amount:,}", f"{money.fee:,}",
+                      f"{money.total_debit:,}", target, left])
+    if not lines:
+        return
+    table = Table()
+    for i, name in enumerate(("currency", "quoted" if dry_run else "sent", "amount", "fees",
+                              "debit incl. fees", "recipients get", "left out")):
+        table.add_column(name, justify="left" if i == 0 else "right",
+                         min_width=max(len(line[i]) for line in lines))
+    for line in lines:
+        table.add_row(*line)
+    console.print(table)
     for currency, totals in sorted(summary.currencies.items()):
         money = totals.quoted if dry_run else totals.sent
         for target, asked in sorted(money.asked.items()):
