@@ -21,7 +21,7 @@ from xlsxwriter.worksheet import Worksheet
 from batchpay.engine.statement import Statement
 from batchpay.files import replaced_atomically
 from batchpay.sheet.currency import currency_exponent
-from batchpay.sheet.xlsx import WORKBOOK_OPTIONS, amount_format, write_number, write_text
+from batchpay.sheet.xlsx import WORKBOOK_OPTIONS, Lines, amount_format
 
 STATEMENT_COLUMNS = (
     "payout_ref", "status", "reference_number", "recipient_name", "account",
@@ -45,7 +45,7 @@ class _Sheet:
         self.sheet: Worksheet = workbook.add_worksheet(name)
         self.bold = workbook.add_format({"bold": True, "bg_color": "#D9D9D9", "bottom": 1})
         self._money: dict[int, Format] = {}
-        self.row = 0
+        self.lines = Lines(self.sheet)
         for col, width in enumerate(widths):
             self.sheet.set_column(col, col, width)
         if header:
@@ -65,15 +65,11 @@ class _Sheet:
         return value, fmt
 
     def line(self, *cells: Any) -> None:
-        for col, cell in enumerate(cells):
-            value, fmt = cell if isinstance(cell, tuple) else (cell, None)
-            if value is None or value == "":
-                continue
-            if isinstance(value, str):
-                write_text(self.sheet, self.row, col, value, fmt)
-            else:
-                write_number(self.sheet, self.row, col, value, fmt)
-        self.row += 1
+        self.lines.write(*cells)
+
+    @property
+    def row(self) -> int:
+        return self.lines.row
 
 
 def write_statement(statement: Statement, path: Path) -> Path:

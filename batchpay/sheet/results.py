@@ -47,12 +47,12 @@ from batchpay.sheet.outcomes import (
 )
 from batchpay.sheet.xlsx import (
     WORKBOOK_OPTIONS,
+    Lines,
     ShortNumber,
     StreamingWorksheet,
     amount_format,
     decimals_of,
     text_width,
-    write_number,
     write_text,
 )
 from batchpay.statuses import FINE_OR_VALID, Status, coloured
@@ -345,28 +345,9 @@ def _print_setup(sheet: Worksheet, widths: Sequence[float] = (),
         sheet.repeat_columns(0)
 
 
-class _Lines:
-    """Writes a sheet top to bottom (constant_memory needs rows in order)."""
-
-    def __init__(self, sheet: Worksheet) -> None:
-        self.sheet = sheet
-        self.row = 0
-
-    def write(self, *cells: tuple[Any, Format | None] | Any) -> None:
-        for col, cell in enumerate(cells):
-            value, fmt = cell if isinstance(cell, tuple) else (cell, None)
-            if value is None or value == "":
-                continue
-            if isinstance(value, str):
-                write_text(self.sheet, self.row, col, value, fmt)
-            else:
-                write_number(self.sheet, self.row, col, value, fmt)
-        self.row += 1
-
-
 def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSummary,
                          banner: str = "") -> None:
-    lines = _Lines(sheet)
+    lines = Lines(sheet)
     if banner:  # a sandbox or a dry run: said before any figure
         lines.write((banner, formats.bad))
         lines.write()
@@ -431,7 +412,7 @@ def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSu
     sheet.set_column(2, 7, 18)
 
 
-def _write_invoices(lines: _Lines, formats: _Formats, summary: ResultsSummary) -> None:
+def _write_invoices(lines: Lines, formats: _Formats, summary: ResultsSummary) -> None:
     """Invoice rows (target_amount): asked, delivered and overpaid in the target currency."""
     if not any(t.valid.invoices for t in summary.currencies.values()):
         return
@@ -460,7 +441,7 @@ def _wide(formats: _Formats, money: Format, value: Decimal, currency: str) -> Fo
 
 def _write_run_sheet(sheet: Worksheet, formats: _Formats,
                      run_info: Sequence[tuple[str, str]]) -> None:
-    lines = _Lines(sheet)
+    lines = Lines(sheet)
     lines.write(("field", formats.header), ("value", formats.header))
     for name, value in run_info:
         lines.write(str(name), (str(value), formats.wrap))
@@ -475,7 +456,7 @@ def _write_run_sheet(sheet: Worksheet, formats: _Formats,
 def _write_payee_changes(sheet: Worksheet, formats: _Formats,
                          changes: Sequence[dict[str, Any]]) -> None:
     """One line per changed field (one per row when no field changed), in sheet order."""
-    lines = _Lines(sheet)
+    lines = Lines(sheet)
     lines.write(*((name, formats.header) for name in PAYEE_CHANGES_COLUMNS))
     for change in changes:
         fields = change.get("fields") or [["", "", ""]]
