@@ -123,7 +123,8 @@ class Finding:
     confirmed_by: str = ""  # the confirmation these details are paid on (who, when, how)
 
     def as_info(self) -> dict[str, Any]:
-        return {"seq": self.seq, "row": self.row, "payout_ref": self.ref, "payee": self.payee,
+        # one row number per row: the sheet's (`seq`, the row's place in the run, stays inside)
+        return {"row": self.row, "payout_ref": self.ref, "payee": self.payee,
                 "reason": self.reason, "fields": [list(f) for f in self.fields],
                 "last_paid": self.last_paid, "decision": Status.HELD if self.held else "pay",
                 "details": self.details, "confirmed_by": self.confirmed_by}

@@ -37,3 +37,14 @@ def test_the_templates_example_bank_name_raises_no_warning(service: Any,
     assert checked.exit_code == 0, checked
     assert "Warnings" not in checked.stderr
     assert not results(report)[0].get("warning")
+
+
+def test_payee_changes_carry_one_row_number_the_sheets(service: Any, tmp_path: Path) -> None:
+    import json
+
+    sheet = write_sheet(tmp_path / "nov.xlsx", [row(1), row(2)])
+    paid = batchpay("run", str(sheet), "--json", "--out", str(tmp_path / "r.xlsx"),
+                    "--wait", "2")
+    changes = json.loads(paid.stdout)["payee_changes"]
+    assert [c["row"] for c in changes] == [2, 3]
+    assert all("seq" not in c for c in changes)
