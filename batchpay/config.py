@@ -102,6 +102,9 @@ class Settings:
     # payee change control: hold payees never paid before too; keep a confirmed change held
     hold_new_payees: bool = False
     payee_change_hold_hours: float = 0.0
+    # a payee change confirmed only by the person making the batch (the plan's maker) stays
+    # HELD until someone else confirms it too
+    payee_confirmed_by_other: bool = False
     # two-person approval: runs pay only approved plans; who may approve; how many must
     require_approval: bool = False
     approvers_file: Path | None = None

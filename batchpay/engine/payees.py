@@ -121,6 +121,7 @@ class Finding:
     held: bool = False
     details: dict[str, str] = field(default_factory=dict)  # the row's bank details, normalized
     confirmed_by: str = ""  # the confirmation these details are paid on (who, when, how)
+    confirmer: str = ""  # who made that confirmation (the OS user)
 
     def as_info(self) -> dict[str, Any]:
         # one row number per row: the sheet's (`seq`, the row's place in the run, stays inside)
@@ -292,6 +293,7 @@ def _judge(f: Finding, register: Register, payee: Payee | None, values: dict[str
         if good is not None:  # what changed and was confirmed, for the approver to see
             f.fields = [(n, shown_value(n, good.shown[n]), shown_value(n, raw[n]))
                         for n in BANK_FIELDS if good.details[n] != f.details[n]]
+        f.confirmer = str(confirmation.get("by", ""))
         f.confirmed_by = (f"confirmed by {confirmation.get('by', '?')} "
                           f"{str(confirmation['at'])[:16].replace('T', ' ')} UTC "
                           f"({confirmation.get('method', '?')})")

@@ -69,6 +69,7 @@ def control_settings(settings: Any) -> dict[str, Any]:
     return {"repeat_window_days": settings.repeat_window_days,
             "hold_new_payees": settings.hold_new_payees,
             "payee_change_hold_hours": settings.payee_change_hold_hours,
+            "payee_confirmed_by_other": settings.payee_confirmed_by_other,
             "require_approval": settings.require_approval}
 
 

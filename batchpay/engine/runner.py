@@ -234,7 +234,9 @@ class _Batch:
             plan = plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
                              kind=self.options.kind,
                              settings=self.settings, skip_invalid=self.options.skip_invalid,
-                             allow_repeat=self.options.allow_repeat)
+                             allow_repeat=self.options.allow_repeat,
+                             maker=o.document["maker"]["user"] if (o := self.options.approved)
+                             else operator())
             run = RunRecord(
                 id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
                 sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,

@@ -56,3 +56,39 @@ def test_a_release_is_planned_approved_and_paid(service: Any, tmp_path: Path) ->
     assert paid.exit_code == 0, paid
     assert by_ref(tmp_path / "b-r.xlsx")["B-1"]["status"] == "COMPLETED"
     assert len(sandbox_payouts(service.url)) == 3
+
+
+def test_a_change_confirmed_by_the_maker_alone_waits_for_another_person(
+        service: Any, tmp_path: Path) -> None:
+    key, line = new_key(tmp_path, "Li Wei")
+    approvers(tmp_path, line, extra="payee_confirmed_by_other = true\n")
+    first = rows(2)
+    for n, values in enumerate(first, start=1):
+        values["payee_id"] = f"P-{n}"
+    headers = list(first[0])
+    plan, _ = planned(tmp_path, write_sheet(tmp_path / "a.xlsx", first, headers), "a", key)
+    batchpay("run", "--plan", str(plan), "--out", str(tmp_path / "a-r.xlsx"), "--wait", "5",
+             env=CHECKER)
+    second = [dict(v, payout_ref=f"DEC-{n}", amount=v["amount"] + 1)
+              for n, v in enumerate(first, start=1)]
+    second[1]["account_number"] = "6217000000000009876"
+    sheet = write_sheet(tmp_path / "b.xlsx", second, headers)
+    held = batchpay("plan", str(sheet), "--out", str(tmp_path / "held"), env=MAKER)
+    assert "HELD" in held.stderr
+    assert batchpay("payees", "confirm", "P-2", "--account-last4", "9876",
+                    env=MAKER).exit_code == 0
+    plan, signed = planned(tmp_path, sheet, "b", key)
+    document = json.loads(plan.read_text())
+    assert [r["payout_ref"] for r in document["rows"]] == ["DEC-1"]  # the maker's own word
+    assert "confirmed by maya, who makes this batch" in document["held"][0]["why"]
+    assert document["controls"]["payee_confirmed_by_other"] is True
+    assert batchpay("payees", "confirm", "P-2", "--account-last4", "9876",
+                    env=CHECKER).exit_code == 0  # a second person
+    plan, signed = planned(tmp_path, sheet, "c", key)
+    document = json.loads(plan.read_text())
+    assert sorted(r["payout_ref"] for r in document["rows"]) == ["DEC-1", "DEC-2"]
+    assert "confirmed by li.wei" in signed.stderr and "maker alone" not in signed.stderr
+    paid = batchpay("run", "--plan", str(plan), "--out", str(tmp_path / "c-r.xlsx"),
+                    "--wait", "5", env=CHECKER)
+    assert paid.exit_code == 0, paid
+    assert len(sandbox_payouts(service.url)) == 4

@@ -62,6 +62,7 @@ def test_the_plan_carries_the_repeat_settings(service: Any, tmp_path: Path) -> N
     assert made.exit_code == 0, made
     document = json.loads((tmp_path / "dec.plan.json").read_text())
     assert document["controls"] == {"repeat_window_days": 10, "hold_new_payees": False,
-                                    "payee_change_hold_hours": 0.0, "require_approval": False}
+                                    "payee_change_hold_hours": 0.0, "payee_confirmed_by_other": False,
+                                    "require_approval": False}
     shown = batchpay("approve", str(tmp_path / "dec.plan.json"), "--short-code", "X", "--yes")
     assert "made within 10 day(s)" in shown.stderr
