@@ -96,11 +96,15 @@ class Settings:
     max_columns: int = 200
     max_cells: int = 10_000_000
     sync_max_pages: int = 200
-    # a row paying an account the amount it was paid within this many days is HELD (0: never)
-    repeat_window_days: int = 45
+    # a row paying an account the amount it was paid within this many days is HELD (0: never);
+    # shorter than any month, so that last month's equal salary is not a duplicate
+    repeat_window_days: int = 20
     # payee change control: hold payees never paid before too; keep a confirmed change held
     hold_new_payees: bool = False
     payee_change_hold_hours: float = 0.0
+    # a payee change confirmed only by the person making the batch (the plan's maker) stays
+    # HELD until someone else confirms it too
+    payee_confirmed_by_other: bool = False
     # two-person approval: runs pay only approved plans; who may approve; how many must
     require_approval: bool = False
     approvers_file: Path | None = None

@@ -69,6 +69,9 @@ EXPECTED = {
         rf"^rows=500 history=500 validate_s={NUMBER} with_register_s={NUMBER} added_s=-?{NUMBER} "
         rf"register_s={NUMBER} changed=10$",
     ],
+    "bench_statement.py": [
+        rf"^refs=500 events=2000 build_s={NUMBER} write_s={NUMBER} lines=500 refunds=10$",
+    ],
     "soak_crash.py": [
         r"^trials=2 duplicates=0 missing=0 failed_final_runs=0 other_problems=0 "
         rf"killed_before_end=\d s_per_trial={NUMBER}$",

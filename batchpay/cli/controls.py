@@ -53,10 +53,12 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
         return
     from batchpay.display import print_table, stderr_console
 
-    print_table(("payee", "name", "account", "bank", "last paid", "payouts", "paid", "confirmed"),
+    print_table(("payee", "name", "account", "bank", "last paid", "payouts", "paid",
+                 "delivered", "confirmed"),
                 ([line["payee"], line["name"], line["account"], line["bank"],
                   f"{line['last_paid']} {line['last_status']}", str(line["payouts"]),
                   ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()),
+                  ", ".join(f"{Decimal(v):,} {c}" for c, v in line["delivered"].items()),
                   "yes" if line["confirmed"] else ""] for line in lines))
     if not lines:
         stderr_console().print("No payees yet: a payee is registered by its first payout.")
@@ -70,10 +72,9 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
 @handle_errors
 def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
     """Print PAYEE's held bank details in full (for a read-back call) and its history."""
-    from decimal import Decimal
 
     from batchpay.engine.payee_keys import BANK_FIELDS
-    from batchpay.engine.payees import show
+    from batchpay.engine.payees import money_text, show
 
     with open_journal(journal or ctx.obj) as j:
         found = show(j, payee)
@@ -86,7 +87,7 @@ def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
     if not found["held"]:
         click.echo("No held details: nothing waits for a confirmation.")
     for line in found["history"]:
-        paid = ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()) or "nothing"
+        paid = money_text(line) or "nothing"
         click.echo(f"Paid {line['payouts']} time(s) to {line['name']}, {line['account']}, "
                    f"{line['bank']}: {paid}; last {line['last_paid']} {line['last_status']}")
     for c in found["confirmations"]:
@@ -237,6 +238,10 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
               "empty, e.g. NGN.")
 @click.option("--skip-invalid", is_flag=True, help="Plan the valid rows even if some rows "
               "are invalid.")
+@click.option("--allow-repeat", "allow_repeat", multiple=True, metavar="PAYOUT_REF",
+              help="Plan this row although it repeats a recent payment to the same account "
+              "and amount (HELD otherwise); the plan lists the release for the approver; "
+              "repeatable.")
 @decimal_comma_option
 @include_hidden_option
 @journal_option
@@ -247,11 +252,15 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
 @debug_option
 @handle_errors
 def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | None,
-         source_currency: str | None, skip_invalid: bool, decimal_comma: bool,
+         source_currency: str | None, skip_invalid: bool, allow_repeat: tuple[str, ...],
+         decimal_comma: bool,
          include_hidden: bool, journal: Path | None, overwrite: bool, quiet: bool,
          as_json: bool) -> None:
     """Plan SHEET for approval: a dry run, written as NAME.plan.json, signed by your key
     (NAME.plan.json.maker.sig), and NAME.plan.xlsx.
+
+    SHEET may be a results workbook: it is planned as `rerun` reads it (rows not paid yet,
+    and FAILED or REFUNDED rows, with the cells you corrected).
 
     The plan holds every row that would be sent with every value it is paid from, the
     totals (NbOfTxs, CtrlSum) per currency and a ceiling on the total debit (the quotes plus
@@ -275,7 +284,8 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
                          source_currency=source_currency, out=files.workbook,
                          skip_invalid=skip_invalid, concurrency=settings.concurrency,
                          max_rps=settings.max_rps, interactive=is_interactive(),
-                         decimal_comma=decimal_comma, include_hidden=include_hidden)
+                         decimal_comma=decimal_comma, include_hidden=include_hidden,
+                         allow_repeat=frozenset(ref.strip() for ref in allow_repeat))
     reporter = RichReporter(quiet=quiet)
     made = make_plan(settings, options, reporter, lambda: open_service(settings, listen=True),
                      files, maker=maker)

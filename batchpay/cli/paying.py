@@ -87,7 +87,8 @@ def run_options(func: F) -> F:
         click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
                      callback=writable_path,
                      help="Write the results workbook exactly here "
-                     "(default: <sheet>-results-<run id>.xlsx beside the sheet)."),
+                     "(default: <sheet>-results-<run id>.xlsx beside the sheet; a dry run's: "
+                     "<sheet>-dry-run-<run id>.xlsx)."),
         click.option("--dry-run", is_flag=True,
                      help="Validate and quote every row, compare with the wallet; pay nothing."),
         click.option("--skip-invalid", is_flag=True,
@@ -197,9 +198,18 @@ def run(sheet: Path | None, plan_path: Path | None, **options: Any) -> None:
     if plan_path is not None:
         from batchpay.engine.approval import read_plan
 
+        if options["allow_repeat"]:
+            fail("--allow-repeat does not go with --plan: a release is the maker's decision, "
+                 "and belongs in the plan the approver signs.",
+                 "Make the plan with `batchpay plan SHEET --allow-repeat PAYOUT_REF` and have "
+                 "it approved.", EXIT_FAILED)
+
         approved = read_plan(plan_path)
         options["source_currency"] = approved.document["source_currency"] or None
-        _run("run", plan_path, approved=approved, **options)
+        kind = "rerun" if approved.document.get("input") == "results workbook" else "run"
+        # the repeats the maker released are part of what the approver signed
+        options["allow_repeat"] = tuple(approved.document.get("released_repeats", {}))
+        _run(kind, plan_path, approved=approved, **options)
     elif sheet is not None:
         _run("run", sheet, **options)
 
@@ -223,7 +233,7 @@ def rerun(results: Path, **options: Any) -> None:
 @debug_option
 @handle_errors
 def runs(journal: Path | None, as_json: bool) -> None:
-    """List the runs in the journal (id, time, sheet, counts)."""
+    """List the runs in the journal (id, time, sheet, payouts it sent, rows per status now)."""
     import json
 
     from batchpay.display import print_table, stderr_console, stdout_console
@@ -235,17 +245,17 @@ def runs(journal: Path | None, as_json: bool) -> None:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
         return
     lines = [[r["run_id"], r["kind"], r["started_at"][:16].replace("T", " "), r["sheet"],
-              r["outcome"] or "(unfinished)",
+              r["outcome"] or "(unfinished)", str(r["sent"]),
               ", ".join(f"{k} {v}" for k, v in sorted(r["counts"].items()))]
              for r in records]
     console = stdout_console()
     if console.width < 120:  # a table would fold every cell: one run per paragraph instead
-        for run_id, kind, started, sheet, outcome, counts in lines:
-            console.print(f"{run_id}  {kind}  {started} UTC\n  {sheet}: {outcome}\n"
-                          f"  {counts or 'no rows'}", soft_wrap=False, markup=False)
+        for run_id, kind, started, sheet, outcome, sent, counts in lines:
+            console.print(f"{run_id}  {kind}  {started} UTC\n  {sheet}: {outcome}, sent {sent}"
+                          f"\n  {counts or 'no rows'}", soft_wrap=False, markup=False)
     else:
-        print_table(("run id", "kind", "started (UTC)", "sheet", "outcome", "rows"), lines,
-                    keep_whole=("run id", "kind", "started (UTC)"))
+        print_table(("run id", "kind", "started (UTC)", "sheet", "outcome", "sent",
+                     "rows now"), lines, keep_whole=("run id", "kind", "started (UTC)"))
     if not records:
         stderr_console().print("No runs yet.")
 
@@ -330,3 +340,33 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
     else:
         click.echo(f"Results: {shown_path(outcome.results_path)}")
     sys.exit(outcome.exit_code)
+
+
+@cli.command()
+@click.option("--from", "start", required=True, metavar="YYYY-MM-DD",
+              help="First day of the period (UTC), e.g. 2026-11-01.")
+@click.option("--to", "end", required=True, metavar="YYYY-MM-DD",
+              help="Last day of the period (UTC, included), e.g. 2026-11-30.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), callback=writable_path,
+              help="Where to write the statement workbook (default: "
+              "statement-<from>-<to>.xlsx in the current folder).")
+@journal_option
+@overwrite_option
+@debug_option
+@handle_errors
+def statement(start: str, end: str, out: Path | None, journal: Path | None,
+              overwrite: bool) -> None:
+    """A period's payouts from the journal: one line per payout_ref, refunds, and per
+    currency the totals that reconcile with the wallet, with the journal's chain head."""
+    from batchpay.display import print_statement
+    from batchpay.engine.statement import build_statement, default_statement_path, parse_day
+    from batchpay.engine.statement_book import write_statement
+
+    first, last = parse_day(start, "--from"), parse_day(end, "--to")
+    path = out or default_statement_path(first, last)
+    check_output(path, overwrite=overwrite)
+    with open_journal(journal) as j:
+        made = build_statement(j, first, last)
+    write_statement(made, path)
+    print_statement(made)
+    click.echo(f"Statement: {shown_path(path)}")

@@ -385,8 +385,9 @@ def require_release(plan: CheckedPlan | None, settings: Settings, *, kind: str,
     elif settings.require_approval and not dry_run:
         raise PlanRefused(f"Approval is required (require_approval = true): `batchpay {kind}` "
                           "pays only an approved plan.",
-                          hint="Make one with `batchpay plan SHEET`, have it approved with "
-                          "`batchpay approve`, then `batchpay run --plan NAME.plan.json`.")
+                          hint=f"Make one with `batchpay plan {'RESULTS.xlsx' if kind == 'rerun' else 'SHEET'}`"
+                          ", have it approved with `batchpay approve`, then `batchpay run "
+                          "--plan NAME.plan.json`.")
 
 
 def check_release(plan: CheckedPlan, settings: Settings, *, now: datetime | None = None) -> None:
@@ -502,12 +503,30 @@ def summary_lines(plan: CheckedPlan, largest: int = 5) -> list[str]:
                      f"{Decimal(total['CtrlSum']):,}, quoted debit "
                      f"{Decimal(total['quoted_debit']):,}, ceiling "
                      f"{Decimal(total['ceiling']):,} (+{tolerance} %)")
+    controls = document.get("controls")
+    if controls:
+        lines.append(f"  holds: a repeat of a payment made within {controls['repeat_window_days']}"
+                     f" day(s) (0: not checked); new payees held: "
+                     f"{'yes' if controls['hold_new_payees'] else 'no'}")
     changes = document.get("payee_changes", [])
     if changes:
         lines.append(f"  payees new, changed or held ({len(changes)}):")
+    maker = document["maker"]["user"]
     for c in changes[:largest * 4]:
+        changed = "; ".join(f"{n} {b} → {a}" for n, b, a in c.get("fields") or [])
+        by = c.get("confirmed_by") or ""
+        alone = " (by the maker alone)" if by.startswith(f"confirmed by {maker} ") else ""
         lines.append(f"    row {c['row']} {c['payee']}: {c['reason']}"
+                     + (f", {changed}" if changed else "") + (f", {by}{alone}" if by else "")
                      + (" - HELD, not in this plan" if c["decision"] == Status.HELD else ""))
+    held = document.get("held", [])
+    if held:
+        lines.append(f"  rows held out of this plan ({len(held)}):")
+    for h in held[:largest * 4]:
+        lines.append(f"    row {h['row']}: {h['why']}")
+    for ref, earlier in document.get("released_repeats", {}).items():
+        lines.append(f"  released by the maker: {ref} repeats {', '.join(earlier)} "
+                     "(same account and amount) and is paid anyway")
     rows = sorted(document["rows"], key=lambda r: Decimal(r["total_debit"]), reverse=True)
     if rows:
         lines.append("  largest rows:")

@@ -56,10 +56,13 @@ def check_sheet_file(path: Path, settings: Settings, connect: Opener | None, *,
                             include_hidden=include_hidden)
     notes = ([] if connect is None
              else check_sheet_bank_names(outcome.validation, settings, connect))
-    changes = reported(check_sheet(settings.journal, outcome.validation.rows,
-                                   HoldRules(settings.hold_new_payees,
-                                             settings.payee_change_hold_hours)))
+    findings = check_sheet(settings.journal, outcome.validation.rows,
+                           HoldRules(settings.hold_new_payees, settings.payee_change_hold_hours))
+    changes = reported(findings)
     if report is not None:
-        write_validation_report(report, outcome.sheet, outcome.validation)
+        # a row the terminal shows HELD is HELD in the report too, with its Payee changes
+        write_validation_report(report, outcome.sheet, outcome.validation,
+                                held={f.row: f.message for f in findings if f.held},
+                                payee_changes=changes)
         outcome.report = report
     return SheetCheck(outcome, notes, changes)

@@ -72,9 +72,11 @@ class Paid:
     at: str  # when its first payout request was made (UTC ISO 8601)
     shown: dict[str, str]  # bank details as sent (for before/after)
     account: str  # its account number without spaces or hyphens
-    amount: str
-    currency: str
+    amount: str  # the source amount paid (an invoice row's as quoted), fees apart
+    currency: str  # its source currency
     company_id: str
+    delivered: str = ""  # what the recipient gets, in target_currency
+    target_currency: str = ""
 
     @cached_property
     def details(self) -> dict[str, str]:
@@ -119,9 +121,11 @@ class Finding:
     held: bool = False
     details: dict[str, str] = field(default_factory=dict)  # the row's bank details, normalized
     confirmed_by: str = ""  # the confirmation these details are paid on (who, when, how)
+    confirmer: str = ""  # who made that confirmation (the OS user)
 
     def as_info(self) -> dict[str, Any]:
-        return {"seq": self.seq, "row": self.row, "payout_ref": self.ref, "payee": self.payee,
+        # one row number per row: the sheet's (`seq`, the row's place in the run, stays inside)
+        return {"row": self.row, "payout_ref": self.ref, "payee": self.payee,
                 "reason": self.reason, "fields": [list(f) for f in self.fields],
                 "last_paid": self.last_paid, "decision": Status.HELD if self.held else "pay",
                 "details": self.details, "confirmed_by": self.confirmed_by}
@@ -147,16 +151,21 @@ class Register:
         by_id: dict[str, Payee] = {}
         by_natural: dict[tuple[str, str], Payee] = {}
         ids_of: dict[tuple[str, str], set[str]] = defaultdict(set)
+        # money as the ledger has it: an invoice row's details carry only its target amount
+        money = {ref: (e.amount, e.target_amount, e.target_currency)
+                 for ref, e in journal.entries().items()}
         for ref, details_text, status, run_id, at in journal.sent_since("", REQUESTED):
             try:
                 values = json.loads(details_text)
             except ValueError:
                 continue
             shown = {n: str(values.get(n) or "") for n in BANK_FIELDS}
+            source, delivered, target = money.get(ref, (None, None, None))
             paid = Paid(ref, status, run_id, at, shown, account_text(shown["account_number"]),
-                        str(values.get("amount") or values.get("target_amount") or ""),
+                        str(source or values.get("amount") or ""),
                         str(values.get("source_currency") or ""),
-                        str(values.get("company_id") or ""))
+                        str(values.get("company_id") or ""), str(delivered or ""),
+                        str(target or values.get("currency") or ""))
             natural = natural_key(values)
             payee_id = str(values.get("payee_id") or "").strip()
             if payee_id:
@@ -281,6 +290,10 @@ def _judge(f: Finding, register: Register, payee: Payee | None, values: dict[str
                      "keep one row, with the details you have checked with the payee")
     elif confirmation is not None:
         f.reason = KNOWN
+        if good is not None:  # what changed and was confirmed, for the approver to see
+            f.fields = [(n, shown_value(n, good.shown[n]), shown_value(n, raw[n]))
+                        for n in BANK_FIELDS if good.details[n] != f.details[n]]
+        f.confirmer = str(confirmation.get("by", ""))
         f.confirmed_by = (f"confirmed by {confirmation.get('by', '?')} "
                           f"{str(confirmation['at'])[:16].replace('T', ' ')} UTC "
                           f"({confirmation.get('method', '?')})")
@@ -327,17 +340,41 @@ def _judge_history(f: Finding, payee: Payee | None, raw: dict[str, str], good: P
         f.reason = CHANGED
         f.fields = [(n, shown_value(n, good.shown[n]), shown_value(n, raw[n]))
                     for n in BANK_FIELDS if good.details[n] != f.details[n]]
-        paid_before = sum((Decimal(p.amount) for p in payee.payouts  # type: ignore[union-attr]
-                           if p.details == good.details and p.amount
-                           and p.status not in FAILED_AT_BANK), Decimal(0))
+        paid_before = paid_totals(p for p in payee.payouts  # type: ignore[union-attr]
+                                  if p.details == good.details)
         what = "; ".join(f"{n} {b} → {a}" for n, b, a in f.fields)
         f.message = (f"bank details changed since {good.at[:10]} ({good.ref}, run {good.run_id}; "
-                     f"{_money(paid_before, good.currency):,} {good.currency} paid to the old "
+                     f"{money_text(paid_before) or 'nothing'} paid to the old "
                      f"details): {what}; {_how(f.payee, account)}")
 
 
 def _money(amount: Decimal, currency: str) -> Decimal:
     return amount.quantize(Decimal(1).scaleb(-currency_exponent(currency)))
+
+
+def paid_totals(payouts: Iterable[Paid]) -> dict[str, dict[str, str]]:
+    """What left the wallet per source currency ("paid") and what the recipients get per
+    target currency ("delivered"), of the payouts whose money went: never one summed
+    under the other's currency."""
+    paid: dict[str, Decimal] = defaultdict(Decimal)
+    delivered: dict[str, Decimal] = defaultdict(Decimal)
+    for p in payouts:
+        if p.status in FAILED_AT_BANK:
+            continue
+        if p.amount:
+            paid[p.currency] += Decimal(p.amount)
+        if p.delivered:
+            delivered[p.target_currency] += Decimal(p.delivered)
+    return {"paid": {c: str(_money(t, c)) for c, t in sorted(paid.items())},
+            "delivered": {c: str(_money(t, c)) for c, t in sorted(delivered.items())}}
+
+
+def money_text(totals: dict[str, dict[str, str]]) -> str:
+    """`12,000.00 NGN (52.17 CNY delivered)`."""
+    paid = ", ".join(f"{Decimal(v):,} {c}" for c, v in totals["paid"].items())
+    got = ", ".join(f"{Decimal(v):,} {c}" for c, v in totals["delivered"].items())
+    return f"{paid} ({got} delivered)" if paid and got else paid or (
+        f"{got} delivered" if got else "")
 
 
 def shown_value(name: str, value: str) -> str:
@@ -402,16 +439,12 @@ def register_lines(register: Register) -> list[dict[str, Any]]:
             sets[json.dumps(paid.details, sort_keys=True)].append(paid)
         for group in sorted(sets.values(), key=lambda g: max(p.at for p in g)):
             last = max(group, key=lambda p: p.at)
-            totals: dict[str, Decimal] = defaultdict(Decimal)
-            for paid in group:
-                if paid.status not in FAILED_AT_BANK and paid.amount:
-                    totals[paid.currency] += Decimal(paid.amount)
             lines.append({
                 "payee": payee.name, "name": last.shown["recipient_name"],
                 "account": masked(last.details["account_number"]),
                 "bank": last.shown["bank_name"], "last_paid": last.at[:10],
                 "last_status": last.status, "payouts": len(group),
-                "paid": {c: str(_money(t, c)) for c, t in sorted(totals.items())},
+                **paid_totals(group),
                 "confirmed": any(c.get("details") == last.details for c in payee.confirmed)})
     return lines
 

@@ -109,9 +109,11 @@ def _changed_fields(old: str, new: str) -> list[str]:
 def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, kind: str,
               settings: Settings, skip_invalid: bool,
               allow_repeat: frozenset[str] = frozenset(),
-              service: ServiceLedger | None = None) -> Plan:
-    """`service`: the service's payout list as read before paying (rows it holds and this
-    journal does not are HELD)."""
+              service: ServiceLedger | None = None, maker: str = "") -> Plan:
+    """What a run does with each row. `service`: the service's payout list as read before
+    paying (rows it holds and this journal does not are HELD). `maker`: who makes this batch
+    (the plan's maker for `run --plan`), whose own payee confirmations do not count with
+    payee_confirmed_by_other."""
     ledger = journal.entries(c.payout.payout_ref for c in checks if c.payout is not None)
     cased = {ref.upper(): ref for ref in journal.refs()}  # the refs, to compare without case
     repeats = RepeatCheck(journal, settings.repeat_window_days)
@@ -167,6 +169,13 @@ def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, k
             rr.linked = True
             track.append(ref)
     findings = _payee_holds(journal, settings, candidates)
+    if settings.payee_confirmed_by_other and maker:
+        for f in findings.values():
+            if f.confirmer == maker and not f.held:  # four eyes on a change, not two
+                f.held = True
+                f.message = (f"payee {f.payee}: its bank details were confirmed by {maker}, who "
+                             "makes this batch; with payee_confirmed_by_other someone else "
+                             f"confirms them (`batchpay payees confirm {f.payee}`)")
     # a changed payee is held first, then a payment the service holds and the journal does
     # not, then a repeated payment
     holds = (partial(_service_decision, service), partial(_repeat_decision, repeats))

@@ -40,14 +40,20 @@ CENT = Decimal("0.01")
 # the fields of a plan, at each level: nothing else may be there
 SHAPE: dict[str, set[str]] = {
     "": {"version", "created_at", "expires_at", "maker", "service", "journal", "dry_run",
-         "tolerance", "source_currency", "sheet", "rows", "currencies", "payee_changes"},
+         "tolerance", "source_currency", "sheet", "rows", "currencies", "payee_changes",
+         "controls", "input", "held", "released_repeats"},
     "maker": {"user", "host", "key", "principals"},
     "service": {"base_url", "key_fingerprint"},
     "journal": {"path", "chain_head"},
     "sheet": {"name", "sha256", "columns"},
     "row": {"row", "payout_ref", "source_currency", "values", "amount", "total_debit"},
     "currency": {"NbOfTxs", "CtrlSum", "quoted_debit", "ceiling"},
+    "controls": {"repeat_window_days", "hold_new_payees", "payee_change_hold_hours",
+                 "payee_confirmed_by_other", "require_approval"},
+    "held": {"row", "why"},
 }
+INPUTS = ("sheet", "results workbook")
+PAYOUT_REF = re.compile(r"[A-Za-z0-9._/-]{1,64}")
 
 
 def ceiling_of(debit: Decimal, tolerance: Decimal) -> Decimal:
@@ -146,6 +152,37 @@ def check_shape(document: dict[str, Any]) -> None:
     for currency, total in document["currencies"].items():
         _fields(total, "currency", f"currencies.{currency}")
     _payee_changes_shape(document["payee_changes"])
+    _decisions_shape(document, {row["payout_ref"] for row in document["rows"]})
+
+
+def _decisions_shape(document: dict[str, Any], refs: set[str]) -> None:
+    """What the maker decided, shown to the approver: the hold settings, whether the input
+    is a results workbook (paid as `rerun` would), rows held out and repeats released."""
+    controls = _fields(document["controls"], "controls", "controls")
+    for name, value in controls.items():
+        switch = name in ("hold_new_payees", "payee_confirmed_by_other", "require_approval")
+        number = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+        if (not isinstance(value, bool)) if switch else not number:
+            raise _refuse(f"controls.{name} is {value!r}")
+    if document["input"] not in INPUTS:
+        raise _refuse(f"input is {str(document['input'])[:80]!r}, not one of {INPUTS}")
+    held = document["held"]
+    if not isinstance(held, list):
+        raise _refuse("held is not a list")
+    for number, entry in enumerate(held, 1):
+        _fields(entry, "held", f"held[{number}]")
+        if not isinstance(entry["row"], int) or isinstance(entry["row"], bool):
+            raise _refuse(f"held[{number}].row is not a row number")
+        _text(entry["why"], f"held[{number}].why", longest=2000)
+    released = document["released_repeats"]
+    if not isinstance(released, dict):
+        raise _refuse("released_repeats is not a table")
+    for ref, earlier in released.items():
+        if ref not in refs:  # a release reaches only a row the approver sees in the plan
+            raise _refuse(f"released_repeats names {str(ref)[:80]!r}, not a row of the plan")
+        if not isinstance(earlier, list) or not all(
+                isinstance(e, str) and PAYOUT_REF.fullmatch(e) for e in earlier):
+            raise _refuse(f"released_repeats.{ref} is not a list of payout_refs")
 
 
 def _row_shape(row: Any, where: str, columns: set[str]) -> None:

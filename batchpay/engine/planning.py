@@ -11,7 +11,7 @@ at all when the maker's key is not one the approvers file lists for making plans
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -31,9 +31,11 @@ from batchpay.engine.approval import (
 )
 from batchpay.engine.journal import Journal
 from batchpay.engine.render import find_run, render_run, result_rows
+from batchpay.engine.repeats import control_settings
 from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input, run_batch
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
+from batchpay.sheet.results_input import is_results_workbook
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,9 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
     the rows it would send, signed by `maker` (`approval.maker_of`), as `batchpay approve`
     and `batchpay run --plan` read it."""
     read: dict[str, Any] = {}
+    if options.kind == "run" and is_results_workbook(options.sheet):
+        # a results workbook is planned as `rerun` reads it: FAILED and REFUNDED rows go too
+        options = replace(options, kind="rerun")
 
     def load() -> Any:
         read["sheet"], validation = load_input(options, settings)
@@ -95,7 +100,8 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
     outcome = run_batch(settings, options, reporter, load, connect)
     done = PlanOutcome(outcome, files)
     with Journal(settings.journal) as journal:
-        rows = plan_rows_of(read["sheet"], result_rows(journal, find_run(journal, outcome.run_id)))
+        dry = list(result_rows(journal, find_run(journal, outcome.run_id)))
+        rows = plan_rows_of(read["sheet"], dry)
         head = journal.head()
     if any(n.startswith("SHORTFALL") for n in outcome.notes):
         done.refused = "the wallet cannot cover it."
@@ -108,6 +114,14 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
                           tolerance=Decimal(str(settings.plan_tolerance)),
                           source_currency=options.source_currency,
                           payee_changes=outcome.payee_changes)
+    document["controls"] = control_settings(settings)  # what decided the holds, signed too
+    # `run --plan` pays a results workbook's plan as `rerun` would (a FAILED row goes again)
+    document["input"] = "results workbook" if options.kind == "rerun" else "sheet"
+    # what the maker decided, for the approver: rows held out and why, repeats released
+    refs = {r.payout_ref for r in rows}
+    document["held"] = [{"row": r.row, "why": r.error} for r in dry if r.status == "HELD"]
+    document["released_repeats"] = {ref: earlier for ref, earlier in sorted(
+        outcome.released.items()) if ref in refs}
     data = canonical_bytes(document)
     for stale in signature_paths(files.plan):  # approvals of a plan this one replaces
         stale.unlink()

@@ -38,7 +38,8 @@ from batchpay.engine.integrity import require_intact
 from batchpay.engine.journal import Journal
 from batchpay.engine.plan import Plan, input_ref, plan_rows
 from batchpay.engine.records import RunRecord, operator, utcnow
-from batchpay.engine.render import find_run, render_run, result_rows
+from batchpay.engine.render import find_run, render_run, result_rows, sent_by_run
+from batchpay.engine.repeats import control_settings
 from batchpay.engine.sending import Sender, SendJob, quote_fields
 from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.engine.tracking import refresh
@@ -115,6 +116,8 @@ class RunOutcome:
     notes: list[str] = field(default_factory=list)
     dry_run: bool = False
     payee_changes: list[dict[str, Any]] = field(default_factory=list)
+    # rows released from the repeat hold (--allow-repeat): payout_ref -> the earlier refs
+    released: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def fine_statuses(self) -> frozenset[str]:
@@ -130,11 +133,14 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
-def default_results_path(sheet: Path, run_id: str) -> Path:
+def default_results_path(sheet: Path, run_id: str, *, dry_run: bool = False) -> Path:
+    """`<sheet>-results-<run id>.xlsx` beside the sheet; a dry run's is `-dry-run-`: it
+    holds no results, and must not be taken for them."""
     stem = sheet.stem
-    if "-results-" in stem:
-        stem = stem.split("-results-")[0]
-    return sheet.with_name(f"{stem}-results-{run_id}.xlsx")
+    for marker in ("-results-", "-dry-run-"):
+        if marker in stem:
+            stem = stem.split(marker)[0]
+    return sheet.with_name(f"{stem}-{'dry-run' if dry_run else 'results'}-{run_id}.xlsx")
 
 
 def load_input(options: RunOptions, settings: Settings) -> tuple[Sheet, Validation]:
@@ -280,7 +286,9 @@ class _Batch:
         return plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
                          kind=self.options.kind, settings=self.settings,
                          skip_invalid=self.options.skip_invalid,
-                         allow_repeat=self.options.allow_repeat, service=service)
+                         allow_repeat=self.options.allow_repeat, service=service,
+                         maker=o.document["maker"]["user"] if (o := self.options.approved)
+                         else operator())
 
     async def _read_service_ledger(self, client: PayoutClient) -> ServiceLedger:
         """The service's payouts of the repeat window (engine.service_ledger), with progress."""
@@ -336,7 +344,9 @@ class _Batch:
             "settings": {"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
                          "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,
                          "sheet": o.sheet_name or "",
-                         "source_currency": o.source_currency or ""},
+                         "source_currency": o.source_currency or "",
+                         # the controls that decided which rows were held
+                         **control_settings(self.settings)},
             **(o.approved.run_info() if o.approved is not None else {}),
             **({"service_list_check": self.service_check} if self.service_check else {}),
         }
@@ -469,7 +479,8 @@ class _Batch:
                                hint="Run the same command again when you are ready.")
         rows = list(result_rows(self.journal, run))
         counts = Counter(r.status for r in rows)
-        path = self.options.out or default_results_path(self.options.sheet, self.run_id)
+        path = self.options.out or default_results_path(self.options.sheet, self.run_id,
+                                                       dry_run=self.options.dry_run)
         self.journal.finish_run(self.run_id, "interrupted", Interrupted.exit_code,
                                 {"counts": dict(counts), "results": str(path.absolute())})
         go_on = ("Nothing is lost: the journal holds every request sent. Run the same command "
@@ -500,12 +511,16 @@ class _Batch:
             self.notes.append(f"{open_rows} row(s) are PENDING or PROCESSING: accepted, not final "
                               "yet. Run `batchpay sync` later to bring them up to date.")
         summary = summarize(rows)
-        totals = {c: str(t.sent.total_debit) for c, t in sorted(summary.currencies.items())
-                  if c and t.sent.rows}
+        # this run's own payouts: a row paid by an earlier run is shown, not counted again
+        by_run = sent_by_run(self.journal, self.run_id)
+        totals = {c: str(debit) for c, (_, debit) in sorted(by_run.items()) if c}
+        sent_rows = {c: n for c, (n, _) in sorted(by_run.items()) if c}
         outcome = "stopped" if self.stopped else ("ok" if exit_code == 0 else "rows need attention")
-        path = self.options.out or default_results_path(self.options.sheet, self.run_id)
+        path = self.options.out or default_results_path(self.options.sheet, self.run_id,
+                                                       dry_run=self.options.dry_run)
         self.journal.finish_run(self.run_id, outcome, exit_code,
                                 {"counts": dict(counts), "totals": totals,
+                                 "sent_rows": sent_rows,
                                  "results": str(path.absolute()), **self.wallets})
         run = find_run(self.journal, self.run_id)
         try:
@@ -522,6 +537,8 @@ class _Batch:
             run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
             sandbox=self.sandbox, notes=self.notes, dry_run=self.options.dry_run,
             payee_changes=plan.payee_changes,
+            released={ref: list(data.get("earlier", [])) for kind, ref, data in plan.decisions
+                      if kind == "hold.released"},
             rows=[json_row(row=r.row, payout_ref=input_ref(list(r.inputs), run.input_columns),
                            status=r.status, error=r.error, reference_number=r.reference_number)
                   for r in rows])

@@ -354,18 +354,30 @@ def require_payout_rows(sheet: Sheet) -> None:
                          hint="Fill one row per payout below the headers.")
 
 
-def write_validation_report(path: Path, sheet: Sheet, validation: Validation) -> None:
-    """The results-format workbook: every input row as read, then row, status, error, warning."""
+def write_validation_report(path: Path, sheet: Sheet, validation: Validation, *,
+                            held: dict[int, str] | None = None,
+                            payee_changes: Sequence[dict[str, Any]] = ()) -> None:
+    """The results-format workbook: every input row as read, then row, status, error, warning.
+    `held`: sheet row → why the payee register would hold it (a run would make it HELD)."""
     from batchpay.sheet.outcomes import ResultRow
     from batchpay.sheet.results import VALIDATE_COLUMNS, write_results
 
+    held = held or {}
+
     def result(check: RowCheck) -> ResultRow:
         amount, currency = check.money(sheet.columns)
-        return ResultRow(row=check.row, inputs=check.values, status=check.status,
-                         error=check.error, warning=check.warning, amount=amount,
-                         source_currency=currency)
+        status, error = check.status, check.error
+        if status == Status.VALID and check.row in held:
+            status, error = Status.HELD, held[check.row]
+        p = check.payout  # an invoice row asks its target amount: counted as asked, not missing
+        return ResultRow(row=check.row, inputs=check.values, status=status,
+                         error=error, warning=check.warning, amount=amount,
+                         source_currency=currency,
+                         asked=p.target_amount if p is not None else None,
+                         target_currency=p.currency if p is not None else "")
 
     rows = (result(check) for check in validation.rows)
     # headers as the operator wrote them; an empty header keeps its generated name
     headers = [text or name for text, name in zip(sheet.headers, sheet.columns, strict=True)]
-    write_results(Path(path), input_columns=headers, rows=rows, result_columns=VALIDATE_COLUMNS)
+    write_results(Path(path), input_columns=headers, rows=rows, result_columns=VALIDATE_COLUMNS,
+                  payee_changes=payee_changes)

@@ -318,6 +318,9 @@ class _Ledger:
     def events_of(self, kind: str) -> list[dict[str, Any]]:
         return []
 
+    def entries(self) -> dict[str, Any]:
+        return {}
+
 
 def _values(**overrides: Any) -> dict[str, Any]:
     values = {"recipient_type": "INDIVIDUAL", "recipient_name": "Li Wei", "ic_number": "",
