@@ -50,7 +50,7 @@ CHUNK = 2**20
 
 XML_SUFFIXES = (".xml", ".rels", ".vml")
 _FORMULA_OR_ERROR = re.compile(rb'<f[\s>/]|\st="e"')
-_REBUILD_HINT = "Open it in Excel or LibreOffice, save it as a new .xlsx, and try again."
+REBUILD_HINT = "Open it in Excel or LibreOffice, save it as a new .xlsx, and try again."
 
 CellIssues = dict[tuple[int, int], str]  # (row index, column index), both from 0 → message
 
@@ -243,14 +243,14 @@ def inspect_xlsx(path: Any, name: str | None = None,
     try:
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
-            _check_entries(infos, name)
+            check_entries(infos, name)
             found = Inspection(_sheet_parts_or_none(archive), set(), {})
             sheets = {part: sheet for sheet, part in found.parts.items()}
             for info in infos:
                 rows: set[int] = set()
                 where = (f"Sheet {sheets[info.filename]!r} of {name}" if info.filename in sheets
                          else f"{name} ({info.filename})")
-                if info.filename.lower().endswith(XML_SUFFIXES) and _scan_part(
+                if info.filename.lower().endswith(XML_SUFFIXES) and scan_part(
                         archive, info, name, rows, limits, where,
                         is_sheet=info.filename in sheets
                         or info.filename.lower().startswith("xl/worksheets/")):
@@ -259,9 +259,9 @@ def inspect_xlsx(path: Any, name: str | None = None,
                     found.hidden[info.filename] = rows
             return found
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-        raise InputError(f"{name} is damaged ({exc}).", hint=_REBUILD_HINT) from None
+        raise InputError(f"{name} is damaged ({exc}).", hint=REBUILD_HINT) from None
     except (RuntimeError, NotImplementedError) as exc:  # encrypted entries, unknown compression
-        raise InputError(f"{name} cannot be opened ({exc}).", hint=_REBUILD_HINT) from None
+        raise InputError(f"{name} cannot be opened ({exc}).", hint=REBUILD_HINT) from None
 
 
 def _sheet_parts_or_none(archive: zipfile.ZipFile) -> dict[str, str]:
@@ -271,16 +271,20 @@ def _sheet_parts_or_none(archive: zipfile.ZipFile) -> dict[str, str]:
         return {}  # the parser will say what is wrong with the workbook
 
 
-def _check_entries(infos: list[zipfile.ZipInfo], name: str) -> None:
+def check_entries(infos: list[zipfile.ZipInfo], name: str, required: str = "xl/workbook.xml",
+                  missing: str = "is not an Excel workbook (a zip file without xl/workbook.xml)"
+                  ) -> None:
+    """Refuse a zip without its `required` entry, or whose entries are absurd (a zip bomb)."""
     names = {info.filename for info in infos}
-    if "xl/workbook.xml" not in names:
+    if required not in names:
         raise InputError(
-            f"{name} is not an Excel workbook (a zip file without xl/workbook.xml).",
-            hint="Give an .xlsx saved by Excel, LibreOffice or Google Sheets, or a .csv.",
+            f"{name} {missing}.",
+            hint="Give a workbook (.xlsx, .xls, .ods) saved by Excel, LibreOffice, WPS or "
+                 "Google Sheets, or a .csv.",
         )
     if len(infos) > MAX_ENTRIES:
         raise InputError(f"{name} holds {len(infos):,} parts; no payout sheet needs that many.",
-                         hint=_REBUILD_HINT)
+                         hint=REBUILD_HINT)
     total = 0
     for info in infos:
         total += info.file_size
@@ -289,7 +293,7 @@ def _check_entries(infos: list[zipfile.ZipInfo], name: str) -> None:
             raise InputError(
                 f"{name} looks like a zip bomb: {info.filename} expands {ratio:,.0f} times "
                 f"(to {info.file_size / 2**20:,.0f} MB).",
-                hint="batchpay refuses it unread. " + _REBUILD_HINT,
+                hint="batchpay refuses it unread. " + REBUILD_HINT,
             )
     if total > MAX_TOTAL_UNCOMPRESSED:
         raise InputError(
@@ -298,7 +302,7 @@ def _check_entries(infos: list[zipfile.ZipInfo], name: str) -> None:
         )
 
 
-def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
+def scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                hidden: set[int], limits: SheetLimits, where: str, is_sheet: bool) -> bool:
     """Check the part's prolog with defusedxml, read it through; True if it has formulas.
     A worksheet's hidden rows are added to `hidden`; a worksheet reaching beyond `limits`
@@ -323,11 +327,11 @@ def _scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                     raise InputError(
                         f"{name} contains an XML DOCTYPE/ENTITY declaration ({info.filename}); "
                         "Excel never writes one, so batchpay refuses the file as possibly hostile.",
-                        hint=_REBUILD_HINT,
+                        hint=REBUILD_HINT,
                     ) from None
                 except ParseError as exc:
                     raise InputError(f"{name} is damaged: {info.filename} is not valid XML "
-                                     f"({exc}).", hint=_REBUILD_HINT) from None
+                                     f"({exc}).", hint=REBUILD_HINT) from None
             if is_strings:
                 strings += piece.count(b"<si")
                 if strings > limits.max_cells:
@@ -364,7 +368,7 @@ def _pieces(part: IO[bytes], name: str, entry: str) -> Iterator[tuple[int, bytes
             if len(data) > MAX_TAG_GAP:
                 raise InputError(f"{name} is damaged: {entry} holds {len(data) / 2**20:,.0f} "
                                  "MB without a tag, which no spreadsheet program writes.",
-                                 hint=_REBUILD_HINT)
+                                 hint=REBUILD_HINT)
             carry = data
             continue
         carry = data[cut:]

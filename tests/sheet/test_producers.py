@@ -41,14 +41,21 @@ def libreoffice_saved(sources: dict[str, Path], tmp_path_factory: pytest.TempPat
     """The sources as LibreOffice Calc saves them (made once per test session)."""
     if producers.SOFFICE is None:
         pytest.skip(producers.NO_SOFFICE)
-    saved = producers.libreoffice(list(sources.values()), tmp_path_factory.mktemp("libre"))
-    yield dict(zip(sources, saved, strict=True))
+    folder = tmp_path_factory.mktemp("libre")
+    saved = {}
+    for kind in ("xlsx", "ods", "xls"):
+        made = producers.libreoffice(list(sources.values()), folder / kind, to=kind)
+        saved.update({f"{name}.{kind}": path for name, path in zip(sources, made, strict=True)})
+    yield saved
 
 
+@pytest.mark.parametrize("kind", ["xlsx", "ods", "xls"])
 @pytest.mark.parametrize("name", ["plain", "featured"])
 def test_a_workbook_saved_by_libreoffice_reads_as_its_source(
-        sources: dict[str, Path], libreoffice_saved: dict[str, Path], name: str) -> None:
-    assert as_read(libreoffice_saved[name]) == as_read(sources[name])
+        sources: dict[str, Path], libreoffice_saved: dict[str, Path], name: str,
+        kind: str) -> None:
+    """.ods and .xls (Excel 97-2003, as accounting systems export) included."""
+    assert as_read(libreoffice_saved[f"{name}.{kind}"]) == as_read(sources[name])
 
 
 def test_the_libreoffice_workbook_holds_what_it_is_meant_to(
@@ -58,7 +65,7 @@ def test_the_libreoffice_workbook_holds_what_it_is_meant_to(
     settings such as frozen panes; the Excel- and Google-shaped files below carry them.)"""
     import zipfile
 
-    with zipfile.ZipFile(libreoffice_saved["featured"]) as archive:
+    with zipfile.ZipFile(libreoffice_saved["featured.xlsx"]) as archive:
         xml = archive.read("xl/worksheets/sheet1.xml").decode()
         workbook = archive.read("xl/workbook.xml").decode()
     for part in ("<dataValidation ", "<conditionalFormatting", "<autoFilter", 'hidden="true"',
@@ -67,9 +74,10 @@ def test_the_libreoffice_workbook_holds_what_it_is_meant_to(
     assert "说明" in workbook
 
 
+@pytest.mark.parametrize("kind", ["xlsx", "ods", "xls"])
 def test_the_featured_sheet_keeps_its_hidden_row_and_validates(
-        libreoffice_saved: dict[str, Path]) -> None:
-    sheet = read_sheet(libreoffice_saved["featured"])
+        libreoffice_saved: dict[str, Path], kind: str) -> None:
+    sheet = read_sheet(libreoffice_saved[f"featured.{kind}"])
     assert sheet.sheet_name == "Payouts" and sheet.sheet_names == ["Payouts", "说明"]
     assert [r.row for r in sheet.rows if HIDDEN in r.errors] == [5]
     assert sheet.column_values("recipient_name")[2] == "张3"
