@@ -155,6 +155,13 @@ decimal_comma_option = click.option(
     "';'- or tab-separated CSV is refused as ambiguous.")
 
 
+encoding_option = click.option(
+    "--encoding", metavar="NAME",
+    help="The text encoding of a CSV file, e.g. big5, gb18030, utf-16 (default: read by its "
+    "byte order mark, else UTF-8, else GB18030; a file that does not read faithfully is "
+    "refused).")
+
+
 include_hidden_option = click.option(
     "--include-hidden", is_flag=True,
     help="Pay rows hidden or filtered out in the sheet too (default: such a row is INVALID).")

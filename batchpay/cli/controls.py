@@ -13,6 +13,7 @@ from batchpay.cli.base import (
     cli,
     debug_option,
     decimal_comma_option,
+    encoding_option,
     fail,
     handle_errors,
     include_hidden_option,
@@ -236,6 +237,7 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
 @click.option("--skip-invalid", is_flag=True, help="Plan the valid rows even if some rows "
               "are invalid.")
 @decimal_comma_option
+@encoding_option
 @include_hidden_option
 @journal_option
 @overwrite_option
@@ -246,7 +248,7 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
 @handle_errors
 def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | None,
          source_currency: str | None, skip_invalid: bool, decimal_comma: bool,
-         include_hidden: bool, journal: Path | None, overwrite: bool, quiet: bool,
+         encoding: str | None, include_hidden: bool, journal: Path | None, overwrite: bool, quiet: bool,
          as_json: bool) -> None:
     """Plan SHEET for approval: a dry run, written as NAME.plan.json and NAME.plan.xlsx.
 
@@ -275,7 +277,8 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
                          source_currency=source_currency, out=files.workbook,
                          skip_invalid=skip_invalid, concurrency=settings.concurrency,
                          max_rps=settings.max_rps, interactive=is_interactive(),
-                         decimal_comma=decimal_comma, include_hidden=include_hidden)
+                         decimal_comma=decimal_comma, include_hidden=include_hidden,
+                         encoding=encoding)
     reporter = RichReporter(quiet=quiet)
     made = make_plan(settings, options, reporter, lambda: open_service(settings, listen=True),
                      files, maker_key=maker_key)

@@ -54,6 +54,8 @@ class _Measure:
         self.sheets: dict[str, SheetFindings] = {}
         self.sheet, self.findings = "", SheetFindings()
         self.depth_in_cell, self.content, self.repeat_cells = 0, False, 1
+        self.error = False
+        self.shown: list[str] = []
         self.row_index, self.rows, self.columns, self.cells = 0, 0, 0, 0
         self.row_repeat, self.row_hidden = 1, False
         self.column, self.row_width, self.row_cells = 0, 0, 0
@@ -68,14 +70,10 @@ class _Measure:
             self.repeat_cells = _count(attrs.get(T + "number-columns-repeated"))
             self.content = any(key in _VALUE_ATTRIBUTES for key in attrs)
             formula = T + "formula" in attrs
-            problem = None
-            if attrs.get(f"{_CALCEXT}{_SEP}value-type") == "error":
-                problem = "shows an error"
-            elif formula and not self.content:
-                problem = "is a formula with no saved value"
-            if problem and self.row_repeat == 1 and self.repeat_cells <= self.limits.max_columns:
-                for offset in range(self.repeat_cells):
-                    self.findings.issues[(self.row_index, self.column + offset)] = problem
+            self.error = attrs.get(f"{_CALCEXT}{_SEP}value-type") == "error"
+            self.shown = []
+            if formula and not self.content and not self.error:
+                self._issue("is a formula with no saved value")
             self.content = self.content or formula
         elif tag == T + "table-row":
             self.row_repeat = _count(attrs.get(T + "number-rows-repeated"))
@@ -86,12 +84,23 @@ class _Measure:
             self.findings = self.sheets.setdefault(self.sheet, SheetFindings())
             self.row_index, self.rows, self.columns, self.cells = 0, 0, 0, 0
 
+    def text(self, data: str) -> None:
+        if self.error and len(self.shown) < 8:
+            self.shown.append(data[:40])
+
+    def _issue(self, problem: str) -> None:
+        if self.row_repeat == 1 and self.repeat_cells <= self.limits.max_columns:
+            for offset in range(self.repeat_cells):
+                self.findings.issues[(self.row_index, self.column + offset)] = problem
+
     def end(self, tag: str) -> None:
         if self.depth_in_cell > 1:
             self.depth_in_cell -= 1
             return
         if self.depth_in_cell == 1:
             self.depth_in_cell = 0
+            if self.error:  # the value shown (#DIV/0!): calamine reads the number behind it
+                self._issue(f"shows the error {''.join(self.shown).strip() or 'value'}")
             self.column += self.repeat_cells
             if self.content:
                 self.row_width = self.column
@@ -148,6 +157,7 @@ def _measure_content(archive: zipfile.ZipFile, name: str, limits: SheetLimits
     parser = expat.ParserCreate(namespace_separator=_SEP)
     parser.StartElementHandler = measure.start
     parser.EndElementHandler = measure.end
+    parser.CharacterDataHandler = measure.text
     parser.StartDoctypeDeclHandler = _refuse_dtd
     parser.EntityDeclHandler = _refuse_dtd
     parser.buffer_text = True

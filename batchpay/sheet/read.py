@@ -300,6 +300,12 @@ _BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"),
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
 
 
+# Big5's most common characters (lead bytes A4-A7) are kana, Greek or Cyrillic in GB18030:
+# 黃志強 becomes 独в眏. No Chinese name or bank writes one next to a Chinese character.
+_FOREIGN = "\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff"
+_MIXED_SCRIPTS = re.compile(f"[\u4e00-\u9fff][{_FOREIGN}]|[{_FOREIGN}][\u4e00-\u9fff]")
+
+
 def decode_csv(data: bytes, file_name: str, encoding: str | None = None) -> str:
     """The text of a CSV file: in `encoding` when given (--encoding), else by its byte order
     mark, else UTF-8, else GB18030 (what Excel on a Chinese Windows saves as "CSV").
@@ -344,6 +350,11 @@ def _require_faithful(text: str, data: bytes, encoding: str, file_name: str,
         raise InputError(
             f"{file_name} does not read as {shown} text: line {line} holds U+{ord(odd.group()):04X}, "
             "a private-use character, so the file is in another encoding.", hint=ENCODING_HINT)
+    if encoding == "gb18030" and round_trip and (mixed := _MIXED_SCRIPTS.search(text)):
+        line = text.count("\n", 0, mixed.start()) + 1
+        raise InputError(
+            f"{file_name} does not read as GB18030 text: line {line} mixes Chinese with other "
+            f"scripts ({mixed.group()!r}), as Big5 bytes read as GB18030 do.", hint=ENCODING_HINT)
     if round_trip and encoding not in ("utf-8", "utf-8-sig", "utf-16", "utf-32") \
             and text.encode(encoding, errors="replace") != data:
         raise InputError(f"{file_name} does not read as {shown} text: its bytes do not survive "

@@ -318,11 +318,12 @@ class ValidateOutcome:
 def validate_file(path: Path, *, sheet_name: str | None = None,
                   source_currency: str | None = None, report: Path | None = None,
                   limits: SheetLimits = DEFAULT_LIMITS, decimal_comma: bool = False,
-                  include_hidden: bool = False) -> ValidateOutcome:
+                  include_hidden: bool = False, encoding: str | None = None) -> ValidateOutcome:
     """Read and validate a sheet; with `report`, write the results-format workbook there."""
     sheet, validation = read_payouts(path, sheet_name=sheet_name,
                                      source_currency=source_currency, limits=limits,
-                                     decimal_comma=decimal_comma, include_hidden=include_hidden)
+                                     decimal_comma=decimal_comma, include_hidden=include_hidden,
+                                     encoding=encoding)
     if report is not None:
         write_validation_report(report, sheet, validation)
     return ValidateOutcome(sheet, validation, report)
@@ -330,8 +331,8 @@ def validate_file(path: Path, *, sheet_name: str | None = None,
 
 def read_payouts(path: Path, *, results: bool = False, sheet_name: str | None = None,
                  source_currency: str | None = None, limits: SheetLimits = DEFAULT_LIMITS,
-                 decimal_comma: bool = False, include_hidden: bool = False
-                 ) -> tuple[Sheet, Validation]:
+                 decimal_comma: bool = False, include_hidden: bool = False,
+                 encoding: str | None = None) -> tuple[Sheet, Validation]:
     """The input of `validate`, `run` and `plan`: a payout sheet; with `results` (`rerun`),
     the Results sheet of a results workbook read back as the payout sheet it came from.
     Read, required to hold rows, validated."""
@@ -342,7 +343,7 @@ def read_payouts(path: Path, *, results: bool = False, sheet_name: str | None = 
                                    include_hidden=include_hidden)
     else:
         sheet = read_sheet(path, sheet=sheet_name, limits=limits, decimal_comma=decimal_comma,
-                           include_hidden=include_hidden)
+                           include_hidden=include_hidden, encoding=encoding)
     require_payout_rows(sheet)
     return sheet, validate_sheet(sheet, source_currency=source_currency)
 

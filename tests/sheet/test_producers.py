@@ -110,3 +110,19 @@ def test_results_corrected_in_libreoffice_are_rerun(cli_sandbox: Any, tmp_path: 
     paid = sandbox_payouts(service.url)
     assert len(paid) == 3 and paid[-1]["sourceAmount"] == 250000
     assert {r["status"] for r in results(second)} == {"COMPLETED"}
+
+
+def test_an_xls_cell_far_away_is_refused_unparsed(libreoffice_saved: dict[str, Path],
+                                                  tmp_path: Path) -> None:
+    """The .xls LibreOffice saved, with one cell record moved to column 12,289 (BIFF8
+    numbers rows and columns with 16 bits: a parser would allocate up to 4 billion cells)."""
+    from tests.support.refusals import refused
+
+    data = bytearray(libreoffice_saved["plain.xls"].read_bytes())
+    at = data.find(b"\xfd\x00\x0a\x00\x05\x00")  # LABELSST of row 6 (from 0)
+    assert at > 0
+    data[at + 6:at + 8] = (12288).to_bytes(2, "little")
+    far = tmp_path / "far.xls"
+    far.write_bytes(bytes(data))
+    error = refused(far)
+    assert "Sheet 'Payouts' of far.xls reaches column 12,289" in error.message, error.message

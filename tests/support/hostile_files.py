@@ -109,3 +109,43 @@ def csv_of_characters(path: Path, megabytes: int, separator: str = "\n") -> Path
         for _ in range(megabytes):
             out.write(block)
     return path
+
+
+_ODS_CONTENT = (
+    '<?xml version="1.0" encoding="UTF-8"?>{doctype}<office:document-content xmlns:office="urn:'
+    'oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:'
+    'xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:calcext='
+    '"urn:org:documentfoundation:names:experimental:calc:xmlns:calcext:1.0" office:version="1.3">'
+    '<office:body><office:spreadsheet><table:table table:name="Payouts">{rows}</table:table>'
+    '</office:spreadsheet></office:body></office:document-content>')
+
+
+def ods_text(text: str, repeat: int = 1) -> str:
+    times = f' table:number-columns-repeated="{repeat}"' if repeat > 1 else ""
+    return (f'<table:table-cell office:value-type="string"{times} calcext:value-type="string">'
+            f"<text:p>{text}</text:p></table:table-cell>")
+
+
+def ods_row(cells: str, repeat: int = 1, hidden: bool = False) -> str:
+    times = f' table:number-rows-repeated="{repeat}"' if repeat > 1 else ""
+    visibility = ' table:visibility="collapse"' if hidden else ""
+    return f"<table:table-row{times}{visibility}>{cells}</table:table-row>"
+
+
+ODS_HEADER = ods_row(ods_text("payout_ref") + ods_text("account_number"))
+
+
+def ods(path: Path, rows_xml: Iterable[str], doctype: str = "") -> Path:
+    """An .ods with one sheet, Payouts, whose rows are `rows_xml`."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument."
+                                                      "spreadsheet")
+        archive.writestr("META-INF/manifest.xml", (
+            '<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:'
+            'names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.3"><manifest:file-entry'
+            ' manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.'
+            'spreadsheet"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-'
+            'type="text/xml"/></manifest:manifest>'))
+        archive.writestr("content.xml", _ODS_CONTENT.format(doctype=doctype,
+                                                            rows="".join(rows_xml)))
+    return path
