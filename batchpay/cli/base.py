@@ -98,8 +98,15 @@ def writable_path(ctx: click.Context, param: click.Parameter, value: Path | None
     """An output file is checked before anything is sent, not found unwritable afterwards."""
     import os
 
+    from batchpay.errors import UsageError
+    from batchpay.files import check_name_fits
+
     if value is None:
         return value
+    try:
+        check_name_fits(value)  # before anything looks the path up: the system would refuse it
+    except UsageError as exc:
+        raise click.BadParameter(f"{exc.message} {exc.hint or ''}".strip()) from None
     folder = value.absolute().parent
     if not folder.is_dir():
         raise click.BadParameter(f"the folder {folder} does not exist: create it, or "

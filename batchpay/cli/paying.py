@@ -27,7 +27,7 @@ from batchpay.cli.base import (
     shown_path,
     writable_path,
 )
-from batchpay.files import check_output
+from batchpay.files import check_name_fits, check_output
 from batchpay.sheet.outcomes import json_document
 from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
 
@@ -147,8 +147,11 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
     if out is not None:
         check_output(out, overwrite=overwrite, inputs=(sheet,))
     else:  # the results go beside the sheet: that folder must take them, known before paying
+        from batchpay.engine.runner import default_results_path, new_run_id
+
         writable_path(click.get_current_context(), None,  # type: ignore[arg-type]
                       sheet.absolute().with_name("results.xlsx"))
+        check_name_fits(default_results_path(sheet.absolute(), new_run_id()))  # as long as it'll be
     settings = settings_for(journal=journal, concurrency=concurrency, max_rps=max_rps,
                             wait_seconds=wait_seconds)
     options = RunOptions(
