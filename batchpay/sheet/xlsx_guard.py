@@ -115,18 +115,34 @@ class Extent:
     declared_columns: int = 0
     data: int = 0  # 0 before <sheetData>, 1 inside, 2 after
 
-    def feed(self, piece: bytes) -> None:
-        if not self.declared_columns and not self.declared_rows and b"<dimension" in piece \
-                and (dimension := _DIMENSION.search(piece)):
+    def feed(self, piece: bytes) -> bytes:
+        """Measure one piece (whole tags, white space as spaces); returns it as measured:
+        with its attributes spelled plainly when some were not (`plain_attributes`)."""
+        refs, before_data = piece.count(b' r="'), self.data == 0
+        cells = self._sheet_data(piece)  # <col>, <cfRule>... lie outside it
+        tags = cells.count(b"<c"), cells.count(b"<row")
+        self.refs, self.cells, self.row_tags = (self.refs + refs, self.cells + tags[0],
+                                                self.row_tags + tags[1])
+        self._references(piece, before_data)
+        # a tag without a plain r="…" (fewer than the cell and row tags), a quote, a
+        # character by number in a reference: measured again with its attributes plain
+        if refs < sum(tags) or b"'" in piece or _ODD_REFERENCE.search(piece):
+            plain = plain_attributes(piece)
+            if plain != piece:
+                self.refs += plain.count(b' r="') - refs
+                self._references(plain, before_data)
+                return plain
+        return piece
+
+    def _references(self, piece: bytes, before_data: bool) -> None:
+        """The declared <dimension> (before <sheetData>), and the references that reach far."""
+        if before_data and not self.declared_columns and not self.declared_rows \
+                and b"<dimension" in piece and (dimension := _DIMENSION.search(piece)):
             end = _RANGE_END.search(dimension.group(1).decode("ascii", "replace"))
             if end and end.group(1):
                 self.declared_columns = column_index(end.group(1).upper()) + 1
             if end and end.group(2):
                 self.declared_rows = int(end.group(2))
-        self.refs += piece.count(b' r="')
-        cells = self._sheet_data(piece)  # <col>, <cfRule>... lie outside it
-        self.cells += cells.count(b"<c")
-        self.row_tags += cells.count(b"<row")
         for wide in _WIDE.finditer(piece):
             if _named_r(piece, wide):
                 self.columns = max(self.columns, column_index(wide.group(1).upper().decode()) + 1)
@@ -185,22 +201,25 @@ _SPACES = bytes.maketrans(b"\t\r\n", b"   ")
 _PREFIX = re.compile(rb"<([A-Za-z_][\w.-]*):worksheet[\s>]")
 # attributes written otherwise than name="value": single quotes, spaces around =, or
 # characters given by number (r="&#88;FD1"); XML allows them all, and so do parsers
-_ODD_MARKS = (b"='", b" =", b"= ", b"&#")
+_ODD_REFERENCE = re.compile(rb'r="[^"<]*&')
 _ODD_VALUE = re.compile(rb"""\s*=\s*'([^'<]*)'|\s+=\s*"([^"<]*)"|=\s+"([^"<]*)"|="([^"<]*&#[^"<]*)\"""")
 _CHARACTER = re.compile(rb"&#(x[0-9A-Fa-f]{1,6}|[0-9]{1,7});")
 
 
 def plain_markup(piece: bytes, prefix: bytes = b"") -> bytes:
-    """The piece as the searches expect it, however legally otherwise it was written: white
-    space as spaces, no namespace prefix on the worksheet's tags, attributes as name="value"
-    with characters given by number decoded. Only what is measured is changed."""
+    """The piece as the searches expect it: white space as spaces, and no namespace prefix
+    on the worksheet's tags (`<x:c>` is `<c>` to a parser)."""
     if b"\n" in piece or b"\r" in piece or b"\t" in piece:
         piece = piece.translate(_SPACES)
     if prefix:
         piece = piece.replace(b"<" + prefix + b":", b"<").replace(b"</" + prefix + b":", b"</")
-    if any(mark in piece for mark in _ODD_MARKS):
-        piece = _ODD_VALUE.sub(_plain_value, piece)
     return piece
+
+
+def plain_attributes(piece: bytes) -> bytes:
+    """The piece with every attribute written otherwise (single quotes, spaces around =,
+    characters by number) as name="value", as a parser reads it."""
+    return _ODD_VALUE.sub(_plain_value, piece)
 
 
 def _plain_value(match: re.Match[bytes]) -> bytes:
@@ -340,8 +359,7 @@ def scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                                      hint="Split the payouts into smaller sheets, or raise "
                                           "the max_cells setting.")
                 continue  # texts only: nothing in them is measured
-            piece = plain_markup(piece, prefix)
-            extent.feed(piece)
+            piece = extent.feed(plain_markup(piece, prefix))
             if not (is_sheet or extent.data):
                 continue
             extent.check(limits, where)
