@@ -22,6 +22,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +226,10 @@ def _zero_padded(data: bytes, part: str, grid: list[list[Any]], columns: list[st
     """Identifier cells holding a number that its format shows with leading zeros: the
     zeros are not in the cell. Searched only when an identifier column holds a number."""
     wanted = {i for i, name in zip(keep, columns, strict=True) if name in IDENTIFIER_COLUMNS}
-    if not any(type(row[i]) in (int, float) for row in grid[1:] for i in wanted if i < len(row)):
+    body = grid[1:]
+    width = min(map(len, body), default=0)
+    kinds = set().union(*(set(map(type, map(itemgetter(i), body))) for i in wanted if i < width))
+    if not kinds & {int, float}:
         return {}
     issues: CellIssues = {}
     for (r_index, c_index), digits in zero_padded_cells(io.BytesIO(data), part).items():
@@ -457,6 +462,11 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
                     ) -> tuple[list[Any], dict[int, str]]:
     """Values of one column as read, and problems by position (0 = first data row)."""
     problems: dict[int, str] = {}
+    kinds = set(map(type, cells))
+    if kinds <= {str, type(None)} and cells.count("") + cells.count(None) == len(cells):
+        return [None] * len(cells), problems  # an empty column (calamine reads "" for empty)
+    if kinds == {str} and name not in ONE_OF:  # all text: stripped, "" as None
+        return [text or None for text in map(str.strip, cells, repeat(_STRIP))], problems
     if name in IDENTIFIER_COLUMNS:
         def other(position: int, cell: Any) -> Any:
             value, problem = _identifier(cell)

@@ -37,9 +37,11 @@ ACCOUNT_PATTERN = r"[0-9]{8,30}"  # ASCII digits: full-width and other digits ar
 AMOUNT_PATTERN = r"[0-9]+(?:\.[0-9]+)?"
 MAX_SIGNIFICANT = 15  # what a spreadsheet keeps of a number; no payout needs more
 _GROUPED_AMOUNT = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_PLAIN_AMOUNT = re.compile(AMOUNT_PATTERN)
 _SHORTENED_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?[eE][+-]?\d+")
 _UPPER_KINDS = {"choice", "currency", "country"}
 _UPPER_IDS = {"company_id", "ic_number"}
+_TEXT_OR_NONE = {str, type(None)}
 
 
 # --- normalization -------------------------------------------------------------------------
@@ -71,6 +73,8 @@ def normalized_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]],
             cells = by_column[columns.index(column.name)]
             if column.kind == "amount":
                 values = [_amount_text(v) for v in cells]
+            elif set(map(type, cells)) <= _TEXT_OR_NONE:  # already texts: taken as they are
+                values = list(cells)
             else:
                 values = [v if type(v) is str else as_text(v) for v in cells]
         else:
@@ -245,15 +249,28 @@ def column_rules(column: Column) -> list[Rule]:
 
 
 def _significant(amounts: pd.Series) -> pd.Series:
-    """Digits of each amount text without leading zeros and trailing fractional zeros."""
-    parts = amounts.str.extract(r"^0*([0-9]*)(?:\.([0-9]*?)0*)?$")
-    return parts[0].fillna("").str.len() + parts[1].fillna("").str.len()
+    """Digits of each amount text without leading zeros and trailing fractional zeros (0 for
+    an empty cell or a text that is no plain amount: other rules name those)."""
+    return amounts.map(_digits_kept).astype("int64")
+
+
+def _digits_kept(text: Any) -> int:
+    if type(text) is not str or not _PLAIN_AMOUNT.fullmatch(text):
+        return 0
+    whole, _, fraction = text.partition(".")
+    return len(whole.lstrip("0")) + len(fraction.rstrip("0"))
 
 
 def _decimals(amounts: pd.Series) -> pd.Series:
-    """Decimals of each amount text, trailing zeros not counted ("10.50" → 1)."""
-    fraction = amounts.str.extract(r"\.(\d*?)0*$", expand=False)
-    return fraction.str.len().fillna(0)
+    """Decimals of each amount text, trailing zeros not counted ("10.50" → 1); 0 for an
+    empty cell or a text that is no plain amount."""
+    return amounts.map(_decimals_of).astype("int64")
+
+
+def _decimals_of(text: Any) -> int:
+    if type(text) is not str or not _PLAIN_AMOUNT.fullmatch(text):
+        return 0
+    return len(text.partition(".")[2].rstrip("0"))
 
 
 def row_rules(frame: pd.DataFrame) -> list[Rule]:

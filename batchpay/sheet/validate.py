@@ -145,8 +145,7 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
     warnings = _same_account_same_amount(frame, sheet)
     checks: list[RowCheck] = []
     # row-major normalized texts, in the column table's order (= PayoutRow's field order)
-    texts = [[v if isinstance(v, str) and v else None for v in frame[name].tolist()]
-             for name in COLUMN_NAMES]
+    texts = [_texts(frame[name]) for name in COLUMN_NAMES]
     records = list(zip(*texts, strict=True)) if sheet.rows else []
     order = {name: i for i, name in enumerate(COLUMN_NAMES)}
     for position, row in enumerate(sheet.rows):
@@ -163,6 +162,12 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
                                    warnings.get(position, []), _payout_row(row.row, record),
                                    ref_text))
     return Validation(checks)
+
+
+def _texts(column: Any) -> list[str | None]:
+    """A normalized column's values as a list, None for empty (converted in C, not per cell)."""
+    values: list[str | None] = column.to_numpy(dtype=object, na_value=None).tolist()
+    return [v or None for v in values] if "" in values else values
 
 
 def _source_currency_option(code: str | None) -> str | None:
