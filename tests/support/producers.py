@@ -21,6 +21,7 @@ from xml.sax.saxutils import escape
 
 import xlsxwriter
 
+from batchpay.sheet.xlsx_guard import column_letters
 from tests.support.sheets import HEADERS
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -79,8 +80,8 @@ def featured_workbook(path: Path, rows: list[dict[str, Any]], hidden_row: int | 
     sheet.conditional_format(1, 0, last, 0, {"type": "duplicate",
                                              "format": book.add_format({"bold": True})})
     sheet.autofilter(0, 0, last, len(headers) - 1)
-    sheet.set_column(len(headers) - 1, len(headers) - 1, None, None, {"hidden": True})
-    sheet.set_column(0, len(headers) - 2, 18)
+    sheet.setcolumn_letters(len(headers) - 1, len(headers) - 1, None, None, {"hidden": True})
+    sheet.setcolumn_letters(0, len(headers) - 2, 18)
     sheet.freeze_panes(1, 1)
     sheet.set_landscape()
     sheet.set_paper(9)
@@ -97,15 +98,6 @@ def featured_workbook(path: Path, rows: list[dict[str, Any]], hidden_row: int | 
 
 def _cell_values(rows: list[dict[str, Any]]) -> list[list[Any]]:
     return [[values.get(h) for h in HEADERS] for values in rows]
-
-
-def _column(index: int) -> str:
-    letters = ""
-    index += 1
-    while index:
-        index, rest = divmod(index - 1, 26)
-        letters = chr(65 + rest) + letters
-    return letters
 
 
 def _number(value: Any) -> str:
@@ -150,7 +142,7 @@ def excel_style(path: Path, rows: list[dict[str, Any]]) -> Path:
     for r, line in enumerate(grid, start=1):
         cells = []
         for c, value in enumerate(line):
-            ref = f"{_column(c)}{r}"
+            ref = f"{column_letters(c)}{r}"
             if value is None:
                 continue
             if isinstance(value, Decimal | int | float):
@@ -160,7 +152,7 @@ def excel_style(path: Path, rows: list[dict[str, Any]]) -> Path:
                 cells.append(f'<c r="{ref}" s="1" t="s"><v>{index}</v></c>')
         cells_xml.append(f'<row r="{r}" spans="1:{len(HEADERS)}" x14ac:dyDescent="0.25">'
                          + "".join(cells) + "</row>")
-    end = f"{_column(len(HEADERS) - 1)}{len(grid)}"
+    end = f"{column_letters(len(HEADERS) - 1)}{len(grid)}"
     items = []
     for text in strings:
         if text == "Invoice INV-00001":  # bold "Invoice", then the number: a rich text
@@ -203,7 +195,7 @@ def excel_style(path: Path, rows: list[dict[str, Any]]) -> Path:
         '="166925"/><bookViews><workbookView xWindow="-120" yWindow="-120" windowWidth="29040" '
         'windowHeight="15840"/></bookViews><sheets><sheet name="Payouts" sheetId="1" r:id="rId1"/>'
         '</sheets><definedNames><definedName name="_xlnm._FilterDatabase" localSheetId="0" '
-        f'hidden="1">Payouts!$A$1:${_column(len(HEADERS) - 1)}${len(grid)}</definedName>'
+        f'hidden="1">Payouts!$A$1:${column_letters(len(HEADERS) - 1)}${len(grid)}</definedName>'
         '</definedNames><calcPr calcId="191029"/></workbook>')
     styles = (
         '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n'
@@ -252,7 +244,7 @@ def google_style(path: Path, rows: list[dict[str, Any]]) -> Path:
     for r, line in enumerate(grid, start=1):
         cells = []
         for c, value in enumerate(line):
-            ref = f"{_column(c)}{r}"
+            ref = f"{column_letters(c)}{r}"
             if value is None:
                 cells.append(f'<c r="{ref}" s="1"/>')
             elif isinstance(value, Decimal | int | float):
