@@ -23,7 +23,7 @@ PROTECTED = "is a password-protected workbook."
 PROTECTED_HINT = "Remove the password (File > Info > Protect Workbook), save, and try again."
 _BOF, _EOF, _BOUNDSHEET, _FILEPASS = 0x0809, 0x000A, 0x0085, 0x002F
 _DIMENSIONS, _ROW, _FORMULA, _BOOLERR = 0x0200, 0x0208, 0x0006, 0x0205
-_MULRK, _MULBLANK = 0x00BD, 0x00BE
+_MULRK, _MULBLANK, _SST = 0x00BD, 0x00BE, 0x00FC
 # records of one cell: (row, column) are their first four bytes
 _CELLS = {0x0203, 0x027E, 0x00FD, 0x0204, 0x00D6, _FORMULA, _BOOLERR}
 _ERRORS = {0x00: "#NULL!", 0x07: "#DIV/0!", 0x0F: "#VALUE!", 0x17: "#REF!", 0x1D: "#NAME?",
@@ -87,9 +87,17 @@ def _walk(stream: memoryview, name: str, limits: SheetLimits, biff8: bool
             row = unpack("<H", stream, body)[0]
             if unpack("<H", stream, body + 12)[0] & 0x20:  # fDyZero: the row is hidden
                 findings.hidden.add(row + 1)
-        elif kind == _DIMENSIONS and sheet and length >= 12:
-            last_row, _, last_column = unpack("<IHH", stream, body + 4)  # one past the last
-            limits.check(where, rows=last_row if biff8 else 0, columns=last_column)
+        elif kind == _DIMENSIONS and sheet and length >= 8:
+            # one past the last row and column; BIFF8 numbers rows with 32 bits, BIFF5 16
+            last_row, _, last_column = (unpack("<IHH", stream, body + 4) if biff8
+                                        else unpack("<HHH", stream, body + 2))
+            limits.check(where, rows=last_row, columns=last_column)
+        elif kind == _SST and length >= 8:
+            texts = unpack("<I", stream, body + 4)[0]  # a parser sets aside room for each
+            if texts > limits.max_cells:
+                raise InputError(f"{name} declares {texts:,} texts; batchpay reads at most "
+                                 f"{limits.max_cells:,} cells, so it refuses the file unread.",
+                                 hint=REBUILD_HINT)
         elif kind == _BOF and length >= 4:
             sheet = unpack("<H", stream, body + 2)[0] == 0x0010
             if sheet:

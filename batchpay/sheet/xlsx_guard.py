@@ -352,6 +352,8 @@ def scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                     raise InputError(f"{name} is damaged: {info.filename} is not valid XML "
                                      f"({exc}).", hint=REBUILD_HINT) from None
             if is_strings:
+                if not strings:
+                    _check_declared_texts(piece, name, limits)
                 strings += piece.count(b"<si")
                 if strings > limits.max_cells:
                     raise InputError(f"{name} holds more than {limits.max_cells:,} texts; "
@@ -371,6 +373,23 @@ def scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
             if b"hidden=" in piece:
                 hidden.update(hidden_rows(piece))
     return flagged
+
+
+_UNIQUE_COUNT = re.compile(rb"""<(?:[\w.-]+:)?sst\s[^>]*?\buniqueCount\s*=\s*["']([^"']*)""")
+
+
+def _check_declared_texts(piece: bytes, name: str, limits: SheetLimits) -> None:
+    """Refuse shared strings that declare more texts than `limits.max_cells`: a parser sets
+    aside room for every declared one before reading any (uniqueCount="2000000000" in a
+    2 KB file asks for 48 GB and aborts the process)."""
+    declared = _UNIQUE_COUNT.search(piece)
+    if declared is None:
+        return
+    value = declared.group(1).strip()
+    if not value.isdigit() or int(value) > limits.max_cells:
+        raise InputError(f"{name} declares {value[:20].decode('ascii', 'replace')} texts "
+                         f"(xl/sharedStrings.xml); batchpay reads at most {limits.max_cells:,} "
+                         "cells, so it refuses the file unread.", hint=REBUILD_HINT)
 
 
 def _pieces(part: IO[bytes], name: str, entry: str) -> Iterator[tuple[int, bytes]]:

@@ -126,3 +126,24 @@ def test_an_xls_cell_far_away_is_refused_unparsed(libreoffice_saved: dict[str, P
     far.write_bytes(bytes(data))
     error = refused(far)
     assert "Sheet 'Payouts' of far.xls reaches column 12,289" in error.message, error.message
+
+
+def test_an_xls_declaring_billions_of_texts_is_refused(libreoffice_saved: dict[str, Path],
+                                                       tmp_path: Path) -> None:
+    """The .xls LibreOffice saved, its shared strings record claiming 2 billion texts."""
+    import struct
+    import subprocess
+    import sys
+
+    data = bytearray(libreoffice_saved["plain.xls"].read_bytes())
+    at = data.find(b"\xfc\x00")
+    while at != -1 and not 8 <= struct.unpack_from("<H", data, at + 2)[0] <= 8224:
+        at = data.find(b"\xfc\x00", at + 1)
+    assert at > 0
+    struct.pack_into("<I", data, at + 8, 2_000_000_000)
+    bomb = tmp_path / "texts.xls"
+    bomb.write_bytes(bytes(data))
+    done = subprocess.run([sys.executable, "-m", "batchpay", "validate", "--no-bank-check",
+                           str(bomb)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr[-500:]
+    assert "declares 2,000,000,000 texts" in done.stderr

@@ -91,3 +91,28 @@ def test_a_tag_across_a_chunk_boundary_is_still_measured(tmp_path: Path,
         filler = f'<row r="2">{_text("A2", "x" * (2900 + pad))}</row>'
         path = crafted.workbook(tmp_path / f"cut{pad}.xlsx", [crafted.HEADER_ROW, filler, far])
         assert "reaches row 99,999" in refused(path, limits=SMALL).message, pad
+
+
+def test_shared_strings_declaring_billions_of_texts_are_refused(tmp_path: Path) -> None:
+    """uniqueCount="2000000000" in a 2 KB workbook: the parser would set aside 48 GB first and
+    abort the whole process; batchpay refuses it in one line (checked in a child process, so
+    that a parser that aborts fails the test instead of the test run)."""
+    import re
+    import subprocess
+    import sys
+    import zipfile
+
+    from tests.support.sheets import rows, write_sheet
+
+    source = write_sheet(tmp_path / "ok.xlsx", rows(2))
+    bomb = tmp_path / "texts.xlsx"
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as dst:
+        for entry in src.namelist():
+            data = src.read(entry)
+            if entry == "xl/sharedStrings.xml":
+                data = re.sub(rb'uniqueCount="\d+"', b'uniqueCount="2000000000"', data)
+            dst.writestr(entry, data)
+    done = subprocess.run([sys.executable, "-m", "batchpay", "validate", "--no-bank-check",
+                           str(bomb)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr[-500:]
+    assert "declares 2000000000 texts" in done.stderr and "Traceback" not in done.stderr

@@ -80,8 +80,8 @@ def featured_workbook(path: Path, rows: list[dict[str, Any]], hidden_row: int | 
     sheet.conditional_format(1, 0, last, 0, {"type": "duplicate",
                                              "format": book.add_format({"bold": True})})
     sheet.autofilter(0, 0, last, len(headers) - 1)
-    sheet.setcolumn_letters(len(headers) - 1, len(headers) - 1, None, None, {"hidden": True})
-    sheet.setcolumn_letters(0, len(headers) - 2, 18)
+    sheet.set_column(len(headers) - 1, len(headers) - 1, None, None, {"hidden": True})
+    sheet.set_column(0, len(headers) - 2, 18)
     sheet.freeze_panes(1, 1)
     sheet.set_landscape()
     sheet.set_paper(9)
