@@ -13,6 +13,7 @@ from batchpay.cli.base import (
     cli,
     debug_option,
     decimal_comma_option,
+    encoding_option,
     fail,
     handle_errors,
     include_hidden_option,
@@ -243,6 +244,7 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
               "and amount (HELD otherwise); the plan lists the release for the approver; "
               "repeatable.")
 @decimal_comma_option
+@encoding_option
 @include_hidden_option
 @journal_option
 @overwrite_option
@@ -253,7 +255,7 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
 @handle_errors
 def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | None,
          source_currency: str | None, skip_invalid: bool, allow_repeat: tuple[str, ...],
-         decimal_comma: bool,
+         decimal_comma: bool, encoding: str | None,
          include_hidden: bool, journal: Path | None, overwrite: bool, quiet: bool,
          as_json: bool) -> None:
     """Plan SHEET for approval: a dry run, written as NAME.plan.json, signed by your key
@@ -285,7 +287,8 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
                          skip_invalid=skip_invalid, concurrency=settings.concurrency,
                          max_rps=settings.max_rps, interactive=is_interactive(),
                          decimal_comma=decimal_comma, include_hidden=include_hidden,
-                         allow_repeat=frozenset(ref.strip() for ref in allow_repeat))
+                         allow_repeat=frozenset(ref.strip() for ref in allow_repeat),
+                         encoding=encoding)
     reporter = RichReporter(quiet=quiet)
     made = make_plan(settings, options, reporter, lambda: open_service(settings, listen=True),
                      files, maker=maker)

@@ -15,6 +15,7 @@ from batchpay.cli.base import (
     cli,
     debug_option,
     decimal_comma_option,
+    encoding_option,
     fail,
     handle_errors,
     include_hidden_option,
@@ -26,7 +27,7 @@ from batchpay.cli.base import (
     shown_path,
     writable_path,
 )
-from batchpay.files import check_output
+from batchpay.files import check_name_fits, check_output
 from batchpay.sheet.outcomes import json_document
 from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
 
@@ -44,6 +45,7 @@ from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
 @click.option("--no-bank-check", is_flag=True,
               help="Do not compare bank_name with the service's bank list (works offline).")
 @decimal_comma_option
+@encoding_option
 @include_hidden_option
 @overwrite_option
 @quiet_option
@@ -51,8 +53,9 @@ from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
 @handle_errors
 def validate(sheet: Path, report: Path | None, sheet_name: str | None,
              source_currency: str | None, as_json: bool, no_bank_check: bool,
-             decimal_comma: bool, include_hidden: bool, overwrite: bool, quiet: bool) -> None:
-    """Check every row of SHEET (.xlsx or .csv) without sending anything.
+             decimal_comma: bool, encoding: str | None, include_hidden: bool, overwrite: bool,
+             quiet: bool) -> None:
+    """Check every row of SHEET (.xlsx, .xls, .ods or .csv) without sending anything.
 
     Bank names are compared with the service's bank list (the embedded sandbox's when no
     service is set): a name it does not list is a warning with the closest names.
@@ -68,7 +71,7 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
         sheet, settings, None if no_bank_check else (lambda: open_service(settings)),
         report=report, overwrite=overwrite, sheet_name=sheet_name,
         source_currency=source_currency, decimal_comma=decimal_comma,
-        include_hidden=include_hidden)
+        include_hidden=include_hidden, encoding=encoding)
     console = stderr_console(quiet)
     for note in checked.bank_notes:
         console.print(note)
@@ -130,7 +133,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
          decimal_comma: bool, include_hidden: bool, overwrite: bool, yes: bool,
          allow_partial: bool,
          allow_repeat: tuple[str, ...], quiet: bool, as_json: bool,
-         approved: Any = None) -> None:
+         approved: Any = None, encoding: str | None = None) -> None:
     from batchpay.connect import open_service
     from batchpay.display import (
         RichReporter,
@@ -145,8 +148,11 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
     if out is not None:
         check_output(out, overwrite=overwrite, inputs=(sheet,))
     else:  # the results go beside the sheet: that folder must take them, known before paying
+        from batchpay.engine.runner import default_results_path, new_run_id
+
         writable_path(click.get_current_context(), None,  # type: ignore[arg-type]
                       sheet.absolute().with_name("results.xlsx"))
+        check_name_fits(default_results_path(sheet.absolute(), new_run_id()))  # as long as it'll be
     settings = settings_for(journal=journal, concurrency=concurrency, max_rps=max_rps,
                             wait_seconds=wait_seconds)
     options = RunOptions(
@@ -155,7 +161,8 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
         yes=yes, interactive=is_interactive(), allow_partial=allow_partial,
         allow_repeat=frozenset(ref.strip() for ref in allow_repeat),
-        decimal_comma=decimal_comma, include_hidden=include_hidden, approved=approved)
+        decimal_comma=decimal_comma, include_hidden=include_hidden, approved=approved,
+        encoding=encoding)
     reporter = RichReporter(quiet=quiet)
     outcome = run_batch(settings, options, reporter, lambda: load_input(options, settings),
                         lambda: open_service(settings, listen=True))
@@ -184,6 +191,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
               help="Pay exactly the rows of this approved plan (NAME.plan.json), instead of a "
               "sheet: its signatures, approvers, expiry, service and journal are checked first.")
 @run_options
+@encoding_option
 @debug_option
 @handle_errors
 def run(sheet: Path | None, plan_path: Path | None, **options: Any) -> None:

@@ -96,6 +96,7 @@ class RunOptions:
     allow_repeat: frozenset[str] = frozenset()  # payout_refs released from the repeat hold
     decimal_comma: bool = False  # amounts as text are written 1.250.000,00
     include_hidden: bool = False  # rows hidden or filtered out in the sheet are paid too
+    encoding: str | None = None  # a CSV file's text encoding (--encoding)
     # an approved plan (batchpay.engine.approval.CheckedPlan): its rows are the input, its
     # ceilings bound the debit, its id, maker and approvers go into the run's record
     approved: CheckedPlan | None = None
@@ -151,7 +152,7 @@ def load_input(options: RunOptions, settings: Settings) -> tuple[Sheet, Validati
     return read_payouts(options.sheet, results=options.kind == "rerun",
                         sheet_name=options.sheet_name, source_currency=options.source_currency,
                         limits=SheetLimits.of(settings), decimal_comma=options.decimal_comma,
-                        include_hidden=options.include_hidden)
+                        include_hidden=options.include_hidden, encoding=options.encoding)
 
 
 def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
