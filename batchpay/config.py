@@ -316,7 +316,7 @@ class SettingsReport:
     """What `batchpay config` shows: the files searched, the settings, and any error in them
     (with unknown names left out, so that the rest can still be shown)."""
 
-    files: list[tuple[Path, str]]  # (path, "loaded" | "not found")
+    files: list[tuple[Path, str]]  # (path, "loaded" | "not found" | "not used: ...")
     settings: Settings
     error: ConfigError | None = None
 
@@ -333,9 +333,12 @@ def inspect_settings(env: dict[str, str] | None = None) -> SettingsReport:
     for attempt in (files, files[:1], []):
         try:
             values, source, origins = _gather(env, attempt, known_only=True)
-            return SettingsReport(listed, _build(values, source, origins), error)
+            settings = _build(values, source, origins)
         except ConfigError:
             continue
+        listed = [(p, "not used: see the error" if state == "loaded" and p not in attempt
+                   else state) for p, state in listed]
+        return SettingsReport(listed, settings, error)
     return SettingsReport(listed, Settings(), error)
 
 

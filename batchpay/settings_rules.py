@@ -122,7 +122,8 @@ def weakened(before: Settings, after: Settings, given: set[str]) -> list[str]:
         found.append(("journal", after.journal, trusted_journal(before, after)))
     # the key and the journal follow the service: another address would send the user's key
     # elsewhere, and (even the same service spelt otherwise) start from an empty journal
-    if "base_url" in given and before.base_url and after.base_url != before.base_url:
+    if "base_url" in given and (before.base_url or before.api_key) \
+            and after.base_url != before.base_url:
         found.append(("base_url", after.base_url, before.base_url))
     return [f"{name} = {_shown(value)} (yours: {_shown(mine)})" for name, value, mine in found]
 

@@ -61,7 +61,7 @@ class Plan:
         payee_held = sum(c["decision"] == Status.HELD for c in self.payee_changes)
         if payee_held:
             notes.append(f"{payee_held} row(s) HELD because the payee's bank details changed, "
-                         "are new or shared, or failed before: see their error. Confirm one "
+                         "are new or shared, failed before, or look like a known payee's: see their error. Confirm one "
                          "payee at a time with `batchpay payees confirm`.")
         if self.held - payee_held > 0:
             notes.append(f"{self.held - payee_held} row(s) HELD as possible duplicate payments "

@@ -207,6 +207,8 @@ def test_config_without_settings_names_the_embedded_sandbox(home: Path) -> None:
     ("", "plan_hours = 9000\n", "plan_hours = 9000"),
     ('base_url = "https://pay.example.com"\n', 'base_url = "https://PAY.example.com"\n',
      "base_url = https://PAY.example.com (yours: https://pay.example.com)"),
+    ('api_key = "k-123"\n', 'base_url = "https://collect.example.net"\n',
+     "base_url = https://collect.example.net (yours: (not set))"),
 ])
 def test_a_folder_file_that_loosens_a_control_is_refused(
         home: Path, mine: str, folder: str, named: str) -> None:
@@ -222,6 +224,7 @@ def test_a_folder_file_that_loosens_a_control_is_refused(
     assert shown.exit_code == 2 and named in shown.stderr, shown.output
     lines = dict(line.split(None, 1) for line in shown.stdout.splitlines())
     assert lines["loaded_from"] in ("defaults", str(user_file(home)))
+    assert f"{here}  (not used: see the error)" in shown.stderr
 
 
 def test_a_folder_file_may_tighten_every_control(home: Path) -> None:
