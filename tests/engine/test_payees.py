@@ -426,3 +426,19 @@ def test_a_new_payee_with_a_known_name_is_held_as_a_look_alike() -> None:
     assert "has the same recipient name, Li Wei" in found[0].message
     assert "`batchpay payees confirm 'li wei' --account-last4 0000`" in found[0].message
     assert "Li<U+202E>Wei looks like Li Wei" in found[1].message
+
+
+def test_a_new_payee_id_that_looks_like_a_known_one_is_held() -> None:
+    from batchpay.engine.payees import LOOKALIKE
+
+    paid = [(_values(payee_id="SUP-001", ic_number="440305198001011234"), "COMPLETED")]
+    register = Register.load(_Ledger(paid))  # type: ignore[arg-type]
+    sheet = [_values(payee_id="SU\u0420-0O1", recipient_name="Wang Fang",
+                     account_number="6217000011110000"),
+             _values(payee_id="SUP-002", recipient_name="Wang Fang",
+                     account_number="6217000022220000")]
+    found = classify(register, ((n, n + 2, f"X-{n}", v) for n, v in enumerate(sheet)),
+                     HoldRules())
+    assert [f.reason for f in found] == [LOOKALIKE, NEW]
+    assert "payee_id SU<U+0420>-0O1 looks like SUP-001, the payee_id of payee SUP-001" in (
+        found[0].message)
