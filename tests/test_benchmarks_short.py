@@ -62,7 +62,7 @@ EXPECTED = {
     ],
     "bench_payees.py": [
         rf"^rows=500 history=500 validate_s={NUMBER} with_register_s={NUMBER} added_s=-?{NUMBER} "
-        rf"register_s={NUMBER} changed=10$",
+        rf"register_s={NUMBER} changed=10 new=10$",
     ],
     "soak_crash.py": [
         r"^trials=2 duplicates=0 missing=0 failed_final_runs=0 other_problems=0 "
