@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from batchpay.engine.payee_keys import masked, shows_nothing, skeleton
+from batchpay.engine.payee_keys import fold, masked, shows_nothing, skeleton
 
 if TYPE_CHECKING:
     from batchpay.engine.payees import Payee
@@ -50,13 +50,14 @@ class LookAlikes:
     def __init__(self, payees: Iterable[Payee]) -> None:
         self._index: dict[tuple[str, str], list[tuple[Payee, str]]] = defaultdict(list)
         for payee in payees:
-            texts: set[tuple[str, str]] = {("recipient_name", paid.shown["recipient_name"])
-                                           for paid in payee.payouts}
-            if any(kind == "id" for kind, _ in payee.keys):
-                texts.add(("payee_id", payee.name))
+            names = {paid.shown["recipient_name"] for paid in payee.payouts}
+            texts = [("recipient_name", name) for name in names]
+            if ("id", fold(payee.name)) in payee.keys:
+                texts.append(("payee_id", payee.name))
             for field, text in texts:
-                if skeleton(text):
-                    self._index[(field, skeleton(text))].append((payee, text))
+                key = skeleton(text)
+                if key:
+                    self._index[(field, key)].append((payee, text))
 
     def match(self, values: dict[str, Any], payee: Payee | None) -> LookAlike | None:
         """The known payee (not the row's own) whose payee_id or name the row's looks like;
