@@ -28,12 +28,12 @@ _NOISE = str.maketrans("", "", " \t\n\r\f\v\u00a0\u3000-")
 _FILLERS = frozenset("\u3164\u115f\u1160\uffa0\u2800")
 # Cyrillic and Greek letters (after casefold) that look like Latin ones, and digits like letters
 _CONFUSABLE = str.maketrans({
-    "а": "a", "в": "b", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i", "ј": "j", "к": "k",
+    "а": "a", "в": "b", "е": "e", "һ": "h", "і": "i", "ј": "j", "к": "k",
     "ӏ": "l", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x",
     "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ɡ": "g",
     "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "μ": "u", "ν": "v", "ο": "o",
     "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "ω": "w",
-    "0": "o", "1": "l", "|": "l",
+    "0": "o", "1": "l",
 })
 
 
@@ -59,9 +59,9 @@ def fold(value: Any) -> str:
     text = str(value)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
-        # (printable text holds no format or control character: most names, checked fast)
-        if not text.isprintable() or not _FILLERS.isdisjoint(text):
-            text = "".join(ch for ch in text if not shows_nothing(ch))
+    # (printable text holds no format or control character: most names, checked fast)
+    if not text.isprintable() or not _FILLERS.isdisjoint(text):
+        text = "".join(ch for ch in text if not shows_nothing(ch))
     return " ".join(text.split()).casefold()
 
 
