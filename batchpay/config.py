@@ -285,8 +285,22 @@ def _gather(env: dict[str, str] | None, files: list[Path] | None, known_only: bo
             origins.update({name: str(layer.origin) for name in new})
         values = _merged(values, new)
     if "journal" not in values and (Path.cwd() / LEGACY_JOURNAL).is_file():
+        _check_legacy_journal(values.get("base_url"))
         values["journal"], values["journal_from"] = Path.cwd() / LEGACY_JOURNAL, "legacy"
     return values, " + ".join(sources) or "defaults", origins
+
+
+def _check_legacy_journal(base_url: str | None) -> None:
+    """A journal in ./.batchpay/ comes with the folder, as a folder's settings file does: it
+    is used only while the service has no journal of its own yet (an older batchpay's
+    journal, not moved), never instead of one (an empty or older copy would pay again)."""
+    home = default_journal(base_url)
+    if home.is_file():
+        raise ConfigError(
+            f"Two journals for this service: {home} and {Path.cwd() / LEGACY_JOURNAL} in the "
+            "current folder; batchpay does not choose between them.",
+            hint="Set BATCHPAY_JOURNAL (or journal in your settings file) to the one that "
+            "holds your payouts, and move the other away.")
 
 
 def _merged(values: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from batchpay.engine.journal import Journal
 from tests.support.e2e import Outcome, batchpay, by_ref, sandbox_payouts
 from tests.support.sheets import rows, write_sheet
 
@@ -122,3 +123,17 @@ def test_zero_or_negative_workers_are_refused_before_the_run(
     assert f"Setting concurrency = {value} in {path} is out of range." in outcome.stderr
     assert "concurrency takes a whole number from 1 to 32" in outcome.stderr
     assert sandbox_payouts(service.url) == [] and not (tmp_path / "nov.xlsx").exists()
+
+
+def test_a_journal_that_came_with_the_folder_is_not_used_instead_of_the_users(
+        service: Any, tmp_path: Path) -> None:
+    assert pay(month(tmp_path, "october.xlsx", "OCT"), tmp_path / "oct.xlsx").exit_code == 0
+    before = len(sandbox_payouts(service.url))
+    planted = Path.cwd() / ".batchpay" / "journal.sqlite3"  # an empty journal, old-style
+    planted.parent.mkdir()
+    with Journal(planted):
+        pass
+    outcome = pay(month(tmp_path, "october-again.xlsx", "OCT"), tmp_path / "again.xlsx")
+    assert outcome.exit_code == 2, outcome
+    assert "Two journals for this service" in outcome.stderr and str(planted) in outcome.stderr
+    assert len(sandbox_payouts(service.url)) == before
