@@ -20,7 +20,8 @@ NUMBER = r"\d+(?:\.\d+)?"
 # script -> the lines its short mode must print (one regex per line, all must match)
 EXPECTED = {
     "bench_approval.py": [
-        rf"^rows=500 plan_mb={NUMBER} sign_s={NUMBER} verify_s={NUMBER} rebuild_s={NUMBER}$",
+        rf"^rows=500 plan_mb={NUMBER} sign_s={NUMBER} read_s={NUMBER} verify_s={NUMBER} "
+        rf"rebuild_s={NUMBER}$",
     ],
     "bench_engine.py": [
         rf"^concurrency=4 rows=32 rows_per_s={NUMBER} bound=40\.0 share={NUMBER}% ",
@@ -49,6 +50,10 @@ EXPECTED = {
     ],
     "bench_integrity.py": [
         rf"^refs=500 events=2000 journal_mb={NUMBER} check_s={NUMBER}$",
+    ],
+    "bench_service_ledger.py": [
+        rf"^way=windows history=300 limit=100/min requests=3 seconds={NUMBER} 429s=0 ",
+        rf"^way=even history=300 limit=100/min requests=3 seconds={NUMBER} 429s=0 ",
     ],
     "bench_listener.py": [
         rf"^idle=2000 opened=2000 delivery_ms={NUMBER} status=200 journal=COMPLETED "

@@ -40,6 +40,7 @@ from batchpay.engine.plan import Plan, input_ref, plan_rows
 from batchpay.engine.records import RunRecord, operator, utcnow
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.sending import Sender, SendJob, quote_fields
+from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.engine.tracking import refresh
 from batchpay.errors import AuthStop, BatchpayError, Interrupted, ResultsNotWritten
 from batchpay.provider.client import PayoutClient, RetryBudget
@@ -163,7 +164,15 @@ def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
         require_intact(journal)  # the ledger it plans from is the one the chain vouches for
         with connect() as service, frozen_heap():
             batch = _Batch(settings, options, reporter, journal, service, sheet, validation)
-            return asyncio.run(batch.execute())
+            outcome = asyncio.run(batch.execute())
+        if not journal.still_at_path():
+            outcome.exit_code = max(outcome.exit_code, EXIT_ROWS)
+            outcome.notes.append(
+                f"The journal file {settings.journal} was deleted, moved or replaced during "
+                "this run: what the run recorded is in the file it opened, not in the one "
+                "there now. Keep this results workbook; the next run checks the service's "
+                "own payout list and holds what was paid.")
+        return outcome
     except KeyboardInterrupt:
         if batch is None:
             raise
@@ -198,6 +207,7 @@ class _Batch:
         self.sandbox = service.embedded
         self.balances: dict[str, Decimal] = {}
         self.wallets: dict[str, dict[str, str]] = {}  # wallet_before/after per currency
+        self.service_check: dict[str, Any] = {}  # what the service's list check read
 
     def _client(self) -> PayoutClient:
         pacer = Pacer(max_rps=self.options.max_rps,
@@ -225,17 +235,17 @@ class _Batch:
             self.journal.bind_service(self.service.identity)
             # before the plan: plan_rows copies each row's warnings into the run rows
             await self._check_bank_names(client)
-            plan = plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
-                             kind=self.options.kind,
-                             settings=self.settings, skip_invalid=self.options.skip_invalid,
-                             allow_repeat=self.options.allow_repeat)
+            plan = self._plan()
+            if plan.send and self.settings.repeat_window_days:
+                # the journal's plan, checked against the service's own list of payouts
+                plan = self._plan(await self._read_service_ledger(client))
             run = RunRecord(
                 id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
                 sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
                 input_columns=list(self.sheet.columns),
                 info={**self._info(), "payee_changes": plan.payee_changes})
             sender = Sender(self.journal, client, self.run_id,
-                            ceilings=o.ceilings() if (o := self.options.approved) else None)
+                            ceilings=o.ceilings(self.journal) if (o := self.options.approved) else None)
             try:
                 if plan.send or plan.resolve:
                     await self._confirm(sender, plan)
@@ -266,6 +276,41 @@ class _Batch:
             raise self.stopped
         return self._finish(plan)
 
+    def _plan(self, service: ServiceLedger | None = None) -> Plan:
+        return plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
+                         kind=self.options.kind, settings=self.settings,
+                         skip_invalid=self.options.skip_invalid,
+                         allow_repeat=self.options.allow_repeat, service=service)
+
+    async def _read_service_ledger(self, client: PayoutClient) -> ServiceLedger:
+        """The service's payouts of the repeat window (engine.service_ledger), with progress."""
+        days, cap = self.settings.repeat_window_days, self.settings.sync_max_pages
+        self.reporter.note(f"Checking the service's own payout list (the last {days} days, "
+                           "pages of 100) for payments this journal did not make.")
+        started: list[int] = []
+
+        def progress(done: int, at_most: int) -> None:
+            if not started:
+                started.append(at_most)
+                self.reporter.start("Service's payouts (pages)", at_most)
+                self.reporter.advance(done)
+            else:
+                self.reporter.advance()
+
+        try:
+            ledger = await read_service_ledger(client, self.journal, days=days, max_pages=cap,
+                                               progress=progress)
+        finally:
+            self.reporter.done()
+        self.service_check = {"since": f"{ledger.since:%Y-%m-%dT%H:%M:%SZ}",
+                              "pages": ledger.pages, "payouts_seen": ledger.seen,
+                              "complete": ledger.complete}
+        if not ledger.complete:
+            self.notes.append(f"The service's payout list was read up to the page cap "
+                              f"(sync_max_pages = {cap}, {cap * 100} payouts) without reaching "
+                              f"{ledger.since:%Y-%m-%d}: older payouts were not checked.")
+        return ledger
+
     async def _check_bank_names(self, client: PayoutClient) -> None:
         """A bank name the service's directory does not list: a row warning, said before paying."""
         from batchpay.engine.banknames import add_bank_warnings
@@ -293,6 +338,7 @@ class _Batch:
                          "sheet": o.sheet_name or "",
                          "source_currency": o.source_currency or ""},
             **(o.approved.run_info() if o.approved is not None else {}),
+            **({"service_list_check": self.service_check} if self.service_check else {}),
         }
 
     async def _confirm(self, sender: Sender, plan: Plan) -> None:
