@@ -67,7 +67,7 @@ EXPECTED = {
     ],
     "bench_payees.py": [
         rf"^rows=500 history=500 validate_s={NUMBER} with_register_s={NUMBER} added_s=-?{NUMBER} "
-        rf"register_s={NUMBER} changed=10$",
+        rf"register_s={NUMBER} changed=10 new=10$",
     ],
     "bench_statement.py": [
         rf"^refs=500 events=2000 build_s={NUMBER} write_s={NUMBER} lines=500 refunds=10$",

@@ -336,7 +336,7 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
     settings = settings_for(journal=journal)
     outcome = sync_run(settings, run_id, out, lambda: open_service(settings))
     console = stderr_console(quiet)
-    for line in settings.journal_lines():
+    for line in settings.banner_lines():
         console.print(line, soft_wrap=True)
     console.print(f"Tracked {outcome.tracked} row(s) with {outcome.requests} request(s): "
                   f"{outcome.changed} changed, {outcome.never_received} proven never received"

@@ -65,7 +65,7 @@ class Plan:
         service_held = sum(kind == "hold.service" for kind, _, _ in self.decisions)
         if payee_held:
             notes.append(f"{payee_held} row(s) HELD because the payee's bank details changed, "
-                         "are new or shared, or failed before: see their error. Confirm one "
+                         "are new or shared, failed before, or look like a known payee's: see their error. Confirm one "
                          "payee at a time with `batchpay payees confirm`.")
         if service_held:
             notes.append(f"{service_held} row(s) HELD: the service's own payout list holds a "

@@ -237,7 +237,7 @@ class _Batch:
                 self.reporter.banner(
                     f"SANDBOX at {self.service.base_url}: no real money moves" if self.sandbox
                     else f"LIVE: {self.service.base_url}, real money")
-            for line in self.settings.journal_lines():
+            for line in self.settings.banner_lines():
                 self.reporter.note(line)
             self.journal.bind_service(self.service.identity)
             # before the plan: plan_rows copies each row's warnings into the run rows
