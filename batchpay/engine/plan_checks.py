@@ -161,8 +161,8 @@ def _decisions_shape(document: dict[str, Any], refs: set[str]) -> None:
     controls = _fields(document["controls"], "controls", "controls")
     for name, value in controls.items():
         switch = name in ("hold_new_payees", "payee_confirmed_by_other", "require_approval")
-        number = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
-        if (not isinstance(value, bool)) if switch else not number:
+        amount = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+        if (not isinstance(value, bool)) if switch else not amount:
             raise _refuse(f"controls.{name} is {value!r}")
     if document["input"] not in INPUTS:
         raise _refuse(f"input is {str(document['input'])[:80]!r}, not one of {INPUTS}")
