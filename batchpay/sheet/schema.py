@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
-
-import pandas as pd
 
 from batchpay.sheet.china_ids import (
     USCC_ALPHABET,
@@ -31,6 +29,7 @@ from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, Column
 from batchpay.sheet.currency import EXPONENTS
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pandera.pandas as pa
 
 REF_PATTERN = r"[A-Za-z0-9._/\-]{1,64}"
@@ -64,9 +63,11 @@ def _amount_text(value: Any) -> str | None:
     return text
 
 
-def normalized_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]],
-                     blocked: Sequence[Sequence[str]]) -> pd.DataFrame:
-    """One text column per known column; a cell already in error (`blocked`) becomes empty."""
+def normalized_columns(columns: Sequence[str], rows: Sequence[Sequence[Any]],
+                       blocked: Sequence[Sequence[str]]) -> dict[str, list[str | None]]:
+    """One list of texts per known column (None: empty); a cell already in error (`blocked`)
+    becomes empty. Plain lists: the rules are first judged on them (`every_rule_holds`),
+    and pandas is loaded only when one fails (`frame_of`)."""
     by_column = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
     data: dict[str, list[str | None]] = {}
     for column in COLUMNS:
@@ -85,17 +86,34 @@ def normalized_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]],
         for name in names:
             if name in data:
                 data[name][position] = None
-    frame = pd.DataFrame({name: pd.Series(values, dtype="str") for name, values in data.items()})
     for column in COLUMNS:
-        series = frame[column.name]
+        values = data[column.name]
         if column.kind in _UPPER_KINDS or column.name in _UPPER_IDS:
-            series = series.str.upper()
-        if column.name == "account_number":
-            series = series.str.replace(r"[\s\-]", "", regex=True)
+            values = [None if v is None else v.upper() for v in values]
+        if column.name == "account_number":  # digits need no search for spaces and hyphens
+            values = [v if v is None or v.isdigit() else _SEPARATORS.sub("", v)
+                      for v in values]
         if column.default is not None:
-            series = series.fillna(column.default)
-        frame[column.name] = series
-    return frame
+            default = column.default
+            values = [default if v is None else v for v in values]
+        data[column.name] = values
+    return data
+
+
+_SEPARATORS = re.compile(r"[\s\-]")
+
+
+def frame_of(data: dict[str, list[str | None]]) -> pd.DataFrame:
+    """The normalized columns as a frame of pandas text columns, for pandera."""
+    import pandas as pd
+
+    return pd.DataFrame({name: pd.Series(values, dtype="str") for name, values in data.items()})
+
+
+def normalized_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]],
+                     blocked: Sequence[Sequence[str]]) -> pd.DataFrame:
+    """`normalized_columns` as a frame."""
+    return frame_of(normalized_columns(columns, rows, blocked))
 
 
 # --- the schema ----------------------------------------------------------------------------
@@ -110,6 +128,9 @@ class Rule:
     check: Callable[[Any], Any]  # Series → bool Series (column rule) or DataFrame → bool Series
     message: Message
     row_level: bool = False
+    # the same rule over a column's texts that are not empty (a plain list): True when it
+    # holds for every one. Judged first, without pandas (`every_rule_holds`); column rules only
+    holds: Callable[[list[str]], bool] | None = field(default=None, kw_only=True)
 
 
 def _length_rule(column: Column) -> Rule:
@@ -117,6 +138,7 @@ def _length_rule(column: Column) -> Rule:
     return Rule(
         "max_length", column.name, lambda s: s.str.len() <= limit,
         lambda v, _: f"is {len(str(v))} characters long; at most {limit} are allowed",
+        holds=lambda texts: max(map(len, texts), default=0) <= limit,
     )
 
 
@@ -205,48 +227,69 @@ def column_rules(column: Column) -> list[Rule]:
     """The checks of one column, most basic first (only the first failure is reported)."""
     name = column.name
     rules: list[Rule] = [
-        Rule("control", name, _no_control, _control_message)]
+        Rule("control", name, _no_control, _control_message,
+             holds=lambda texts: not _CONTROL.search("".join(texts)))]
     if name == "payout_ref":
         rules += [
             Rule("ref_format", name, lambda s: s.str.fullmatch(REF_PATTERN),
-                 lambda v, _: f"must be 1–64 letters, digits or . _ - / (got {v!r})"),
+                 lambda v, _: f"must be 1–64 letters, digits or . _ - / (got {v!r})",
+                 holds=_all_match(REF_PATTERN)),
             # r-1 and R-1 are one payment: unique whatever the case
             Rule("ref_unique", name, lambda s: ~s.str.upper().duplicated(keep=False),
                  lambda v, _: f"{v} is used by more than one row (a payout_ref names one "
-                 "payment, whatever its case)"),  # rows named by the caller
+                 "payment, whatever its case)",  # rows named by the caller
+                 holds=lambda texts: len(set(map(str.upper, texts))) == len(texts)),
         ]
     elif name == "account_number":
         rules.append(Rule("account_digits", name, lambda s: s.str.fullmatch(ACCOUNT_PATTERN),
-                          _account_message))
+                          _account_message, holds=_all_match(ACCOUNT_PATTERN)))
     elif name == "sort_code":
         rules.append(Rule("digits", name, lambda s: s.str.fullmatch(r"[0-9]{1,30}"),
-                          lambda v, _: f"must be digits only, got {v!r}"))
+                          lambda v, _: f"must be digits only, got {v!r}",
+                          holds=_all_match(r"[0-9]{1,30}")))
     elif name == "company_id":
-        rules.append(Rule("uscc", name, lambda s: _per_value(s, is_valid_uscc), _uscc_message))
+        rules.append(Rule("uscc", name, lambda s: _per_value(s, is_valid_uscc), _uscc_message,
+                          holds=lambda texts: all(map(is_valid_uscc, texts))))
     elif name == "ic_number":
         rules.append(Rule("resident_id", name, lambda s: _per_value(s, is_valid_resident_id),
-                          _resident_id_message))
+                          _resident_id_message,
+                          holds=lambda texts: all(map(is_valid_resident_id, texts))))
     elif column.kind == "amount":
         rules += [
-            Rule("amount_number", name, lambda s: s.str.fullmatch(AMOUNT_PATTERN), _amount_message),
+            Rule("amount_number", name, lambda s: s.str.fullmatch(AMOUNT_PATTERN), _amount_message,
+                 holds=_all_match(AMOUNT_PATTERN)),
             Rule("amount_positive", name, lambda s: ~s.str.fullmatch(r"0*(?:\.0*)?"),
-                 lambda v, _: f"must be more than 0, got {v}"),
+                 lambda v, _: f"must be more than 0, got {v}",
+                 holds=lambda texts: not any(map(_ZERO.fullmatch, texts))),
             Rule("amount_digits", name, lambda s: _significant(s) <= MAX_SIGNIFICANT,
                  lambda v, _: f"{v} has more than {MAX_SIGNIFICANT} significant digits: a "
                  "spreadsheet keeps only 15, so the number may already be rounded, and no "
-                 "payout needs more; check the amount"),
+                 "payout needs more; check the amount",
+                 holds=lambda texts: max(map(_digits_kept, texts), default=0) <= MAX_SIGNIFICANT),
         ]
     elif column.kind == "currency":
-        rules.append(Rule("iso4217", name, lambda s: s.isin(EXPONENTS), _currency_message))
+        rules.append(Rule("iso4217", name, lambda s: s.isin(EXPONENTS), _currency_message,
+                          holds=lambda texts: set(texts) <= EXPONENTS.keys()))
     elif column.kind == "country":
         rules.append(Rule("iso3166", name, lambda s: s.str.fullmatch(r"[A-Z]{2}"),
-                          lambda v, _: f"must be a two-letter country code like CN, got {v!r}"))
+                          lambda v, _: f"must be a two-letter country code like CN, got {v!r}",
+                          holds=_all_match(r"[A-Z]{2}")))
     elif column.kind == "choice":
         choices = list(column.choices)
-        rules.append(Rule("choice", name, lambda s: s.isin(choices), _choice_message(column)))
+        rules.append(Rule("choice", name, lambda s: s.isin(choices), _choice_message(column),
+                          holds=lambda texts: set(texts) <= set(choices)))
     if column.max_length and (column.kind == "text" or name == "payee_id"):
         rules.append(_length_rule(column))
     return rules
+
+
+_ZERO = re.compile(r"0*(?:\.0*)?")
+
+
+def _all_match(pattern: str) -> Callable[[list[str]], bool]:
+    """The plain-list form of `s.str.fullmatch(pattern)`: every text matches whole."""
+    compiled = re.compile(pattern)
+    return lambda texts: all(map(compiled.fullmatch, texts))
 
 
 def _per_value(cells: pd.Series, check: Callable[[Any], bool]) -> pd.Series:
@@ -302,6 +345,8 @@ def row_rules(frame: pd.DataFrame) -> list[Rule]:
                     lambda v, _: "required when recipient_type is BUSINESS", row_level=True)
 
     def one_amount_message(_: Any, position: int) -> str:
+        import pandas as pd
+
         if pd.isna(frame["amount"].iat[position]):
             return ("fill amount (what leaves your wallet) or target_amount (what the "
                     "recipient must receive)")
@@ -317,6 +362,24 @@ def row_rules(frame: pd.DataFrame) -> list[Rule]:
         decimals("amount", "source_currency"),
         decimals("target_amount", "currency"),
     ]
+
+
+def row_rules_hold(data: dict[str, list[str | None]]) -> bool:
+    """`row_rules` judged on the plain columns: True when every one holds on every row."""
+    kinds = data["recipient_type"]
+    for column in ("company_name", "company_id"):  # business(...)
+        if any(kind == "BUSINESS" and value is None
+               for kind, value in zip(kinds, data[column], strict=True)):
+            return False
+    amounts, targets = data["amount"], data["target_amount"]
+    if not all((a is None) != (t is None) for a, t in zip(amounts, targets, strict=True)):
+        return False  # one_amount
+    for amount, currency in (("amount", "source_currency"), ("target_amount", "currency")):
+        for text, code in zip(data[amount], data[currency], strict=True):  # decimals(...)
+            # an empty amount, or one that is no plain amount, counts 0 decimals
+            if text is not None and code in EXPONENTS and _decimals_of(text) > EXPONENTS[code]:
+                return False
+    return True
 
 
 def schema_for(frame: pd.DataFrame, *, required_currency: bool = True
@@ -351,12 +414,10 @@ class Failure:
 def failures(frame: pd.DataFrame, *, required_currency: bool = True) -> list[Failure]:
     """Every rule broken, at most one message per row and column (the most basic rule).
 
-    The rules are first run as they are, column by column: when every one holds (the usual
-    case, a sheet ready to pay), pandera has nothing to report and is not even loaded (at
-    100,000 rows its bookkeeping costs more than the checks). Otherwise pandera runs the
-    same rules and reports each failure."""
-    if every_rule_holds(frame, required_currency=required_currency):
-        return []
+    Called when `every_rule_holds` found a rule that fails (on a sheet ready to pay,
+    neither pandas nor pandera is loaded: at 100,000 rows their bookkeeping costs more than
+    the checks); pandera runs the rules and reports each failure."""
+    import pandas as pd
     from pandera.errors import SchemaErrors
 
     schema, registry = schema_for(frame, required_currency=required_currency)
@@ -398,30 +459,24 @@ def failures(frame: pd.DataFrame, *, required_currency: bool = True) -> list[Fai
                   key=lambda f: (f.position, order.get(f.column, len(order))))
 
 
-def every_rule_holds(frame: pd.DataFrame, *, required_currency: bool = True) -> bool:
-    """True when no rule of `schema_for` fails, judged as pandera judges: a required column
-    has no empty cell, and a rule holds for every cell that is not empty (pandera ignores
-    empty cells in checks). Any doubt (a result that is not plainly True) says False, and
-    pandera then decides."""
+def every_rule_holds(data: dict[str, list[str | None]], *, required_currency: bool = True
+                     ) -> bool:
+    """True when no rule of `schema_for` fails, judged on the plain columns
+    (`normalized_columns`) as pandera judges: a required column has no empty cell, and a
+    rule holds for every cell that is not empty (pandera ignores empty cells in checks).
+    False sends the sheet to pandera (`failures`), which says which rule fails where."""
     for column in COLUMNS:
-        series = frame[column.name]
-        empty = series.isna()
+        values = data[column.name]
+        texts = [v for v in values if v is not None]
         required = column.required == "yes" or (column.required == "yes*" and required_currency)
-        if required and empty.any():
+        if required and len(texts) < len(values):
             return False
-        if empty.all():
+        if not texts:
             continue  # every check ignores empty cells
-        if not all(_holds(rule.check(series), empty) for rule in column_rules(column)):
+        if not all(rule.holds is not None and rule.holds(texts)
+                   for rule in column_rules(column)):
             return False
-    return all(_holds(rule.check(frame), None) for rule in row_rules(frame))
-
-
-def _holds(result: Any, empty: pd.Series | None) -> bool:
-    if isinstance(result, bool):
-        return result
-    if not isinstance(result, pd.Series) or result.dtype != bool:
-        return False  # an unexpected shape: let pandera judge it
-    return bool((result | empty).all() if empty is not None else result.all())
+    return row_rules_hold(data)
 
 
 def _rule_priority(registry: dict[tuple[str, str], Rule]) -> dict[tuple[str, str], int]:

@@ -135,17 +135,18 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
     _require_columns(sheet, currency_given=option is not None)
     values = [r.values for r in sheet.rows]
     blocked = [list(r.errors) for r in sheet.rows]
-    frame = schema.normalized_frame(sheet.columns, values, blocked)
+    data = schema.normalized_columns(sheet.columns, values, blocked)
     errors: list[dict[str, str]] = [dict(r.errors) for r in sheet.rows]
     if option is not None:
-        _apply_option(frame, option, errors)
-    for failure in schema.failures(frame, required_currency=option is None):
-        errors[failure.position].setdefault(failure.column, failure.message)
-    _name_duplicate_refs(frame, sheet, errors)
-    warnings = _same_account_same_amount(frame, sheet)
+        _apply_option(data, option, errors)
+    if not schema.every_rule_holds(data, required_currency=option is None):
+        for failure in schema.failures(schema.frame_of(data), required_currency=option is None):
+            errors[failure.position].setdefault(failure.column, failure.message)
+    _name_duplicate_refs(data["payout_ref"], sheet, errors)
+    warnings = _same_account_same_amount(data, sheet)
     checks: list[RowCheck] = []
     # row-major normalized texts, in the column table's order (= PayoutRow's field order)
-    texts = [_texts(frame[name]) for name in COLUMN_NAMES]
+    texts = [_texts(data[name]) for name in COLUMN_NAMES]
     records = list(zip(*texts, strict=True)) if sheet.rows else []
     order = {name: i for i, name in enumerate(COLUMN_NAMES)}
     for position, row in enumerate(sheet.rows):
@@ -164,9 +165,8 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
     return Validation(checks)
 
 
-def _texts(column: Any) -> list[str | None]:
-    """A normalized column's values as a list, None for empty (converted in C, not per cell)."""
-    values: list[str | None] = column.to_numpy(dtype=object, na_value=None).tolist()
+def _texts(values: list[str | None]) -> list[str | None]:
+    """A normalized column's values, None for empty ("" too)."""
     return [v or None for v in values] if "" in values else values
 
 
@@ -204,52 +204,57 @@ def _require_columns(sheet: Sheet, *, currency_given: bool) -> None:
                      f"{', '.join(missing)} (required).", hint=hint)
 
 
-def _apply_option(frame: Any, option: str, errors: list[dict[str, str]]) -> None:
+def _apply_option(data: dict[str, list[str | None]], option: str,
+                  errors: list[dict[str, str]]) -> None:
     """--source-currency fills empty cells; a cell that says otherwise is an error, not overruled."""
-    column = frame["source_currency"]
-    differs = column.notna() & (column != option)
-    for position in differs[differs].index:
-        errors[position].setdefault(
-            "source_currency",
-            f"{column.iat[position]} in the sheet, but --source-currency {option} was given; "
-            "correct the cell or leave it empty")
-    frame["source_currency"] = column.fillna(option)
+    column = data["source_currency"]
+    for position, code in enumerate(column):
+        if code is not None and code != option:
+            errors[position].setdefault(
+                "source_currency",
+                f"{code} in the sheet, but --source-currency {option} was given; "
+                "correct the cell or leave it empty")
+    data["source_currency"] = [option if code is None else code for code in column]
 
 
-def _name_duplicate_refs(frame: Any, sheet: Sheet, errors: list[dict[str, str]]) -> None:
-    refs = frame["payout_ref"]
-    upper = refs.str.upper()
-    shared = refs[refs.notna() & upper.duplicated(keep=False)]
-    if shared.empty:
+def _name_duplicate_refs(refs: list[str | None], sheet: Sheet,
+                         errors: list[dict[str, str]]) -> None:
+    counts = Counter(ref.upper() for ref in refs if ref is not None)
+    if len(counts) == sum(counts.values()):
         return
     rows_by_ref: dict[str, list[int]] = defaultdict(list)
-    for position, ref in shared.items():
-        rows_by_ref[str(ref).upper()].append(int(position))
+    for position, ref in enumerate(refs):
+        if ref is not None and counts[ref.upper()] > 1:
+            rows_by_ref[ref.upper()].append(position)
     for positions in rows_by_ref.values():
         for position in positions:
-            others = ", ".join(f"{sheet.rows[p].row} ({refs.iat[p]})" if refs.iat[p] !=
-                               refs.iat[position] else str(sheet.rows[p].row)
+            others = ", ".join(f"{sheet.rows[p].row} ({refs[p]})" if refs[p] !=
+                               refs[position] else str(sheet.rows[p].row)
                                for p in positions if p != position)
-            cased = len({refs.iat[p] for p in positions}) > 1
+            cased = len({refs[p] for p in positions}) > 1
             if "is used by more than one row" in errors[position].get("payout_ref", ""):
                 errors[position]["payout_ref"] = (
-                    f"{refs.iat[position]} is also used in row {others}; every payout needs "
+                    f"{refs[position]} is also used in row {others}; every payout needs "
                     "its own payout_ref" + (" (refs that differ only in case are one)"
                                             if cased else ""))
 
 
-def _same_account_same_amount(frame: Any, sheet: Sheet) -> dict[int, list[str]]:
+def _same_account_same_amount(data: dict[str, list[str | None]], sheet: Sheet
+                              ) -> dict[int, list[str]]:
     """Rows paying the same account the same amount: maybe a double payment, maybe not."""
-    accounts = frame["account_number"]
-    candidates = accounts.notna() & accounts.duplicated(keep=False)
+    accounts = data["account_number"]
+    counts = Counter(account for account in accounts if account is not None)
+    if len(counts) == sum(counts.values()):
+        return {}
     groups: dict[tuple[str, str, Decimal, str], list[int]] = defaultdict(list)
-    for position in candidates[candidates].index:
+    for position, account in enumerate(accounts):
+        if account is None or counts[account] < 2:
+            continue
         for name in ONE_OF:  # the same invoice amount counts as the same amount too
-            amount = _decimal(frame[name].iat[position])
+            amount = _decimal(data[name][position])
             if amount is not None:
-                key = (accounts.iat[position], name, amount,
-                       str(frame["source_currency"].iat[position]))
-                groups[key].append(int(position))
+                key = (account, name, amount, str(data["source_currency"][position]))
+                groups[key].append(position)
                 break
     warnings: dict[int, list[str]] = {}
     for positions in groups.values():
