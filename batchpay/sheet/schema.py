@@ -73,8 +73,9 @@ def normalized_columns(columns: Sequence[str], rows: Sequence[Sequence[Any]],
     for column in COLUMNS:
         if column.name in columns:
             cells = by_column[columns.index(column.name)]
-            if column.kind == "amount":
-                values = [_amount_text(v) for v in cells]
+            if column.kind == "amount":  # a number read is a Decimal: never "1,250.00"
+                values = [format(v, "f") if type(v) is Decimal else _amount_text(v)
+                          for v in cells]
             elif set(map(type, cells)) <= _TEXT_OR_NONE:  # already texts: taken as they are
                 values = list(cells)
             else:
@@ -265,7 +266,7 @@ def column_rules(column: Column) -> list[Rule]:
                  lambda v, _: f"{v} has more than {MAX_SIGNIFICANT} significant digits: a "
                  "spreadsheet keeps only 15, so the number may already be rounded, and no "
                  "payout needs more; check the amount",
-                 holds=lambda texts: max(map(_digits_kept, texts), default=0) <= MAX_SIGNIFICANT),
+                 holds=_digits_hold),
         ]
     elif column.kind == "currency":
         rules.append(Rule("iso4217", name, lambda s: s.isin(EXPONENTS), _currency_message,
@@ -301,6 +302,13 @@ def _significant(amounts: pd.Series) -> pd.Series:
     """Digits of each amount text without leading zeros and trailing fractional zeros (0 for
     an empty cell or a text that is no plain amount: other rules name those)."""
     return amounts.map(_digits_kept, na_action="ignore").fillna(0).astype("int64")
+
+
+def _digits_hold(texts: list[str]) -> bool:
+    """amount_digits on plain lists: a text of at most 15 characters keeps at most 15 digits,
+    so only longer ones are counted."""
+    return all(len(text) <= MAX_SIGNIFICANT or _digits_kept(text) <= MAX_SIGNIFICANT
+               for text in texts)
 
 
 def _digits_kept(text: Any) -> int:
@@ -376,8 +384,11 @@ def row_rules_hold(data: dict[str, list[str | None]]) -> bool:
         return False  # one_amount
     for amount, currency in (("amount", "source_currency"), ("target_amount", "currency")):
         for text, code in zip(data[amount], data[currency], strict=True):  # decimals(...)
-            # an empty amount, or one that is no plain amount, counts 0 decimals
-            if text is not None and code in EXPONENTS and _decimals_of(text) > EXPONENTS[code]:
+            # an empty amount, or one that is no plain amount, counts 0 decimals; the digits
+            # after a point, trailing zeros left out, are counted first (never fewer)
+            if text is not None and code in EXPONENTS \
+                    and len(text.partition(".")[2].rstrip("0")) > EXPONENTS[code] \
+                    and _decimals_of(text) > EXPONENTS[code]:
                 return False
     return True
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -285,23 +285,28 @@ _SOURCE_CURRENCY = COLUMN_NAMES.index("source_currency")
 _TARGET_AMOUNT = COLUMN_NAMES.index("target_amount")
 _CURRENCY = COLUMN_NAMES.index("currency")
 _QUANTUM: dict[str, Decimal] = {}
+_PAYOUT_FIELDS = [f.name for f in fields(PayoutRow)]
 
 
 def _payout_row(row: int, record: Sequence[str | None]) -> PayoutRow:
     """A VALID row's PayoutRow from its normalized texts (in the column table's order)."""
-    fields: list[Any] = list(record)
-    currency = fields[_SOURCE_CURRENCY]
+    values: list[Any] = list(record)
+    currency = values[_SOURCE_CURRENCY]
     quantum = _QUANTUM.get(currency)
     if quantum is None:
         quantum = _QUANTUM[currency] = Decimal(1).scaleb(-exponent(currency))
     # exact: the amount has at most the currency's decimals, this only pads zeros
-    if fields[_AMOUNT] is not None:
-        fields[_AMOUNT] = Decimal(fields[_AMOUNT]).quantize(quantum)
-    if fields[_TARGET_AMOUNT] is not None:
-        target = fields[_CURRENCY]
-        fields[_TARGET_AMOUNT] = Decimal(fields[_TARGET_AMOUNT]).quantize(
+    if values[_AMOUNT] is not None:
+        values[_AMOUNT] = Decimal(values[_AMOUNT]).quantize(quantum)
+    if values[_TARGET_AMOUNT] is not None:
+        target = values[_CURRENCY]
+        values[_TARGET_AMOUNT] = Decimal(values[_TARGET_AMOUNT]).quantize(
             Decimal(1).scaleb(-exponent(target)))
-    return PayoutRow(row, *fields)
+    # a frozen dataclass's __init__ sets its 22 fields one by one through object.__setattr__,
+    # a third of the checks' time at 100,000 rows: the same fields, set at once
+    payout = object.__new__(PayoutRow)
+    payout.__dict__.update(zip(_PAYOUT_FIELDS, (row, *values), strict=True))
+    return payout
 
 
 # --- the library function behind `batchpay validate` ---------------------------------------
