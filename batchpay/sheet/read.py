@@ -445,9 +445,10 @@ def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: Ce
             errors.setdefault(position, {})[name] = f"cell {letters}{position + 2} {problem}"
         converted.append(values)
     rows: list[SheetRow] = []
+    blank = (None,) * len(converted)
     for position, line in enumerate(zip(*converted, strict=True)):
         row_errors = errors.get(position)
-        if row_errors or any(v is not None for v in line):
+        if row_errors or line != blank:
             rows.append(SheetRow(position + 2, list(line), row_errors or {}))
     return rows
 
@@ -463,7 +464,7 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
     """Values of one column as read, and problems by position (0 = first data row)."""
     problems: dict[int, str] = {}
     kinds = set(map(type, cells))
-    if kinds <= {str, type(None)} and cells.count("") + cells.count(None) == len(cells):
+    if kinds <= {str, type(None)} and not any(cells):
         return [None] * len(cells), problems  # an empty column (calamine reads "" for empty)
     if kinds == {str} and name not in ONE_OF:  # all text: stripped, "" as None
         return [text or None for text in map(str.strip, cells, repeat(_STRIP))], problems

@@ -90,11 +90,12 @@ def normalized_columns(columns: Sequence[str], rows: Sequence[Sequence[Any]],
     for column in COLUMNS:
         values = data[column.name]
         if column.kind in _UPPER_KINDS or column.name in _UPPER_IDS:
-            values = [None if v is None else v.upper() for v in values]
+            values = ([None if v is None else v.upper() for v in values] if None in values
+                      else list(map(str.upper, values)))
         if column.name == "account_number":  # digits need no search for spaces and hyphens
             values = [v if v is None or v.isdigit() else _SEPARATORS.sub("", v)
                       for v in values]
-        if column.default is not None:
+        if column.default is not None and None in values:
             default = column.default
             values = [default if v is None else v for v in values]
         data[column.name] = values
@@ -384,10 +385,10 @@ def row_rules_hold(data: dict[str, list[str | None]]) -> bool:
         return False  # one_amount
     for amount, currency in (("amount", "source_currency"), ("target_amount", "currency")):
         for text, code in zip(data[amount], data[currency], strict=True):  # decimals(...)
-            # an empty amount, or one that is no plain amount, counts 0 decimals; the digits
-            # after a point, trailing zeros left out, are counted first (never fewer)
+            # an empty amount, or one that is no plain amount, counts 0 decimals; the
+            # characters after a point are counted first (never fewer than its decimals)
             if text is not None and code in EXPONENTS \
-                    and len(text.partition(".")[2].rstrip("0")) > EXPONENTS[code] \
+                    and (point := text.find(".")) != -1 and len(text) - point - 1 > EXPONENTS[code] \
                     and _decimals_of(text) > EXPONENTS[code]:
                 return False
     return True
@@ -478,12 +479,13 @@ def every_rule_holds(data: dict[str, list[str | None]], *, required_currency: bo
     False sends the sheet to pandera (`failures`), which says which rule fails where."""
     for column in COLUMNS:
         values = data[column.name]
-        texts = [v for v in values if v is not None]
+        empty = values.count(None)
         required = column.required == "yes" or (column.required == "yes*" and required_currency)
-        if required and len(texts) < len(values):
+        if required and empty:
             return False
-        if not texts:
+        if empty == len(values):
             continue  # every check ignores empty cells
+        texts = [v for v in values if v is not None] if empty else values
         if not all(rule.holds is not None and rule.holds(texts)
                    for rule in column_rules(column)):
             return False

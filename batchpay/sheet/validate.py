@@ -350,7 +350,16 @@ def read_payouts(path: Path, *, results: bool = False, sheet_name: str | None = 
                  encoding: str | None = None) -> tuple[Sheet, Validation]:
     """The input of `validate`, `run` and `plan`: a payout sheet; with `results` (`rerun`),
     the Results sheet of a results workbook read back as the payout sheet it came from.
-    Read, required to hold rows, validated."""
+    Read, required to hold rows, validated (the collector paused once for both: each pause
+    ends in a collection that goes over every cell created)."""
+    with paused_gc():
+        return _read_payouts(path, results, sheet_name, source_currency, limits,
+                             decimal_comma, include_hidden, encoding)
+
+
+def _read_payouts(path: Path, results: bool, sheet_name: str | None,
+                  source_currency: str | None, limits: SheetLimits, decimal_comma: bool,
+                  include_hidden: bool, encoding: str | None) -> tuple[Sheet, Validation]:
     if results:
         from batchpay.sheet.results_input import read_results_sheet
 
