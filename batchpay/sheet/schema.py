@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from batchpay.sheet.china_ids import (
     USCC_ALPHABET,
@@ -91,7 +91,7 @@ def normalized_columns(columns: Sequence[str], rows: Sequence[Sequence[Any]],
         values = data[column.name]
         if column.kind in _UPPER_KINDS or column.name in _UPPER_IDS:
             values = ([None if v is None else v.upper() for v in values] if None in values
-                      else list(map(str.upper, values)))
+                      else list(map(str.upper, cast(list[str], values))))
         if column.name == "account_number":  # digits need no search for spaces and hyphens
             values = [v if v is None or v.isdigit() else _SEPARATORS.sub("", v)
                       for v in values]
@@ -485,7 +485,7 @@ def every_rule_holds(data: dict[str, list[str | None]], *, required_currency: bo
             return False
         if empty == len(values):
             continue  # every check ignores empty cells
-        texts = [v for v in values if v is not None] if empty else values
+        texts = [v for v in values if v is not None] if empty else cast(list[str], values)
         if not all(rule.holds is not None and rule.holds(texts)
                    for rule in column_rules(column)):
             return False
