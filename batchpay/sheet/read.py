@@ -467,7 +467,8 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
     if kinds <= {str, type(None)} and not any(cells):
         return [None] * len(cells), problems  # an empty column (calamine reads "" for empty)
     if kinds == {str} and name not in ONE_OF:  # all text: stripped, "" as None
-        return [text or None for text in map(str.strip, cells, repeat(_STRIP))], problems
+        texts = list(map(str.strip, cells, repeat(_STRIP)))
+        return ([text or None for text in texts] if "" in texts else texts), problems
     if name in IDENTIFIER_COLUMNS:
         def other(position: int, cell: Any) -> Any:
             value, problem = _identifier(cell)
