@@ -129,3 +129,33 @@ def test_row_rules_hold_on_plain_lists_exactly_where_pandas_says_so(change: dict
     frame = frame_of(data)
     pandas_holds = all(bool(rule.check(frame).all()) for rule in row_rules(frame))
     assert row_rules_hold(data) == pandas_holds
+
+
+def _loaded_after_validating(path: Any) -> list[str]:
+    """The counts and the heavy modules loaded by validating `path` in a fresh process."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; "
+            "from batchpay.sheet.validate import validate_file; "
+            f"outcome = validate_file(Path({str(path)!r})); "
+            "print(outcome.validation.counts, [m for m in ('pandas', 'pandera') "
+            "if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=120, cwd=path.parent)
+    return done.stdout.strip().split(" [", 1)
+
+
+def test_a_sheet_ready_to_pay_is_validated_without_pandas(tmp_path: Any) -> None:
+    """Loading pandas and pandera costs more than checking 100,000 rows: a clean sheet is
+    judged on plain lists; a sheet with a mistake still gets pandera's full report."""
+    from tests.support.sheets import write_sheet
+
+    counts, loaded = _loaded_after_validating(write_sheet(tmp_path / "clean.xlsx", rows(5)))
+    assert "VALID" in counts and "INVALID" not in counts
+    assert loaded == "]"
+    bad = rows(5)
+    bad[2]["account_number"] = "6222-12AB"
+    counts, loaded = _loaded_after_validating(write_sheet(tmp_path / "bad.xlsx", bad))
+    assert "INVALID" in counts
+    assert loaded == "'pandas', 'pandera']"
