@@ -444,9 +444,13 @@ def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: Ce
         for position, problem in problems.items():
             errors.setdefault(position, {})[name] = f"cell {letters}{position + 2} {problem}"
         converted.append(values)
-    rows: list[SheetRow] = []
     blank = (None,) * len(converted)
-    for position, line in enumerate(zip(*converted, strict=True)):
+    lines = zip(*converted, strict=True)
+    if not errors:  # the usual case, in one comprehension
+        return [SheetRow(number, list(line), {})
+                for number, line in enumerate(lines, start=2) if line != blank]
+    rows: list[SheetRow] = []
+    for position, line in enumerate(lines):
         row_errors = errors.get(position)
         if row_errors or line != blank:
             rows.append(SheetRow(position + 2, list(line), row_errors or {}))
@@ -476,6 +480,9 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
                 problems[position] = problem
             return value
     elif name in ONE_OF:  # amounts: numbers, and text that is a number, become Decimal
+        if kinds == {float}:  # every cell a number: converted in C, as `amount` does
+            return list(map(Decimal, map(repr, cells))), problems
+
         def amount(position: int, cell: Any) -> Any:
             if type(cell) is float:
                 return Decimal(repr(cell))

@@ -219,9 +219,10 @@ def _apply_option(data: dict[str, list[str | None]], option: str,
 
 def _name_duplicate_refs(refs: list[str | None], sheet: Sheet,
                          errors: list[dict[str, str]]) -> None:
-    counts = Counter(ref.upper() for ref in refs if ref is not None)
-    if len(counts) == sum(counts.values()):
-        return
+    upper = [ref.upper() for ref in refs if ref is not None]
+    if len(set(upper)) == len(upper):
+        return  # no ref is used twice (the usual case: counted only when one is)
+    counts = Counter(upper)
     rows_by_ref: dict[str, list[int]] = defaultdict(list)
     for position, ref in enumerate(refs):
         if ref is not None and counts[ref.upper()] > 1:
@@ -243,9 +244,10 @@ def _same_account_same_amount(data: dict[str, list[str | None]], sheet: Sheet
                               ) -> dict[int, list[str]]:
     """Rows paying the same account the same amount: maybe a double payment, maybe not."""
     accounts = data["account_number"]
-    counts = Counter(account for account in accounts if account is not None)
-    if len(counts) == sum(counts.values()):
-        return {}
+    filled = [account for account in accounts if account is not None]
+    if len(set(filled)) == len(filled):
+        return {}  # no account is paid twice (the usual case: counted only when one is)
+    counts = Counter(filled)
     groups: dict[tuple[str, str, Decimal, str], list[int]] = defaultdict(list)
     for position, account in enumerate(accounts):
         if account is None or counts[account] < 2:
