@@ -5,9 +5,10 @@ A `batchpay.toml` in the current folder comes with the folder: a shared drive, a
 archive, a cloned repository. It is merged over the user's own settings file, so that a
 project can name its service or its sheet limits, but it may never loosen what keeps a
 payout from going twice or to the wrong account (turn approval off, name other approvers,
-another journal, shorter repeat window, the service's list read less far back...): such a file is refused, naming the file and the
-settings, before anything is read or sent. Only the user's own file (and, for the journal,
-an environment variable when the user's file names no journal) loosens a control.
+another journal, shorter repeat window, the service's list read less far back...): such a
+file is refused, naming the file and the settings, before anything is read or sent. Only
+the user's own file (and, for the journal, an environment variable when the user's file
+names no journal) loosens a control.
 """
 
 from __future__ import annotations

@@ -297,7 +297,7 @@ class _Batch:
         sees as far back as the journal's own repeat check."""
         repeat = self.settings.repeat_window_days
         days, cap = max(self.settings.service_check_days, repeat), self.settings.sync_max_pages
-        by_amount = (f"; account and amount over the last {repeat}" if repeat
+        by_amount = (f"; account and amount over the last {repeat} days" if repeat
                      else "; not by account and amount")
         self.reporter.note(f"Checking the service's own payout list (payout_ref over the last "
                            f"{days} days{by_amount}; pages of 100) for payments this journal "
