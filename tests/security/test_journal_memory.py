@@ -230,6 +230,24 @@ def test_repeat_window_days_0_leaves_the_service_check_on(service: Any, tmp_path
     assert_held_at_the_service(tmp_path / "again.xlsx", [f"T-{n:05d}" for n in range(1, 4)])
 
 
+def test_a_longer_repeat_window_reads_the_service_list_as_far_back(
+        service: Any, tmp_path: Path) -> None:
+    # twice-a-month payments: the user holds equal payments for 90 days, the list is read
+    # back 30 days only by service_check_days, yet an equal payment 40 days ago holds
+    user_settings(tmp_path, "repeat_window_days = 90\nservice_check_days = 30\n")
+    october = write_sheet(tmp_path / "oct.xlsx", salaries("OCT"))
+    assert batchpay("run", str(october), "--wait", "0").exit_code == 0
+    backdate_payouts(tmp_path / "sandbox.sqlite3", 40)
+    forget_journal()
+    november = write_sheet(tmp_path / "nov.xlsx", salaries("NOV"))
+    held = batchpay("run", str(november), "--wait", "0", "--out", str(tmp_path / "held.xlsx"))
+    assert len(sandbox_payouts(service.url)) == 3, held
+    refs = [f"NOV-{n:03d}" for n in range(1, 4)]
+    assert_held_at_the_service(tmp_path / "held.xlsx", refs)
+    got = by_ref(tmp_path / "held.xlsx")
+    assert all("the same account, amount and currencies" in got[r]["error"] for r in refs)
+
+
 def test_a_folder_file_cannot_switch_the_service_check_off(service: Any, tmp_path: Path) -> None:
     sheet = write_sheet(tmp_path / "oct.xlsx", rows(3))
     assert batchpay("run", str(sheet), "--wait", "0").exit_code == 0
