@@ -200,7 +200,7 @@ def test_config_without_settings_names_the_embedded_sandbox(home: Path) -> None:
     ("", 'journal = "fresh.sqlite3"\n', "journal = "),
     ('journal = "books.sqlite3"\n', 'journal = "fresh.sqlite3"\n', "journal = "),
     ("hold_new_payees = true\n", "hold_new_payees = false\n", "hold_new_payees = false"),
-    ("", "repeat_window_days = 0\n", "repeat_window_days = 0 (yours: 45)"),
+    ("", "repeat_window_days = 0\n", "repeat_window_days = 0 (yours: 20)"),
     ("repeat_window_days = 60\n", "repeat_window_days = 45\n", "repeat_window_days = 45"),
     ("payee_change_hold_hours = 24\n", "payee_change_hold_hours = 0\n", "payee_change_hold"),
     ("", "plan_tolerance = 0.5\n", "plan_tolerance = 0.5 (yours: 0.02)"),
