@@ -520,8 +520,9 @@ def summary_lines(plan: CheckedPlan, largest: int = 5) -> list[str]:
     controls = document.get("controls")
     if controls:
         lines.append(f"  holds: a repeat of a payment made within {controls['repeat_window_days']}"
-                     f" day(s) (0: not checked); new payees held: "
-                     f"{'yes' if controls['hold_new_payees'] else 'no'}")
+                     f" day(s) (0: not checked); the service's payout list read back "
+                     f"{controls['service_check_days']} day(s) (0: not read); new payees "
+                     f"held: {'yes' if controls['hold_new_payees'] else 'no'}")
     changes = document.get("payee_changes", [])
     if changes:
         lines.append(f"  payees new, changed or held ({len(changes)}):")

@@ -201,6 +201,8 @@ def test_config_without_settings_names_the_embedded_sandbox(home: Path) -> None:
     ('journal = "books.sqlite3"\n', 'journal = "fresh.sqlite3"\n', "journal = "),
     ("hold_new_payees = true\n", "hold_new_payees = false\n", "hold_new_payees = false"),
     ("", "repeat_window_days = 0\n", "repeat_window_days = 0 (yours: 20)"),
+    ("", "service_check_days = 0\n", "service_check_days = 0 (yours: 62)"),
+    ("service_check_days = 90\n", "service_check_days = 62\n", "service_check_days = 62"),
     ("repeat_window_days = 60\n", "repeat_window_days = 45\n", "repeat_window_days = 45"),
     ("payee_change_hold_hours = 24\n", "payee_change_hold_hours = 0\n", "payee_change_hold"),
     ("", "plan_tolerance = 0.5\n", "plan_tolerance = 0.5 (yours: 0.02)"),
