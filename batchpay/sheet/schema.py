@@ -1,12 +1,14 @@
 """The pandera schema of a payout sheet, derived from the column table, and its messages.
 
-`normalized_frame` turns the values as read into one text column per known column
-(upper-cased codes, defaults filled in, account numbers without spaces and hyphens);
-`schema_for` checks that frame with pandera (lazy, so every failure is collected);
-`failures` turns pandera's failure cases into one message per row and column that a
-finance person can act on ("company_id: check character is wrong — expected 3 ...").
-Column checks are vectorized (pandas str methods, isin); the two checksum checks run
-per value, which is fast enough for 100,000 rows.
+`normalized_columns` turns the values as read into one list of texts per known column
+(upper-cased codes, defaults filled in, account numbers without spaces and hyphens).
+`every_rule_holds` judges every rule on those plain lists (each rule's `holds`): a sheet
+ready to pay is passed without loading pandas or pandera, which cost more than the checks
+at 100,000 rows. Otherwise `schema_for` checks the same columns as a frame (`frame_of`)
+with pandera (lazy, so every failure is collected), and `failures` turns pandera's failure
+cases into one message per row and column that a finance person can act on ("company_id:
+check character is wrong — expected 3 ..."). A rule's pandas check and its `holds` say the
+same thing twice; tests/sheet/test_schema_fast_path.py holds them to agreeing.
 """
 
 from __future__ import annotations
