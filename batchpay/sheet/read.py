@@ -377,7 +377,7 @@ def _header(grid: list[list[Any]], sheet_name: str, file_name: str
         raise InputError(_no_header_message(grid, sheet_name, file_name),
                          hint="Row 1 must be the headers (payout_ref, recipient_type, ...): "
                               "delete any title rows above them, or start from `batchpay template`.")
-    width = max(len(r) for r in grid)
+    width = max(map(len, grid))
     columns: list[str] = []
     headers: list[str] = []
     keep: list[int] = []
@@ -423,7 +423,7 @@ def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: Ce
     """The data rows, converted column by column (fast), blank rows left out."""
     body = grid[1:]
     width = max(keep) + 1 if keep else 0
-    if any(len(r) < width for r in body):  # CSV lines may be short
+    if min(map(len, body), default=width) < width:  # CSV lines may be short
         body = [r + [None] * (width - len(r)) if len(r) < width else r for r in body]
     by_column = list(zip(*body, strict=False)) if body else []
     converted: list[list[Any]] = []
