@@ -57,9 +57,9 @@ def pay(tmp_path: Path, plan: Path, out: str) -> Path:
     return path
 
 
-def statement(tmp_path: Path, day: str, out: str) -> Path:
+def statement(tmp_path: Path, first: str, out: str, last: str = "") -> Path:
     path = tmp_path / out
-    made = batchpay("statement", "--from", day, "--to", day, "--out", str(path))
+    made = batchpay("statement", "--from", first, "--to", last or first, "--out", str(path))
     assert made.exit_code == 0, made
     return path
 
@@ -105,6 +105,7 @@ def test_two_months_in_approval_mode(service: Any, tmp_path: Path,
     after1 = wallet(service.url)
 
     # ---- month 2, today: equal salaries, one changed payee, one new payee
+    month2_began = datetime.now(UTC).date().isoformat()  # its statement's period (midnight may pass)
     december = staff("DEC")
     december[3]["remark"] = None
     december[3]["account_number"] = "6222000000000000444"  # as corrected and paid
@@ -140,7 +141,8 @@ def test_two_months_in_approval_mode(service: Any, tmp_path: Path,
     for path, payouts, before, after, refs in (
             (statement(tmp_path, month_ago.date().isoformat(), "nov-statement.xlsx"),
              month1, start, after1, {f"NOV-{n}" for n in range(1, 5)}),
-            (statement(tmp_path, datetime.now(UTC).date().isoformat(), "dec-statement.xlsx"),
+            (statement(tmp_path, month2_began, "dec-statement.xlsx",
+                       datetime.now(UTC).date().isoformat()),
              month2, after1, after2, {f"DEC-{n}" for n in range(1, 6)})):
         lines = {r["payout_ref"]: r for r in sheet_rows(path, "Statement")}
         assert set(lines) == refs
