@@ -1,0 +1,92 @@
+"""The month through the console's forms, against a sandbox over real HTTP: the mistakes
+sample shows its errors with row, column and fix; the corrected sample is reviewed,
+approved by someone other than its maker and paid once; the results workbook's cells and
+the sandbox's payouts say each row was paid exactly once, also when Pay is pressed again
+and when the same sheet is then run from the command line on the same journal."""
+
+from __future__ import annotations
+
+import io
+import time
+from typing import Any
+
+import openpyxl
+import pytest
+
+from tests.console.conftest import SAMPLES, Desk, Signed, batch_id
+from tests.support.e2e import batchpay, sandbox_payouts
+
+pytestmark = pytest.mark.slow
+
+
+def wait_final(signed: Signed, batch: str, seconds: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        state = signed.http.get(f"/batches/{batch}/progress").json()
+        if state["finished"]:
+            return state
+        time.sleep(0.3)
+    raise AssertionError(f"the payment of {batch} did not end: {state}")
+
+
+def test_the_month_with_an_approval(desk_factory) -> None:  # type: ignore[no-untyped-def]
+    desk: Desk = desk_factory(require_approval=True)
+    maker, approver = desk.client("mia"), desk.client("abe")
+
+    mistakes = maker.upload("november-payouts-mistakes.xlsx")
+    page = maker.http.get(mistakes.headers["location"]).text
+    assert "INVALID 10" in page and "VALID 2" in page
+    assert "<td>3</td><td>account_number</td>" in page  # sheet row, column, and the fix:
+    assert "format the column as Text and type the number again" in page
+    assert "<td>10</td><td>source_currency</td>" in page
+    bad = batch_id(mistakes)
+    checked = maker.http.get(f"/batches/{bad}/files/checked")
+    sheet = openpyxl.load_workbook(io.BytesIO(checked.content), read_only=True)["Results"]
+    header, *rows = list(sheet.iter_rows(values_only=True))
+    assert [r[header.index("status")] for r in rows].count("INVALID") == 10
+    assert maker.post(f"/batches/{bad}/review").status_code == 409  # errors: no review
+
+    batch = batch_id(maker.upload("november-payouts-corrected.xlsx"))
+    assert maker.post(f"/batches/{batch}/review").status_code == 303
+    page = maker.http.get(f"/batches/{batch}").text
+    assert "13,996,581.52" in page  # the dry run's debit incl. fees, NGN
+    assert "the wallet holds" in page
+    assert maker.post(f"/batches/{batch}/pay").status_code == 409  # approval required
+    assert approver.post(f"/batches/{batch}/approve").status_code == 303
+
+    first = maker.post(f"/batches/{batch}/pay")
+    second = maker.post(f"/batches/{batch}/pay")  # a second press, a second tab
+    assert first.status_code == 303 and second.status_code == 409
+    state = wait_final(maker, batch)
+    assert dict(state["counts"]) == {"COMPLETED": 12}, state
+    results = maker.http.get(f"/batches/{batch}/files/results")
+    assert results.status_code == 200
+    book = openpyxl.load_workbook(io.BytesIO(results.content), read_only=True)
+    header, *rows = list(book["Results"].iter_rows(values_only=True))
+    accounts = sorted(str(r[header.index("account_number")]) for r in rows)
+    assert [r[header.index("status")] for r in rows] == ["COMPLETED"] * 12
+    run_sheet = {r[0]: r[1] for r in book["Run"].iter_rows(values_only=True) if r and r[0]}
+    assert any("abe" in str(v) for v in run_sheet.values())  # the approver, on the Run sheet
+    paid = sandbox_payouts(desk.sandbox.url)  # one payout per row, to each row's account
+    assert sorted(p["accountNumber"] for p in paid) == accounts and len(set(accounts)) == 12
+
+    # the command line on the same journal pays none of them again
+    again = batchpay("run", str(SAMPLES / "november-payouts-corrected.xlsx"), "--out",
+                     str(desk.settings.journal.parent / "again.xlsx"))
+    assert again.exit_code in (0, 2), again
+    assert len(sandbox_payouts(desk.sandbox.url)) == 12
+    # and the same file uploaded again says who paid it
+    repeat = batch_id(maker.upload("november-payouts-corrected.xlsx"))
+    assert "This file was already uploaded by mia" in maker.http.get(f"/batches/{repeat}").text
+
+
+def test_without_required_approval_the_maker_pays_the_review(desk: Desk) -> None:
+    maker = desk.client("mia")
+    batch = batch_id(maker.upload("november-payouts.xlsx"))
+    assert maker.post(f"/batches/{batch}/review").status_code == 303
+    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    state = wait_final(maker, batch)
+    assert dict(state["counts"]) == {"COMPLETED": 25}
+    assert len(sandbox_payouts(desk.sandbox.url)) == 25
+    history = desk.client("ada").http.get("/history").text
+    assert state["run_id"] in history and "chain head" in history

@@ -1,0 +1,191 @@
+"""What the console refuses, over Starlette's TestClient: requests from other sites, forms
+without the session's token, unknown hosts, oversized uploads, ended sessions, and users
+acting beyond their role or on their own batch. Each refusal is checked by its effect too
+(no batch made, no signature written, no payout at the sandbox)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from batchpay.console.server import ServeOptions, prepare
+from batchpay.errors import UsageError
+from tests.console.conftest import PASSWORD, Desk, batch_id
+from tests.support.e2e import sandbox_payouts
+
+
+def batches_made(desk: Desk) -> int:
+    return len(desk.app.state.console.batches.all())
+
+
+def reviewed_batch(desk: Desk, maker: str = "mia") -> str:
+    signed = desk.client(maker)
+    batch = batch_id(signed.upload("november-payouts.xlsx"))
+    answer = signed.post(f"/batches/{batch}/review")
+    assert answer.status_code == 303, answer.text
+    return batch
+
+
+def test_a_post_from_another_site_is_refused_before_the_form_is_read(desk: Desk) -> None:
+    signed = desk.client("mia")
+    for headers in ({"Sec-Fetch-Site": "cross-site"}, {"Sec-Fetch-Site": "same-site"},
+                    {"Origin": "https://evil.example"}, {"Origin": "null"}):
+        answer = signed.http.post("/upload", data={"csrf": signed.csrf}, headers=headers,
+                                  files={"sheet": ("a.csv", b"payout_ref\nX\n")})
+        assert answer.status_code == 403, headers
+    assert batches_made(desk) == 0
+    same = signed.http.post("/upload", data={"csrf": signed.csrf},
+                            headers={"Sec-Fetch-Site": "same-origin",
+                                     "Origin": "http://testserver"},
+                            files={"sheet": ("a.csv", b"payout_ref\nX\n")},
+                            follow_redirects=False)
+    assert same.status_code == 303 and batches_made(desk) == 1
+
+
+def test_a_form_without_the_sessions_token_is_refused(desk: Desk) -> None:
+    signed = desk.client("mia")
+    sheet = {"sheet": ("a.csv", b"payout_ref\nX\n")}
+    assert signed.http.post("/upload", files=sheet).status_code == 403
+    assert signed.http.post("/upload", data={"csrf": "x" * 22}, files=sheet).status_code == 403
+    other = desk.client("max")  # another session's token is no good here either
+    assert signed.http.post("/upload", data={"csrf": other.csrf}, files=sheet).status_code == 403
+    assert batches_made(desk) == 0
+
+
+def test_the_session_cookie_is_host_only_secure_httponly_strict(desk: Desk) -> None:
+    client = TestClient(desk.app, base_url="https://testserver")
+    token = desk.app.state.console.sessions.login_link("mia")
+    answer = client.get(f"/login/{token}", follow_redirects=False)
+    cookie = answer.headers["set-cookie"]
+    name, _, attributes = cookie.partition(";")
+    assert name.startswith("__Host-batchpay-session=")
+    assert len(name.split("=", 1)[1]) >= 22  # 128 random bits
+    flags = {a.strip().split("=")[0].lower(): a.strip() for a in attributes.split(";")}
+    assert {"secure", "httponly", "samesite", "path"} <= set(flags)
+    assert flags["samesite"].lower() == "samesite=strict" and flags["path"] == "Path=/"
+    assert "domain" not in flags
+    # the link is spent: opening it again signs nobody in
+    again = TestClient(desk.app, base_url="https://testserver").get(f"/login/{token}",
+                                                                    follow_redirects=False)
+    assert again.status_code == 403 and "set-cookie" not in again.headers
+
+
+def test_every_answer_carries_the_security_headers(desk: Desk) -> None:
+    signed = desk.client("mia")
+    for answer in (signed.http.get("/"), signed.http.get("/login"),
+                   signed.http.get("/static/console.js"), signed.http.post("/upload"),
+                   signed.http.get("/", headers={"Host": "evil.example"})):
+        csp = answer.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp
+        assert "unsafe-inline" not in csp
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["x-frame-options"] == "DENY"
+
+
+def test_an_unknown_host_name_is_refused(desk: Desk) -> None:
+    """DNS rebinding: a site whose name now points at 127.0.0.1 is still not this host."""
+    signed = desk.client("mia")
+    answer = signed.http.get("/", headers={"Host": "attacker.example:8765"})
+    assert answer.status_code == 400
+    posted = signed.http.post("/upload", data={"csrf": signed.csrf},
+                              headers={"Host": "attacker.example"},
+                              files={"sheet": ("a.csv", b"payout_ref\nX\n")})
+    assert posted.status_code == 400 and batches_made(desk) == 0
+
+
+def test_an_oversized_upload_is_refused_with_413(desk_factory) -> None:  # type: ignore[no-untyped-def]
+    desk = desk_factory(max_upload_bytes=100_000)
+    signed = desk.client("mia")
+    answer = signed.upload("big.csv", data=b"payout_ref\n" + b"X" * 400_000)
+    assert answer.status_code == 413
+    assert batches_made(desk) == 0
+    assert "100 KB" in signed.http.get("/").text or "0 MB" in signed.http.get("/").text
+
+
+def test_a_signed_out_session_is_refused(desk: Desk) -> None:
+    signed = desk.client("mia")
+    cookie = signed.http.cookies.get("__Host-batchpay-session")
+    assert signed.http.get("/", follow_redirects=False).status_code == 200
+    out = signed.post("/logout")
+    assert out.status_code == 303
+    replay = TestClient(desk.app, base_url="https://testserver")
+    replay.cookies.set("__Host-batchpay-session", cookie)
+    assert replay.get("/", follow_redirects=False).headers["location"] == "/login"
+    answer = replay.post("/upload", data={"csrf": signed.csrf},
+                         files={"sheet": ("a.csv", b"payout_ref\nX\n")})
+    assert answer.status_code == 403 and batches_made(desk) == 0
+
+
+def test_password_sign_in_and_the_stored_hash(desk: Desk) -> None:
+    client = TestClient(desk.app, base_url="https://testserver")
+    wrong = client.post("/login", data={"name": "abe", "password": PASSWORD + "x"})
+    assert wrong.status_code == 401 and "__Host-" not in wrong.headers.get("set-cookie", "")
+    assert client.post("/login", data={"name": "nobody", "password": PASSWORD}
+                       ).status_code == 401
+    owner = client.post("/login", data={"name": "owner", "password": ""})
+    assert owner.status_code == 401  # the owner signs in by the printed link only
+    right = client.post("/login", data={"name": "abe", "password": PASSWORD},
+                        follow_redirects=False)
+    assert right.status_code == 303 and "__Host-batchpay-session=" in right.headers["set-cookie"]
+    stored = json.loads((desk.app.state.console.accounts.path).read_text())["users"]["abe"]
+    assert stored["password"].startswith("argon2id$v=19$m=65536,t=2,p=1$")
+    assert PASSWORD not in json.dumps(stored)
+    assert desk.app.state.console.accounts.path.stat().st_mode & 0o077 == 0
+
+
+def test_an_auditor_can_read_but_not_approve_or_pay(desk: Desk) -> None:
+    batch = reviewed_batch(desk)
+    auditor = desk.client("ada")
+    assert auditor.http.get(f"/batches/{batch}").status_code == 200
+    assert auditor.http.get("/history").status_code == 200
+    assert auditor.post(f"/batches/{batch}/approve").status_code == 403
+    assert auditor.post(f"/batches/{batch}/pay").status_code == 403
+    assert auditor.post(f"/batches/{batch}/reject", reason="no").status_code == 403
+    assert auditor.upload("november-payouts.xlsx").status_code == 403
+    meta = desk.app.state.console.batches.get(batch).meta
+    assert meta["stage"] == "reviewed" and not meta["approvals"] and "pay" not in meta
+    assert sandbox_payouts(desk.sandbox.url) == []
+
+
+def test_a_maker_cannot_approve_their_own_batch(desk: Desk) -> None:
+    batch = reviewed_batch(desk, maker="max")  # max is maker and approver
+    maker = desk.client("max")
+    answer = maker.post(f"/batches/{batch}/approve")
+    assert answer.status_code == 403 and "cannot approve their own batch" in answer.text
+    stored = desk.app.state.console.batches.get(batch)
+    assert list(stored.folder.glob("*.sig")) == [] and stored.meta["approvals"] == []
+    # someone else's approval is taken, signed with their own key
+    approver = desk.client("abe")
+    assert approver.post(f"/batches/{batch}/approve").status_code == 303
+    assert len(list(stored.folder.glob("*.sig"))) == 1
+
+
+def test_a_maker_cannot_slip_in_a_signature_made_with_their_own_key(desk: Desk) -> None:
+    from batchpay import sshsig
+    from batchpay.engine.approval import NAMESPACE
+
+    batch = reviewed_batch(desk, maker="mia")
+    stored = desk.app.state.console.batches.get(batch)
+    mias_key = desk.app.state.console.accounts.signing_key("mia")
+    armored = sshsig.sign(mias_key, stored.plan.read_bytes(), NAMESPACE)
+    approver = desk.client("abe")  # even posted by an approver, the maker's key is refused
+    answer = approver.post(f"/batches/{batch}/signature", signature_text=armored)
+    assert answer.status_code == 409 and "maker" in answer.text
+    assert list(stored.folder.glob("*.sig")) == []
+
+
+def test_binding_beyond_loopback_needs_tls_and_users(desk: Desk, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="HTTPS"):
+        prepare(desk.settings, ServeOptions(host="0.0.0.0"), 8765)
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert.write_text("x"), key.write_text("x")
+    fresh = desk.settings.with_options(journal=tmp_path / "other" / "journal.sqlite3")
+    with pytest.raises(UsageError, match="user accounts"):
+        prepare(fresh, ServeOptions(host="0.0.0.0", tls_cert=cert, tls_key=key), 8765)
+    app, login, _ = prepare(desk.settings, ServeOptions(host="0.0.0.0", tls_cert=cert,
+                                                        tls_key=key, server_name="pay.example"),
+                            8765)
+    assert login == "owner"
