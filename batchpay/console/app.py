@@ -153,7 +153,7 @@ def render(console: Console, request: Request, name: str, caller: Caller | None,
     text = console.templates.get_template(name).render(
         user=caller.user if caller else None,
         csrf=caller.session.form_token if caller else "",
-        sandbox=console.settings.embedded or "sandbox" in (console.settings.base_url or ""),
+        sandbox=console.settings.embedded,
         service=console.settings.base_url or "embedded sandbox", **context)
     return HTMLResponse(text, status_code=status_code)
 

@@ -67,7 +67,7 @@ def _security_headers(https: bool) -> list[tuple[bytes, bytes]]:
     found = [(b"content-security-policy", CSP.encode()),
              (b"x-content-type-options", b"nosniff"),
              (b"x-frame-options", b"DENY"),
-             (b"referrer-policy", b"no-referrer"),
+             (b"referrer-policy", b"same-origin"),  # no-referrer would make the Origin null
              (b"cross-origin-opener-policy", b"same-origin"),
              (b"cross-origin-resource-policy", b"same-origin"),
              (b"cache-control", b"no-store")]

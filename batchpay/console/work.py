@@ -170,7 +170,7 @@ def review_view(settings: Settings, batch: Batch) -> dict[str, Any]:
     with Journal(settings.journal) as journal:
         run = find_run(journal, data["run_id"])
         rows = list(result_rows(journal, run))
-        started = run.started_at
+        started, sandbox = run.started_at, bool(run.info.get("sandbox"))
     summary = summarize(rows)
     lines = []
     for currency, totals in sorted(summary.currencies.items()):
@@ -184,14 +184,19 @@ def review_view(settings: Settings, batch: Batch) -> dict[str, Any]:
         lines.append(CurrencyLine(
             currency, quoted.rows, quoted.amount, quoted.fee, quoted.total_debit,
             ", ".join(f"{v:,} {c}" for c, v in sorted(quoted.target.items())), shown_rates,
-            data.get("currencies", {}).get(currency, {}).get("ceiling", "")))
+            _grouped(data.get("currencies", {}).get(currency, {}).get("ceiling", ""))))
     at = datetime.fromisoformat(started.replace("Z", "+00:00"))
     age = int((datetime.now(UTC) - at).total_seconds() // 60)
     held = [{"row": r.row, "error": r.error} for r in rows if r.status == Status.HELD]
     failed = [{"row": r.row, "status": r.status, "error": r.error} for r in rows
               if r.status not in (Status.NOT_SENT, Status.HELD)]
     return {"lines": lines, "quoted_at": started[:19].replace("T", " "), "age_minutes": age,
+            "sandbox": sandbox,
             "held": held, "other": failed, "summary": signing.plan_summary(batch), **data}
+
+
+def _grouped(text: str) -> str:
+    return f"{Decimal(text):,}" if text else ""
 
 
 def approve(batches: Batches, batch: Batch, accounts: Accounts, user: str) -> Batch:
