@@ -287,7 +287,7 @@ async def signature(request: Request, console: Console, caller: Caller) -> Respo
     text = _text(request.state.form.get("signature_text"))
     if upload is not None and not isinstance(upload, str):
         text = (await upload.read(64 * 1024)).decode("utf-8", "replace") or text
-    await run_in_threadpool(work.approve_with_signature, console.batches, batch,
+    await run_in_threadpool(work.approve_with_signature, console.settings, console.batches, batch,
                             console.accounts, caller.user.name, text)
     return RedirectResponse(f"/batches/{batch.id}#approvals", status_code=303)
 

@@ -65,9 +65,12 @@ def approve(batch: Batch, accounts: Accounts, approver: str) -> str:
     return sshsig.fingerprint(key.public_key())
 
 
-def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str) -> str:
+def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
+                  settings: Settings) -> str:
     """An SSHSIG signature of the plan the approver made with their own key (`ssh-keygen -Y
-    sign -n batchpay-plan-v1`, or `batchpay approve`): kept beside the plan once it verifies."""
+    sign -n batchpay-plan-v1`, or `batchpay approve`): kept beside the plan once it verifies
+    with a key the approvers file lists under the approver's own name (a signature that
+    would not release the plan is never kept: it would block the batch's payment)."""
     checked = approval.read_plan(batch.plan)
     try:
         key = sshsig.verify(armored, checked.data, approval.NAMESPACE)
@@ -76,6 +79,16 @@ def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str)
     print_ = sshsig.fingerprint(key)
     if print_ == accounts.fingerprint(batch.maker):
         raise BatchRefused("This is the maker's own key: a batch is approved by someone else.")
+    listed = release_settings(settings, accounts).approvers_file
+    assert listed is not None
+    try:
+        principals = [s.principal for s in sshsig.allowed_signers(Path(listed))
+                      if s.fingerprint == print_]
+    except (OSError, SignatureError) as exc:
+        raise BatchRefused(f"The approvers file {listed} cannot be read: {exc}.") from exc
+    if approver not in principals:
+        raise BatchRefused(f"The key {print_} is not listed for {approver} in the approvers "
+                           "file: only a signature by your own listed key approves.")
     path = approval.next_signature_path(batch.plan)
     path.write_text(armored, encoding="utf-8")
     return print_

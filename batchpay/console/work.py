@@ -206,10 +206,10 @@ def approve(batches: Batches, batch: Batch, accounts: Accounts, user: str) -> Ba
     return _approved(batches, batch, user, fingerprint, "key held by the console")
 
 
-def approve_with_signature(batches: Batches, batch: Batch, accounts: Accounts, user: str,
-                           armored: str) -> Batch:
+def approve_with_signature(settings: Settings, batches: Batches, batch: Batch,
+                           accounts: Accounts, user: str, armored: str) -> Batch:
     _require_approvable(batch, user)
-    fingerprint = signing.add_signature(batch, armored, accounts, user)
+    fingerprint = signing.add_signature(batch, armored, accounts, user, settings)
     return _approved(batches, batch, user, fingerprint, "signature uploaded")
 
 

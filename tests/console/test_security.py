@@ -189,3 +189,27 @@ def test_binding_beyond_loopback_needs_tls_and_users(desk: Desk, tmp_path: Path)
                                                         tls_key=key, server_name="pay.example"),
                             8765)
     assert login == "owner"
+
+
+def test_an_uploaded_signature_approves_only_with_the_approvers_own_listed_key(
+        desk: Desk) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from batchpay import sshsig
+    from batchpay.engine.approval import NAMESPACE
+
+    batch = reviewed_batch(desk, maker="mia")
+    stored = desk.app.state.console.batches.get(batch)
+    plan = stored.plan.read_bytes()
+    approver = desk.client("abe")
+    stranger = sshsig.sign(Ed25519PrivateKey.generate(), plan, NAMESPACE)
+    refused = approver.post(f"/batches/{batch}/signature", signature_text=stranger)
+    assert refused.status_code == 409 and "not listed for abe" in refused.text
+    maxs = sshsig.sign(desk.app.state.console.accounts.signing_key("max"), plan, NAMESPACE)
+    assert approver.post(f"/batches/{batch}/signature", signature_text=maxs).status_code == 409
+    assert list(stored.folder.glob("*.sig")) == []
+    # abe's own key (as `ssh-keygen -Y sign` with it would make the signature)
+    own = sshsig.sign(desk.app.state.console.accounts.signing_key("abe"), plan, NAMESPACE)
+    assert approver.post(f"/batches/{batch}/signature", signature_text=own).status_code == 303
+    stored = desk.app.state.console.batches.get(batch)
+    assert stored.meta["stage"] == "approved" and len(list(stored.folder.glob("*.sig"))) == 1
