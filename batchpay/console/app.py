@@ -343,11 +343,14 @@ DOWNLOADS = {"sheet": "sheet", "checked": "checked", "plan": "plan_workbook", "p
 
 async def download(request: Request, console: Console, caller: Caller) -> Response:
     batch = get_batch(console, request)
-    attribute = DOWNLOADS.get(request.path_params["kind"])
-    if attribute is None:
+    kind = request.path_params["kind"]
+    if kind == "unpaid":  # written when asked for, from the journal
+        path = await run_in_threadpool(work.write_unpaid, console.settings, batch)
+    elif kind in DOWNLOADS:
+        path = getattr(batch, DOWNLOADS[kind])
+    else:
         raise HTTPException(404, "No such file.")
-    path: Path = getattr(batch, attribute)
-    if not path.is_file():
+    if path is None or not path.is_file():
         raise HTTPException(404, "This file is not there yet.")
     return FileResponse(path, filename=path.name)
 

@@ -20,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from batchpay.config import Settings
@@ -32,8 +33,9 @@ from batchpay.engine.plan import input_ref
 from batchpay.engine.render import find_run, result_rows, run_list
 from batchpay.engine.runner import RunOptions, load_input, run_batch
 from batchpay.errors import BatchpayError
+from batchpay.files import replaced_atomically
 from batchpay.sheet.outcomes import summarize
-from batchpay.statuses import Status, in_order
+from batchpay.statuses import SENT, Status, in_order
 
 log = logging.getLogger("batchpay.console")
 PROGRESS_ROWS = 500  # the progress table shows this many rows (those needing you first)
@@ -333,8 +335,41 @@ def progress(settings: Settings, batch: Batch) -> dict[str, Any]:
         rows=[{"row": r.row, "payout_ref": input_ref(list(r.inputs), run.input_columns),
                "status": r.status, "error": r.error, "reference": r.reference_number}
               for r in ordered[:PROGRESS_ROWS]],
-        results=batch.results.is_file() and batch.stage == "paid")
+        results=batch.results.is_file() and batch.stage == "paid",
+        unpaid=sum(n for s, n in counts.items() if s not in SENT))
     return state
+
+
+def write_unpaid(settings: Settings, batch: Batch) -> Path | None:
+    """The run's rows that were not paid and are not on their way (INVALID, NOT_SENT,
+    QUOTE_FAILED, REJECTED, HELD) as a new sheet in the input's own columns, to fix and
+    upload again; None when every row was sent. Rows in doubt (UNKNOWN) are never in it."""
+    import xlsxwriter
+
+    from batchpay.sheet.xlsx import WORKBOOK_OPTIONS, write_number, write_text
+
+    run_id = run_of(settings, batch)
+    if run_id is None:
+        return None
+    with Journal(settings.journal) as journal:
+        run = find_run(journal, run_id)
+        rows = [r for r in result_rows(journal, run) if r.status not in SENT]
+    if not rows:
+        return None
+    path = batch.stem.with_name(batch.stem.name + "-unpaid.xlsx")
+    with replaced_atomically(path) as partial:
+        book = xlsxwriter.Workbook(str(partial), WORKBOOK_OPTIONS)
+        sheet = book.add_worksheet("Payouts")
+        for col, name in enumerate(run.input_columns):
+            write_text(sheet, 0, col, name)
+        for at, row in enumerate(rows, start=1):
+            for col, value in enumerate(row.inputs):
+                if isinstance(value, Decimal | int | float) and not isinstance(value, bool):
+                    write_number(sheet, at, col, value)
+                elif value is not None:
+                    write_text(sheet, at, col, str(value))
+        book.close()
+    return path
 
 
 # --------------------------------------------------------------------------- reading

@@ -90,3 +90,28 @@ def test_without_required_approval_the_maker_pays_the_review(desk: Desk) -> None
     assert len(sandbox_payouts(desk.sandbox.url)) == 25
     history = desk.client("ada").http.get("/history").text
     assert state["run_id"] in history and "chain head" in history
+
+
+def test_unpaid_rows_come_back_as_a_new_sheet(desk: Desk, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    book = openpyxl.load_workbook(SAMPLES / "november-payouts.xlsx")
+    sheet = book["Payouts"]
+    header = [c.value for c in sheet[1]]
+    sheet.cell(row=3, column=header.index("amount") + 1).value = 100  # 0.43 CNY: below the minimum
+    ref = sheet.cell(row=3, column=header.index("payout_ref") + 1).value
+    edited = tmp_path / "november-one-too-small.xlsx"
+    book.save(edited)
+
+    maker = desk.client("mia")
+    batch = batch_id(maker.upload(edited))
+    assert maker.post(f"/batches/{batch}/review").status_code == 303
+    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    state = wait_final(maker, batch)
+    assert dict(state["counts"]) == {"COMPLETED": 24, "QUOTE_FAILED": 1}, state
+    assert "Unpaid rows as a new sheet" in maker.http.get(f"/batches/{batch}").text
+    unpaid = maker.http.get(f"/batches/{batch}/files/unpaid")
+    assert unpaid.status_code == 200
+    rows = list(openpyxl.load_workbook(io.BytesIO(unpaid.content), read_only=True)["Payouts"]
+                .iter_rows(values_only=True))
+    assert list(rows[0]) == header and len(rows) == 2
+    assert rows[1][header.index("payout_ref")] == ref and rows[1][header.index("amount")] == 100
+    assert len(sandbox_payouts(desk.sandbox.url)) == 24
