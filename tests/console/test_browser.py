@@ -85,9 +85,13 @@ def served(desk_factory) -> Iterator[Served]:  # type: ignore[no-untyped-def]
         yield Served(server.url, desk, holder.app)
 
 
-def shot(page: Any, name: str, tmp_path: Path) -> None:
+def shot(target: Any, name: str, tmp_path: Path) -> None:
+    """A PNG of a page section (a locator) or of a whole page."""
     path = tmp_path / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    if hasattr(target, "goto"):
+        target.screenshot(path=str(path), full_page=True)
+    else:
+        target.screenshot(path=str(path))
     keep = os.environ.get("BATCHPAY_SCREENSHOTS")
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
@@ -118,7 +122,7 @@ def test_the_month_in_a_browser(browser: Any, served: Served, tmp_path: Path) ->
     expect(first).to_contain_text("account_number")
     expect(first).to_contain_text("format the column as Text")
     expect(page.get_by_role("button", name="Review")).to_have_count(0)
-    shot(page, "console-check-errors", tmp_path)
+    shot(page.locator("#check"), "console-check-errors", tmp_path)
 
     # the corrected sample: checked, reviewed
     page.goto(served.url + "/")
@@ -130,7 +134,7 @@ def test_the_month_in_a_browser(browser: Any, served: Served, tmp_path: Path) ->
     costs = page.get_by_role("table", name="Cost per currency")
     expect(costs).to_contain_text("13,996,581.52")
     batch_url = page.url.split("#")[0]
-    shot(page, "console-review", tmp_path)
+    shot(page.locator("#review"), "console-review", tmp_path)
 
     # the maker's own approval is refused by the server
     page.get_by_role("button", name="Approve").click()
@@ -173,7 +177,7 @@ def test_the_month_in_a_browser(browser: Any, served: Served, tmp_path: Path) ->
         page.get_by_role("link", name="Results workbook").click()
     workbook = tmp_path / "results.xlsx"
     download.value.save_as(workbook)
-    shot(page, "console-paid", tmp_path)
+    shot(page.locator("#progress"), "console-paid", tmp_path)
 
     book = openpyxl.load_workbook(workbook, read_only=True)
     header, *rows = list(book["Results"].iter_rows(values_only=True))
