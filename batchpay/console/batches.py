@@ -176,6 +176,19 @@ class Batches:
             now = datetime.now(UTC).isoformat(timespec="seconds")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(f"{user} {now}\n")
-            batch.meta.update(stage="paying", paid_by=user, paid_at=now)
+            batch.meta.update(stage="paying", paid_by=user, paid_at=now,
+                              before_paying=batch.stage)
             self.save(batch)
+            return batch
+
+    def release_payment(self, batch_id: str, error: str, hint: str) -> Batch:
+        """Undo a claim whose run never started (nothing was sent): Pay can be pressed again."""
+        with self._lock:
+            batch = self.get(batch_id)
+            if batch is None:
+                raise BatchRefused("No such batch.")
+            batch.meta.update(stage=batch.meta.get("before_paying", "reviewed"),
+                              paid_by=None, paid_at=None, pay=None, error=error, hint=hint)
+            self.save(batch)
+            batch.claim.unlink(missing_ok=True)
             return batch

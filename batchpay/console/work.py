@@ -284,10 +284,10 @@ def _pay(settings: Settings, batches: Batches, batch: Batch, options: RunOptions
         outcome = run_batch(settings, options, reporter, lambda: load_input(options, settings),
                             lambda: open_service(settings, listen=True))
     except BatchpayError as exc:
-        _paid(batches, batch, error=exc.message, hint=exc.hint or "", notes=reporter.lines)
+        _paid(settings, batches, batch, error=exc.message, hint=exc.hint or "", notes=reporter.lines)
     except Exception as exc:  # noqa: BLE001 - a thread's last line: said on the page
         log.exception("paying batch %s failed", batch.id)
-        _paid(batches, batch, error=f"Unexpected {type(exc).__name__}: {exc}",
+        _paid(settings, batches, batch, error=f"Unexpected {type(exc).__name__}: {exc}",
               hint="The journal holds every request sent: `batchpay sync` learns the rest.",
               notes=reporter.lines)
     else:
@@ -295,7 +295,14 @@ def _pay(settings: Settings, batches: Batches, batch: Batch, options: RunOptions
                        exit_code=outcome.exit_code, notes=reporter.lines + outcome.notes)
 
 
-def _paid(batches: Batches, batch: Batch, *, error: str, hint: str, notes: list[str]) -> None:
+def _paid(settings: Settings, batches: Batches, batch: Batch, *, error: str, hint: str,
+          notes: list[str]) -> None:
+    """The run ended with an error: if it never started (a locked journal, a plan refused),
+    nothing was sent and Pay is free again; else the batch is paid as far as it went."""
+    current = batches.get(batch.id)
+    if current is not None and run_of(settings, current) is None:
+        batches.release_payment(batch.id, f"Nothing was paid: {error}", hint)
+        return
     batches.update(batch.id, stage="paid", error=error, hint=hint, notes=notes)
 
 

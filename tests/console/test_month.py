@@ -115,3 +115,29 @@ def test_unpaid_rows_come_back_as_a_new_sheet(desk: Desk, tmp_path) -> None:  # 
     assert list(rows[0]) == header and len(rows) == 2
     assert rows[1][header.index("payout_ref")] == ref and rows[1][header.index("amount")] == 100
     assert len(sandbox_payouts(desk.sandbox.url)) == 24
+
+
+def test_a_payment_that_could_not_start_leaves_pay_free(desk: Desk) -> None:
+    """The journal held by another run (`batchpay run` on a terminal): nothing is sent, the
+    page says why, and Pay works once the journal is free."""
+    from batchpay.engine.journal import Journal
+
+    maker = desk.client("mia")
+    batch = batch_id(maker.upload("november-payouts.xlsx"))
+    assert maker.post(f"/batches/{batch}/review").status_code == 303
+    other = Journal(desk.settings.journal)
+    other.lock()
+    try:
+        assert maker.post(f"/batches/{batch}/pay").status_code == 303
+        deadline = time.monotonic() + 30
+        while desk.app.state.console.batches.get(batch).stage == "paying":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        other.close()
+    page = maker.http.get(f"/batches/{batch}").text
+    assert "Nothing was paid: Another batchpay run is using the journal" in page
+    assert sandbox_payouts(desk.sandbox.url) == []
+    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 25}
+    assert len(sandbox_payouts(desk.sandbox.url)) == 25
