@@ -49,6 +49,10 @@ def prepare(settings: Settings, options: ServeOptions, port: int) -> tuple[Any, 
                 f"The console listens on {options.host} only over HTTPS: give --tls-cert "
                 "and --tls-key.", hint="Or leave --host at 127.0.0.1 to use it from this "
                 "machine only.")
+        if options.host in ("0.0.0.0", "::") and not options.server_name:
+            raise UsageError(f"Listening on {options.host}, the console needs the name users "
+                             "type to reach it: give --server-name (e.g. "
+                             "payouts.example.com); other Host headers are refused.")
         if not any(u.password for u in accounts.users()):
             raise UsageError("A console others can reach needs user accounts: add them with "
                              "`batchpay users add NAME --role maker` (and approver, auditor).")
@@ -77,8 +81,7 @@ def serve(settings: Settings, options: ServeOptions, say: Callable[[str], None])
         sock.close()
         raise
     scheme = "https" if options.tls_cert else "http"
-    name = options.server_name or ("127.0.0.1" if options.host in ("0.0.0.0", "::")
-                                   else options.host)
+    name = options.server_name or options.host
     shown = f"[{name}]" if ":" in name else name
     token = app.state.console.sessions.login_link(login)
     say(f"batchpay console for the journal {settings.journal}")
@@ -90,21 +93,8 @@ def serve(settings: Settings, options: ServeOptions, say: Callable[[str], None])
 
 
 def _run(app: Any, sock: Any, options: ServeOptions) -> None:
-    import uvicorn
+    from batchpay.serving import serve_foreground
 
-    from batchpay.serving import ACCEPT_BATCH, HEAD_TIMEOUT_SECONDS, MAX_IDLE_CONNECTIONS
-    from batchpay.serving import guarded_protocol as protocol
-
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="on", loop="asyncio",
-        timeout_graceful_shutdown=3, backlog=ACCEPT_BATCH,
-        http=protocol(HEAD_TIMEOUT_SECONDS, MAX_IDLE_CONNECTIONS),
-        ssl_certfile=str(options.tls_cert) if options.tls_cert else None,
-        ssl_keyfile=str(options.tls_key) if options.tls_key else None)
-    server = uvicorn.Server(config)
-    try:
-        server.run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass
-    finally:
-        sock.close()
+    tls = ({"ssl_certfile": str(options.tls_cert), "ssl_keyfile": str(options.tls_key)}
+           if options.tls_cert is not None else {})
+    serve_foreground(app, sock, **tls)

@@ -184,7 +184,9 @@ def test_binding_beyond_loopback_needs_tls_and_users(desk: Desk, tmp_path: Path)
     cert.write_text("x"), key.write_text("x")
     fresh = desk.settings.with_options(journal=tmp_path / "other" / "journal.sqlite3")
     with pytest.raises(UsageError, match="user accounts"):
-        prepare(fresh, ServeOptions(host="0.0.0.0", tls_cert=cert, tls_key=key), 8765)
+        prepare(fresh, ServeOptions(host="10.1.2.3", tls_cert=cert, tls_key=key), 8765)
+    with pytest.raises(UsageError, match="--server-name"):
+        prepare(desk.settings, ServeOptions(host="0.0.0.0", tls_cert=cert, tls_key=key), 8765)
     app, login, _ = prepare(desk.settings, ServeOptions(host="0.0.0.0", tls_cert=cert,
                                                         tls_key=key, server_name="pay.example"),
                             8765)
