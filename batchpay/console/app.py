@@ -5,7 +5,7 @@
     GET  /                     batches, and the upload form (maker)
     POST /upload               upload + check
     GET  /batches/ID           the batch: check, review, approvals, payment, results
-    POST /batches/ID/review | approve | signature | reject | pay
+    POST /batches/ID/review | approve | signature | reject | pay | refresh
     GET  /batches/ID/progress  the payment as the journal holds it (JSON); /events: the same
                                as server-sent events until the run is final
     GET  /batches/ID/files/KIND  sheet, checked, plan, results
@@ -94,6 +94,7 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
               methods=["POST"]),
         Route("/batches/{id}/reject", page(console, reject, write=True), methods=["POST"]),
         Route("/batches/{id}/pay", page(console, pay, write=True), methods=["POST"]),
+        Route("/batches/{id}/refresh", page(console, refresh, write=True), methods=["POST"]),
         Route("/batches/{id}/progress", page(console, progress)),
         Route("/batches/{id}/events", page(console, events)),
         Route("/batches/{id}/files/{kind}", page(console, download)),
@@ -309,6 +310,13 @@ async def pay(request: Request, console: Console, caller: Caller) -> Response:
     return RedirectResponse(f"/batches/{batch.id}#progress", status_code=303)
 
 
+async def refresh(request: Request, console: Console, caller: Caller) -> Response:
+    require(caller, "maker")
+    batch = get_batch(console, request)
+    await run_in_threadpool(work.refresh, console.settings, console.batches, batch)
+    return RedirectResponse(f"/batches/{batch.id}#progress", status_code=303)
+
+
 async def progress(request: Request, console: Console, caller: Caller) -> Response:
     batch = get_batch(console, request)
     return JSONResponse(await run_in_threadpool(work.progress, console.settings, batch))
@@ -343,7 +351,7 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
 
 
 DOWNLOADS = {"sheet": "sheet", "checked": "checked", "plan": "plan_workbook", "planfile": "plan",
-             "results": "results"}
+             "results": "latest_results"}
 
 
 async def download(request: Request, console: Console, caller: Caller) -> Response:

@@ -8,7 +8,7 @@
         NAME.plan.json/.xlsx    the review: the plan an approver signs, and its workbook
         NAME.plan.json.sig      the approvals
         pay.claim               made once, with O_EXCL, by the one Pay that goes ahead
-        NAME-results.xlsx       the results workbook
+        NAME-results.xlsx       the results workbook (and -results-synced.xlsx, refreshed)
 
 The stages, in order: uploaded → checked → reviewed → approved (or rejected) → paying → paid.
 The claim file is what makes Pay once: a second press, a second tab or a second server on
@@ -88,6 +88,15 @@ class Batch:
     @property
     def results(self) -> Path:
         return self.stem.with_name(self.stem.name + "-results.xlsx")
+
+    @property
+    def synced(self) -> Path:
+        """The results workbook as the latest refresh (`batchpay sync`) wrote it."""
+        return self.stem.with_name(self.stem.name + "-results-synced.xlsx")
+
+    @property
+    def latest_results(self) -> Path:
+        return self.synced if self.synced.is_file() else self.results
 
     @property
     def claim(self) -> Path:

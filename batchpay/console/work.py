@@ -37,6 +37,8 @@ from batchpay.files import replaced_atomically
 from batchpay.sheet.outcomes import summarize
 from batchpay.statuses import SENT, Status, in_order
 
+MAY_CHANGE = frozenset({Status.PENDING, Status.PROCESSING, Status.UNKNOWN})
+
 log = logging.getLogger("batchpay.console")
 PROGRESS_ROWS = 500  # the progress table shows this many rows (those needing you first)
 
@@ -343,8 +345,22 @@ def progress(settings: Settings, batch: Batch) -> dict[str, Any]:
                "status": r.status, "error": r.error, "reference": r.reference_number}
               for r in ordered[:PROGRESS_ROWS]],
         results=batch.results.is_file() and batch.stage == "paid",
+        on_the_way=sum(n for s, n in counts.items() if s in MAY_CHANGE),
+        synced_at=batch.meta.get("synced_at", ""),
         unpaid=sum(n for s, n in counts.items() if s not in SENT))
     return state
+
+
+def refresh(settings: Settings, batches: Batches, batch: Batch) -> Batch:
+    """`batchpay sync` for the batch's run: rows still on their way are asked for again and
+    the results workbook is written anew from the journal (the run's own is kept)."""
+    from batchpay.engine.sync import sync_run
+
+    run_id = run_of(settings, batch)
+    if run_id is None or batch.stage != "paid":
+        raise BatchRefused("Only a batch whose payment ended is refreshed.")
+    sync_run(settings, run_id, batch.synced, lambda: open_service(settings))
+    return batches.update(batch.id, synced_at=datetime.now(UTC).isoformat(timespec="seconds"))
 
 
 def write_unpaid(settings: Settings, batch: Batch) -> Path | None:

@@ -141,3 +141,24 @@ def test_a_payment_that_could_not_start_leaves_pay_free(desk: Desk) -> None:
     assert maker.post(f"/batches/{batch}/pay").status_code == 303
     assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 25}
     assert len(sandbox_payouts(desk.sandbox.url)) == 25
+
+
+def test_rows_still_on_their_way_are_refreshed_from_the_service(desk_factory) -> None:  # type: ignore[no-untyped-def]
+    desk: Desk = desk_factory(wait_seconds=0, sandbox={"settle_seconds": 1.5})
+    maker = desk.client("mia")
+    batch = batch_id(maker.upload("november-payouts.xlsx"))
+    maker.post(f"/batches/{batch}/review")
+    maker.post(f"/batches/{batch}/pay")
+    state = wait_final(maker, batch)
+    assert "COMPLETED" not in dict(state["counts"]) and state["on_the_way"] == 25, state
+    assert "Refresh statuses" in maker.http.get(f"/batches/{batch}").text
+    assert desk.client("ada").post(f"/batches/{batch}/refresh").status_code == 403
+    time.sleep(1.6)  # the sandbox settles them
+    assert maker.post(f"/batches/{batch}/refresh").status_code == 303
+    state = maker.http.get(f"/batches/{batch}/progress").json()
+    assert dict(state["counts"]) == {"COMPLETED": 25} and state["on_the_way"] == 0
+    results = maker.http.get(f"/batches/{batch}/files/results")
+    book = openpyxl.load_workbook(io.BytesIO(results.content), read_only=True)
+    header, *rows = list(book["Results"].iter_rows(values_only=True))
+    assert [r[header.index("status")] for r in rows] == ["COMPLETED"] * 25
+    assert len(sandbox_payouts(desk.sandbox.url)) == 25  # refreshed, never resent
