@@ -215,3 +215,14 @@ def test_an_uploaded_signature_approves_only_with_the_approvers_own_listed_key(
     assert approver.post(f"/batches/{batch}/signature", signature_text=own).status_code == 303
     stored = desk.app.state.console.batches.get(batch)
     assert stored.meta["stage"] == "approved" and len(list(stored.folder.glob("*.sig"))) == 1
+
+
+def test_text_from_a_sheet_is_shown_as_text_never_as_markup(desk: Desk) -> None:
+    signed = desk.client("mia")
+    sheet = ("payout_ref,recipient_type,recipient_name,account_number,bank_name,amount,"
+             "source_currency,reason\n"
+             "R-1,INDIVIDUAL,Li,<script>alert(1)</script>,Bank,100.00,NGN,Salary\n").encode()
+    batch = batch_id(signed.upload("evil.csv", data=sheet))
+    page = signed.http.get(f"/batches/{batch}").text
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
