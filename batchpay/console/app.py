@@ -341,8 +341,8 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
             if text != last:
                 yield {"event": "progress", "data": text}
                 last = text
-            if state["finished"] or await request.is_disconnected():
-                return
+            if state["finished"] or not batch.meta.get("pay") or await request.is_disconnected():
+                return  # final, or no payment to follow (not started, or freed again)
             # a large run takes a while to read: the journal is read at most a third
             # of the time, so pages left open never slow the payment down
             await asyncio.sleep(max(EVENT_SECONDS, 2 * spent))

@@ -226,3 +226,15 @@ def test_text_from_a_sheet_is_shown_as_text_never_as_markup(desk: Desk) -> None:
     page = signed.http.get(f"/batches/{batch}").text
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_the_progress_stream_needs_a_session_and_ends_with_nothing_to_follow(desk: Desk) -> None:
+    signed = desk.client("mia")
+    batch = batch_id(signed.upload("november-payouts.xlsx"))
+    stranger = TestClient(desk.app, base_url="https://testserver")
+    assert stranger.get(f"/batches/{batch}/events").status_code == 403
+    assert stranger.get(f"/batches/{batch}/progress").status_code == 403
+    with signed.http.stream("GET", f"/batches/{batch}/events") as events:
+        assert events.headers["content-type"].startswith("text/event-stream")
+        text = "".join(events.iter_text())  # ends: this batch is not being paid
+    assert "event: progress" in text and '"run_id": null' in text
