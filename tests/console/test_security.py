@@ -238,3 +238,16 @@ def test_the_progress_stream_needs_a_session_and_ends_with_nothing_to_follow(des
         assert events.headers["content-type"].startswith("text/event-stream")
         text = "".join(events.iter_text())  # ends: this batch is not being paid
     assert "event: progress" in text and '"run_id": null' in text
+
+
+def test_a_stale_login_link_and_an_idle_session_are_refused(
+        desk: Desk, monkeypatch: pytest.MonkeyPatch) -> None:
+    from batchpay.console import sessions
+
+    signed = desk.client("mia")
+    token = desk.app.state.console.sessions.login_link("mia")
+    monkeypatch.setattr(sessions, "LINK_SECONDS", -1)
+    monkeypatch.setattr(sessions, "IDLE_SECONDS", -1)
+    fresh = TestClient(desk.app, base_url="https://testserver")
+    assert fresh.get(f"/login/{token}", follow_redirects=False).status_code == 403
+    assert signed.http.get("/", follow_redirects=False).headers["location"] == "/login"
