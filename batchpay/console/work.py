@@ -35,9 +35,7 @@ from batchpay.engine.runner import RunOptions, load_input, run_batch
 from batchpay.errors import BatchpayError
 from batchpay.files import replaced_atomically
 from batchpay.sheet.outcomes import summarize
-from batchpay.statuses import SENT, Status, in_order
-
-MAY_CHANGE = frozenset({Status.PENDING, Status.PROCESSING, Status.UNKNOWN})
+from batchpay.statuses import IN_DOUBT, ON_ITS_WAY, SENT, Status, in_order
 
 log = logging.getLogger("batchpay.console")
 PROGRESS_ROWS = 500  # the progress table shows this many rows (those needing you first)
@@ -345,7 +343,7 @@ def progress(settings: Settings, batch: Batch) -> dict[str, Any]:
                "status": r.status, "error": r.error, "reference": r.reference_number}
               for r in ordered[:PROGRESS_ROWS]],
         results=batch.results.is_file() and batch.stage == "paid",
-        on_the_way=sum(n for s, n in counts.items() if s in MAY_CHANGE),
+        on_the_way=sum(n for s, n in counts.items() if s in ON_ITS_WAY | IN_DOUBT),
         synced_at=batch.meta.get("synced_at", ""),
         unpaid=sum(n for s, n in counts.items() if s not in SENT))
     return state
