@@ -39,6 +39,7 @@ from batchpay.statuses import IN_DOUBT, ON_ITS_WAY, SENT, Status, in_order
 
 log = logging.getLogger("batchpay.console")
 PROGRESS_ROWS = 500  # the progress table shows this many rows (those needing you first)
+SHOWN_MESSAGES = 1000  # the check shows this many errors (and warnings); the workbook all
 
 
 class PageReporter:
@@ -85,6 +86,8 @@ class CheckView:
     payee_changes: list[dict[str, Any]] = field(default_factory=list)
     failure: str = ""  # the sheet could not be read at all
     hint: str = ""
+    more_errors: int = 0  # beyond the SHOWN_MESSAGES on the page (all are in the workbook)
+    more_warnings: int = 0
 
     @property
     def ok(self) -> bool:
@@ -116,9 +119,13 @@ def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
     view.counts = checked.outcome.validation.counts
     view.notes = list(checked.bank_notes)
     view.payee_changes = checked.payee_changes
+    view.more_errors = max(0, len(view.errors) - SHOWN_MESSAGES)
+    view.more_warnings = max(0, len(view.warnings) - SHOWN_MESSAGES)
+    view.errors, view.warnings = view.errors[:SHOWN_MESSAGES], view.warnings[:SHOWN_MESSAGES]
     batches.update(batch.id, stage="checked", check={
         "rows": view.rows, "counts": view.counts, "ok": view.ok,
         "errors": [vars(m) for m in view.errors], "warnings": [vars(m) for m in view.warnings],
+        "more_errors": view.more_errors, "more_warnings": view.more_warnings,
         "notes": view.notes, "payee_changes": view.payee_changes})
     return view
 
@@ -130,7 +137,9 @@ def saved_check(batch: Batch) -> CheckView:
                      errors=[Message(**m) for m in data.get("errors", [])],
                      warnings=[Message(**m) for m in data.get("warnings", [])],
                      notes=data.get("notes", []), payee_changes=data.get("payee_changes", []),
-                     failure=data.get("failure", ""), hint=data.get("hint", ""))
+                     failure=data.get("failure", ""), hint=data.get("hint", ""),
+                     more_errors=data.get("more_errors", 0),
+                     more_warnings=data.get("more_warnings", 0))
 
 
 def review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts) -> Batch:
