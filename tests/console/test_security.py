@@ -219,9 +219,9 @@ def test_an_uploaded_signature_approves_only_with_the_approvers_own_listed_key(
 
 def test_text_from_a_sheet_is_shown_as_text_never_as_markup(desk: Desk) -> None:
     signed = desk.client("mia")
-    sheet = ("payout_ref,recipient_type,recipient_name,account_number,bank_name,amount,"
-             "source_currency,reason\n"
-             "R-1,INDIVIDUAL,Li,<script>alert(1)</script>,Bank,100.00,NGN,Salary\n").encode()
+    sheet = (b"payout_ref,recipient_type,recipient_name,account_number,bank_name,amount,"
+             b"source_currency,reason\n"
+             b"R-1,INDIVIDUAL,Li,<script>alert(1)</script>,Bank,100.00,NGN,Salary\n")
     batch = batch_id(signed.upload("evil.csv", data=sheet))
     page = signed.http.get(f"/batches/{batch}").text
     assert "<script>alert(1)</script>" not in page
