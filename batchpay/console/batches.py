@@ -10,7 +10,8 @@
         pay.claim               made once, with O_EXCL, by the one Pay that goes ahead
         NAME-results.xlsx       the results workbook (and -results-synced.xlsx, refreshed)
 
-The stages, in order: uploaded → checked → reviewed → approved (or rejected) → paying → paid.
+The stages, in order: uploaded → checked → (reviewing →) reviewed → approved (or rejected)
+→ paying → paid.
 The claim file is what makes Pay once: a second press, a second tab or a second server on
 the same folder finds it there and is refused, whatever the page showed.
 """
@@ -31,7 +32,8 @@ from typing import Any
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
 
-STAGES = ("uploaded", "checked", "reviewed", "approved", "rejected", "paying", "paid")
+STAGES = ("uploaded", "checked", "reviewing", "reviewed", "approved", "rejected", "paying",
+          "paid")
 SHEET_SUFFIXES = (".xlsx", ".csv")
 _ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 
@@ -167,6 +169,18 @@ class Batches:
             if batch is None:
                 raise BatchRefused("No such batch.")
             batch.meta.update(changes)
+            self.save(batch)
+            return batch
+
+    def start_review(self, batch_id: str) -> Batch:
+        """The batch's one review under way (a second press waits for the first)."""
+        with self._lock:
+            batch = self.get(batch_id)
+            if batch is None:
+                raise BatchRefused("No such batch.")
+            if batch.stage not in ("checked", "reviewed", "rejected"):
+                raise BatchRefused(f"This batch is {batch.stage}: its review cannot change now.")
+            batch.meta.update(stage="reviewing", before_review=batch.stage, review_error="")
             self.save(batch)
             return batch
 

@@ -142,23 +142,45 @@ def saved_check(batch: Batch) -> CheckView:
                      more_warnings=data.get("more_warnings", 0))
 
 
-def review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts) -> Batch:
-    """The dry run and plan of a checked batch (quotes, fees, wallets, payees, held rows)."""
+def review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts, *,
+           wait: float = 15.0) -> Batch:
+    """Start the dry run and plan of a checked batch (quotes, fees, wallets, payees, held
+    rows) in a thread, and wait for it up to `wait` seconds: a large sheet's review goes on
+    while its page says so (stage `reviewing`)."""
     if not (batch.meta.get("check") or {}).get("ok"):
         raise BatchRefused("Only a sheet whose every row passed the check is reviewed: fix "
                            "the rows and upload it again.")
-    if batch.stage not in ("checked", "reviewed", "rejected"):
-        raise BatchRefused(f"This batch is {batch.stage}: its review cannot change now.")
+    started = batches.start_review(batch.id)
+    thread = threading.Thread(target=_review, args=(settings, batches, started, accounts),
+                              name=f"review {batch.id}", daemon=True)
+    thread.start()
+    thread.join(wait)
+    return batches.get(batch.id) or started
+
+
+def _review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts) -> None:
     options = RunOptions(sheet=batch.sheet, dry_run=True, out=batch.plan_workbook,
                          concurrency=settings.concurrency, max_rps=settings.max_rps)
     reporter = PageReporter()
-    made = signing.make_review(settings, options, reporter,
-                               lambda: open_service(settings, listen=True), batch, accounts)
-    return batches.update(batch.id, stage="reviewed", approvals=[], rejected=None, review={
-        "run_id": made.run_id, "plan_id": made.plan_id, "short_code": made.short_code,
-        "refused": made.refused, "notes": made.notes, "currencies": made.currencies,
-        "expires_at": made.expires_at, "payee_changes": made.payee_changes,
-        "at": datetime.now(UTC).isoformat(timespec="seconds")})
+    try:
+        made = signing.make_review(settings, options, reporter,
+                                   lambda: open_service(settings, listen=True), batch, accounts)
+    except BatchpayError as exc:
+        batches.update(batch.id, stage=batch.meta.get("before_review", "checked"),
+                       review_error=exc.message, review_hint=exc.hint or "")
+        return
+    except Exception as exc:  # noqa: BLE001 - a thread's last line: said on the page
+        log.exception("reviewing batch %s failed", batch.id)
+        batches.update(batch.id, stage=batch.meta.get("before_review", "checked"),
+                       review_error=f"Unexpected {type(exc).__name__}: {exc}", review_hint="")
+        return
+    batches.update(batch.id, stage="reviewed", approvals=[], rejected=None, review_error="",
+                   review={
+                       "run_id": made.run_id, "plan_id": made.plan_id,
+                       "short_code": made.short_code, "refused": made.refused,
+                       "notes": made.notes, "currencies": made.currencies,
+                       "expires_at": made.expires_at, "payee_changes": made.payee_changes,
+                       "at": datetime.now(UTC).isoformat(timespec="seconds")})
 
 
 @dataclass

@@ -162,3 +162,26 @@ def test_rows_still_on_their_way_are_refreshed_from_the_service(desk_factory) ->
     header, *rows = list(book["Results"].iter_rows(values_only=True))
     assert [r[header.index("status")] for r in rows] == ["COMPLETED"] * 25
     assert len(sandbox_payouts(desk.sandbox.url)) == 25  # refreshed, never resent
+
+
+def test_a_review_still_under_way_is_said_and_then_shown(desk: Desk) -> None:
+    """A large sheet's review outlasts the request: the page says so and refreshes itself."""
+    from batchpay.console import work
+
+    maker = desk.client("mia")
+    batch = batch_id(maker.upload("november-payouts.xlsx"))
+    console = desk.app.state.console
+    started = work.review(desk.settings, console.batches, console.batches.get(batch),
+                          console.accounts, wait=0)
+    assert started.stage in ("reviewing", "reviewed")
+    page = maker.http.get(f"/batches/{batch}").text
+    if console.batches.get(batch).stage == "reviewing":
+        assert "This page refreshes itself" in page and ">Pay<" not in page
+        assert maker.post(f"/batches/{batch}/review").status_code == 409  # one at a time
+    deadline = time.monotonic() + 30
+    while console.batches.get(batch).stage == "reviewing":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert "Cost per currency" in maker.http.get(f"/batches/{batch}").text
+    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 25}

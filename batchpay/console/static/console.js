@@ -2,7 +2,8 @@
 // 1. a form marked data-once is sent once: its buttons are disabled on the first submit
 //    (the server refuses a second Pay of a batch whatever happens here);
 // 2. a file dropped on the upload area becomes the chosen payout sheet;
-// 3. the payment's progress follows the server's events, read from the journal.
+// 3. the payment's progress follows the server's events, read from the journal; a page
+//    whose review is under way reloads itself until the review is there.
 "use strict";
 
 document.addEventListener("submit", function (event) {
@@ -69,4 +70,8 @@ if (section && window.EventSource) {
       window.location.reload();  // the final page, with the results workbook's link
     }
   });
+}
+
+if (document.querySelector("[data-refresh]")) {
+  setTimeout(function () { window.location.reload(); }, 2000);
 }
