@@ -61,7 +61,6 @@ class Console:
     batches: Batches
     templates: Environment
     max_upload_bytes: int
-    owner: str
 
 
 @dataclass
@@ -71,15 +70,15 @@ class Caller:
 
 
 def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
-               max_upload_bytes: int | None = None, owner: str = "owner") -> Starlette:
-    """The console for `settings`' journal; `owner` is who the printed login link signs in."""
+               max_upload_bytes: int | None = None) -> Starlette:
+    """The console for `settings`' journal, answering to `allowed_hosts`."""
     folder = console_folder(settings.journal)
     limit = max_upload_bytes or int(settings.max_file_mb * 1024 * 1024)
     console = Console(
         settings, Accounts(folder), Sessions(), Batches(folder / "batches"),
         Environment(loader=FileSystemLoader(HERE / "templates"),
                     autoescape=select_autoescape(default=True, default_for_string=True)),
-        limit, owner)
+        limit)
     routes = [
         Route("/", page(console, index)),
         Route("/login", login_page, methods=["GET", "POST"]),
@@ -261,6 +260,7 @@ async def batch_page(request: Request, console: Console, caller: Caller) -> Resp
     state = (await run_in_threadpool(work.progress, console.settings, batch)
              if batch.meta.get("pay") else None)
     return render(console, request, "batch.html", caller, batch=batch,
+                  quoting=work.review_progress(batch.id),
                   check=work.saved_check(batch), review=review, progress=state,
                   same=console.batches.same_file(batch),
                   require_approval=console.settings.require_approval)

@@ -64,7 +64,7 @@ def prepare(settings: Settings, options: ServeOptions, port: int) -> tuple[Any, 
     elif accounts.get(OWNER) is None:
         accounts.add(OWNER, ROLES, None)  # signs in by the printed link only
     app = create_app(settings, allowed_hosts=allowed_hosts(
-        options.host, port, options.server_name), https=https, owner=login)
+        options.host, port, options.server_name), https=https)
     return app, login, accounts
 
 

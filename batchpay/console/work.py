@@ -158,10 +158,27 @@ def review(settings: Settings, batches: Batches, batch: Batch, accounts: Account
     return batches.get(batch.id) or started
 
 
+_REVIEWS: dict[str, PageReporter] = {}  # batch id → its review under way, for its page
+
+
+def review_progress(batch_id: str) -> tuple[int, int] | None:
+    """(rows quoted, rows to quote) of the batch's review under way, if any."""
+    reporter = _REVIEWS.get(batch_id)
+    return (reporter.done_rows, reporter.total) if reporter and reporter.total else None
+
+
 def _review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts) -> None:
     options = RunOptions(sheet=batch.sheet, dry_run=True, out=batch.plan_workbook,
                          concurrency=settings.concurrency, max_rps=settings.max_rps)
-    reporter = PageReporter()
+    reporter = _REVIEWS[batch.id] = PageReporter()
+    try:
+        _reviewed(settings, batches, batch, accounts, options, reporter)
+    finally:
+        _REVIEWS.pop(batch.id, None)
+
+
+def _reviewed(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
+              options: RunOptions, reporter: PageReporter) -> None:
     try:
         made = signing.make_review(settings, options, reporter,
                                    lambda: open_service(settings, listen=True), batch, accounts)
