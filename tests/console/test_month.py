@@ -185,3 +185,18 @@ def test_a_review_still_under_way_is_said_and_then_shown(desk: Desk) -> None:
     assert "Cost per currency" in maker.http.get(f"/batches/{batch}").text
     assert maker.post(f"/batches/{batch}/pay").status_code == 303
     assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 25}
+
+
+def test_two_approvals_when_the_settings_ask_for_two(desk_factory) -> None:  # type: ignore[no-untyped-def]
+    desk: Desk = desk_factory(require_approval=True, approvals_required=2)
+    maker = desk.client("mia")
+    batch = batch_id(maker.upload("november-payouts.xlsx"))
+    maker.post(f"/batches/{batch}/review")
+    assert desk.client("abe").post(f"/batches/{batch}/approve").status_code == 303
+    refused = maker.post(f"/batches/{batch}/pay")
+    assert refused.status_code == 409 and "2 are required" in refused.text
+    assert desk.client("abe").post(f"/batches/{batch}/approve").status_code == 409  # twice
+    assert desk.client("max").post(f"/batches/{batch}/approve").status_code == 303
+    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 25}
+    assert len(sandbox_payouts(desk.sandbox.url)) == 25
