@@ -1,9 +1,13 @@
-"""Settings: defaults, then ``batchpay.toml``, then environment variables.
+"""Settings: defaults, then the user's ``batchpay.toml``, then the current folder's, then
+environment variables.
 
-The file is looked for in the current directory, then in the user config directory
-(platformdirs). Environment variables override it. The API key is never a command-line
+The user's file (in the user config directory, platformdirs) and the current folder's are
+merged in that order. The folder's file may set anything but may only tighten a control
+(settings_rules): a file that arrived with a folder never turns approval off or points at
+another journal. Environment variables override both, except that ``BATCHPAY_JOURNAL`` may
+not name another journal than the user's file does. The API key is never a command-line
 option and never printed: ``fingerprint`` is what messages, logs and workbooks show.
-The key may live in the file only when the file is readable by its owner alone.
+The key may live in a file only when the file is readable by its owner alone.
 
 The journal is what makes "never twice" true, so its default does not depend on the
 current folder: one journal per user and per service in the user data directory
@@ -27,7 +31,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from batchpay.errors import ConfigError
+from batchpay.errors import BatchpayError, ConfigError
+from batchpay.settings_rules import check_ranges, refuse_weakening, same_path, weakened
 
 SETTINGS_FILE = "batchpay.toml"
 LEGACY_JOURNAL = Path(".batchpay") / "journal.sqlite3"  # relative to the current folder
@@ -36,7 +41,7 @@ JOURNAL_FILE = "journal.sqlite3"
 JOURNAL_ORIGINS = {
     "default": "the default for this service, the same from every folder",
     "legacy": "found in ./.batchpay/ of the current folder",
-    "file": "journal in the settings file",
+    "file": "journal in your settings file",
     "environment": "BATCHPAY_JOURNAL",
     "option": "--journal",
 }
@@ -96,11 +101,15 @@ class Settings:
     max_columns: int = 200
     max_cells: int = 10_000_000
     sync_max_pages: int = 200
-    # a row paying an account the amount it was paid within this many days is HELD (0: never)
-    repeat_window_days: int = 45
+    # a row paying an account the amount it was paid within this many days is HELD (0: never);
+    # shorter than any month, so that last month's equal salary is not a duplicate
+    repeat_window_days: int = 20
     # payee change control: hold payees never paid before too; keep a confirmed change held
     hold_new_payees: bool = False
     payee_change_hold_hours: float = 0.0
+    # a payee change confirmed only by the person making the batch (the plan's maker) stays
+    # HELD until someone else confirms it too
+    payee_confirmed_by_other: bool = False
     # two-person approval: runs pay only approved plans; who may approve; how many must
     require_approval: bool = False
     approvers_file: Path | None = None
@@ -128,9 +137,13 @@ class Settings:
     def embedded(self) -> bool:
         return not self.base_url
 
+    def banner_lines(self) -> list[str]:
+        """What every run and sync says first: the settings files loaded, then the journal."""
+        return [f"Settings: {self.source}", *self.journal_lines()]
+
     def journal_lines(self) -> list[str]:
-        """What every run and sync says first: the journal's absolute path, and for one found
-        in ./.batchpay/ one line on how to use it from any folder."""
+        """The journal's absolute path, and for one found in ./.batchpay/ one line on how to
+        use it from any folder."""
         lines = [f"Journal: {self.journal}"]
         if self.journal_from == "legacy":
             home = default_journal(self.base_url).parent
@@ -149,7 +162,11 @@ class Settings:
         if "journal" in given:
             given["journal"] = Path(given["journal"]).expanduser().absolute()
             given["journal_from"] = "option"
-        return dataclasses.replace(self, **given)
+        settings = dataclasses.replace(self, **given)
+        # click checks each option's own range; not a NaN or an infinity (`--max-rps nan`)
+        check_ranges(settings, set(given), label=lambda name: "--" + _OPTIONS.get(
+            name, name.replace("_", "-")))
+        return settings
 
     def public_items(self) -> list[tuple[str, str]]:
         """Every effective setting as text, the key and secret as fingerprints only."""
@@ -202,43 +219,114 @@ def service_folder(base_url: str | None) -> str:
 
 
 def settings_files() -> list[Path]:
+    """The settings files in the order they are merged: the user's own, then the current
+    folder's (which may only tighten a control)."""
     from platformdirs import user_config_dir
 
-    return [Path.cwd() / SETTINGS_FILE, Path(user_config_dir("batchpay")) / SETTINGS_FILE]
+    user = Path(user_config_dir("batchpay")) / SETTINGS_FILE
+    here = Path.cwd() / SETTINGS_FILE
+    return [user] if same_path(user, here) else [user, here]
 
 
 def load_settings(env: dict[str, str] | None = None, files: list[Path] | None = None) -> Settings:
-    """Defaults, overridden by the first settings file found, overridden by the environment."""
-    values, source = _gather(env, files)
-    return _build(values, source)
+    """Defaults, then each settings file found (`files` in merge order: the first is the
+    user's, any other a folder's that may only tighten a control), then the environment."""
+    values, source, origins = _gather(env, files)
+    return _build(values, source, origins)
 
 
-def _gather(env: dict[str, str] | None, files: list[Path] | None) -> tuple[dict[str, Any], str]:
-    """The raw values of the first settings file found and of the environment, and where
-    they came from. A relative journal in a file is relative to the file's folder."""
+@dataclass
+class _Layer:
+    origin: Path | None  # the settings file; None: the environment
+    values: dict[str, Any]
+    folder: bool = False  # a folder's file: may set anything but loosen no control
+
+
+def _layers(env: dict[str, str] | None, files: list[Path]) -> list[_Layer]:
     env = dict(os.environ) if env is None else env
-    values: dict[str, Any] = {}
-    source = "defaults"
-    for path in settings_files() if files is None else files:
-        if path.is_file():
-            values = _read_file(path)
-            source = str(path)
-            if isinstance(values.get("approvers_file"), str):
-                values["approvers_file"] = path.absolute().parent / Path(
-                    values["approvers_file"]).expanduser()
-            if isinstance(values.get("journal"), str):
-                values["journal"] = path.absolute().parent / Path(values["journal"]).expanduser()
-                values["journal_from"] = "file"
-            break
+    layers = [_Layer(path, _file_values(path), folder=index > 0)
+              for index, path in enumerate(files) if path.is_file()]
     from_env = {name: env[var] for name, var in ENV.items() if env.get(var)}
     if from_env:
-        values.update(from_env)
-        source = f"{source} + environment"
-        if "journal" in from_env:
-            values["journal_from"] = "environment"
+        layers.append(_Layer(None, from_env))
+    return layers
+
+
+def _file_values(path: Path) -> dict[str, Any]:
+    """A file's raw values; its relative paths are relative to the file's folder."""
+    values = _read_file(path)
+    for name in ("approvers_file", "journal"):
+        if isinstance(values.get(name), str):
+            values[name] = path.absolute().parent / Path(values[name]).expanduser()
+    if "journal" in values:
+        values["journal_from"] = "file"
+    return values
+
+
+def _gather(env: dict[str, str] | None, files: list[Path] | None, known_only: bool = False,
+            ) -> tuple[dict[str, Any], str, dict[str, str]]:
+    """The merged raw values, where they came from (for `config` and the run banner), and
+    which file set each name. A folder's file that loosens a control, or BATCHPAY_JOURNAL
+    naming another journal than the user's file, is refused here. `known_only` leaves out
+    names batchpay does not know (so that `config` can still show the rest)."""
+    files = settings_files() if files is None else files
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    sources: list[str] = []
+    keep = _known_names() | {"journal_from"}
+    for layer in _layers(env, files):
+        new = {k: v for k, v in layer.values.items() if not known_only or k in keep}
+        if layer.folder and layer.origin is not None:
+            before, after = _build(values, ""), _build(_merged(values, new), "")
+            refuse_weakening(layer.origin, weakened(before, after, set(new)), files[0])
+        if layer.origin is None:
+            if "journal" in new:
+                _check_env_journal(values, new["journal"], files[0])
+                new["journal_from"] = "environment"
+            sources.append("environment (" + ", ".join(ENV[n] for n in new if n in ENV) + ")")
+        else:
+            sources.append(str(layer.origin))
+            origins.update({name: str(layer.origin) for name in new})
+        values = _merged(values, new)
     if "journal" not in values and (Path.cwd() / LEGACY_JOURNAL).is_file():
+        _check_legacy_journal(values.get("base_url"))
         values["journal"], values["journal_from"] = Path.cwd() / LEGACY_JOURNAL, "legacy"
-    return values, source
+    return values, " + ".join(sources) or "defaults", origins
+
+
+def _check_legacy_journal(base_url: str | None) -> None:
+    """A journal in ./.batchpay/ comes with the folder, as a folder's settings file does: it
+    is used only while the service has no journal of its own yet (an older batchpay's
+    journal, not moved), never instead of one (an empty or older copy would pay again)."""
+    home = default_journal(base_url)
+    if home.is_file():
+        raise ConfigError(
+            f"Two journals for this service: {home} and {Path.cwd() / LEGACY_JOURNAL} in the "
+            "current folder; batchpay does not choose between them.",
+            hint="Set BATCHPAY_JOURNAL (or journal in your settings file) to the one that "
+            "holds your payouts, and move the other away.")
+
+
+def _merged(values: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """`new` over `values`; a table ([paths], [headers], [source_countries]) key by key."""
+    merged = dict(values)
+    for name, value in new.items():
+        if isinstance(value, dict) and isinstance(merged.get(name), dict):
+            merged[name] = {**merged[name], **value}
+        else:
+            merged[name] = value
+    return merged
+
+
+def _check_env_journal(values: dict[str, Any], journal: str, user_file: Path) -> None:
+    """BATCHPAY_JOURNAL may choose the journal, but not against the user's file."""
+    chosen = values.get("journal")
+    if values.get("journal_from") == "file" and not same_path(Path(journal), chosen):
+        raise ConfigError(
+            f"BATCHPAY_JOURNAL={journal} names another journal than your settings file "
+            f"{user_file} (journal = {chosen}).",
+            hint=f"Unset BATCHPAY_JOURNAL, or change journal in {user_file}; `--journal` "
+            "picks another journal for one command.")
 
 
 @dataclass
@@ -246,27 +334,30 @@ class SettingsReport:
     """What `batchpay config` shows: the files searched, the settings, and any error in them
     (with unknown names left out, so that the rest can still be shown)."""
 
-    files: list[tuple[Path, str]]  # (path, "loaded" | "found" | "not found")
+    files: list[tuple[Path, str]]  # (path, "loaded" | "not found" | "not used: ...")
     settings: Settings
     error: ConfigError | None = None
 
 
 def inspect_settings(env: dict[str, str] | None = None) -> SettingsReport:
     files = settings_files()
-    loaded = next((p for p in files if p.is_file()), None)
-    listed = [(p, "loaded" if p == loaded else "found" if p.is_file() else "not found")
-              for p in files]
+    listed = [(p, "loaded" if p.is_file() else "not found") for p in files]
     try:
         return SettingsReport(listed, load_settings(env, files))
     except ConfigError as exc:
         error = exc
-    try:
-        values, source = _gather(env, files)
-        known = _known_names()
-        settings = _build({k: v for k, v in values.items() if k in known}, source)
-    except ConfigError:  # the file cannot be used at all: what the environment gives
-        settings = load_settings(env, [])
-    return SettingsReport(listed, settings, error)
+    # what can still be shown: without unknown names; else without the folder's file;
+    # else what the environment gives
+    for attempt in (files, files[:1], []):
+        try:
+            values, source, origins = _gather(env, attempt, known_only=True)
+            settings = _build(values, source, origins)
+        except ConfigError:
+            continue
+        listed = [(p, "not used: see the error" if state == "loaded" and p not in attempt
+                   else state) for p, state in listed]
+        return SettingsReport(listed, settings, error)
+    return SettingsReport(listed, Settings(), error)
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -302,7 +393,8 @@ def _unknown_message(unknown: list[str], known: set[str]) -> str:
     return f"Unknown setting(s): {', '.join(named)}."
 
 
-def _build(values: dict[str, Any], source: str) -> Settings:
+def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None = None,
+           ) -> Settings:
     known = _known_names()
     unknown = sorted(set(values) - known - {"journal_from"})
     if unknown:
@@ -333,8 +425,8 @@ def _build(values: dict[str, Any], source: str) -> Settings:
         raise ConfigError(f"A setting has the wrong shape: {exc}.",
                           hint="Compare with the names and values `batchpay config` prints.",
                           ) from None
-    if settings.approvals_required not in (1, 2):
-        raise ConfigError("approvals_required is 1 or 2.")
+    check_ranges(settings, origins=origins)
+    _check_rate_limit(settings.rate_limit)
     for algo in settings.signature_algorithms:
         if algo not in {"sha512", "sha256"}:
             raise ConfigError(f"Unknown signature algorithm {algo!r}: use sha512 and/or sha256.")
@@ -344,6 +436,17 @@ def _build(values: dict[str, Any], source: str) -> Settings:
         _check_secret(name, getattr(settings, name))
     return settings
 
+
+def _check_rate_limit(text: str) -> None:
+    from batchpay.provider.pacing import parse_windows
+
+    try:
+        parse_windows(text)
+    except BatchpayError as exc:
+        raise ConfigError(f"Setting rate_limit: {exc.message}", hint=exc.hint) from None
+
+
+_OPTIONS = {"wait_seconds": "wait"}  # a setting's option, where its name differs
 
 _SECRET_NAMES = ("api_key", "webhook_secret")
 _SECRETS: set[str] = set()  # every secret loaded, so that no message can show it

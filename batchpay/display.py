@@ -142,22 +142,34 @@ def print_counts(console: Console, counts: dict[str, int], title: str | None = N
 
 
 def print_money(console: Console, summary: Any, *, dry_run: bool = False) -> None:
-    """Per source currency: what was sent and debited (a dry run: what would be)."""
-    table = Table()
-    for name in ("currency", "quoted" if dry_run else "sent", "amount", "debit incl. fees",
-                 "recipients get", "not sent"):
-        table.add_column(name, justify="left" if name == "currency" else "right")
+    """Per source currency: what was sent and debited (a dry run: what was quoted). Every
+    money column is over the same rows; the rows left out are counted apart ("left out":
+    held, invalid, and the others not sent or not quoted). Figures are never cut short."""
+    lines = []
     for currency, totals in sorted(summary.currencies.items()):
-        money = totals.not_sent if dry_run else totals.sent
+        money = totals.quoted if dry_run else totals.sent
+        held = totals.by_status[Status.HELD].rows if Status.HELD in totals.by_status else 0
+        others = totals.not_sent.rows - held - (money.rows if dry_run else 0)
         if not currency or not (totals.sent.rows or totals.not_sent.rows):
             continue
+        left = ", ".join(f"{n} {what}" for n, what in (
+            (others, "not quoted" if dry_run else "not sent"), (held, "held"),
+            (totals.invalid.rows, "invalid")) if n) or "0"
         target = ", ".join(f"{v:,} {k}" for k, v in sorted(money.target.items()))
-        table.add_row(currency, str(money.rows), f"{money.amount:,}", f"{money.total_debit:,}",
-                      target, "" if dry_run else str(totals.not_sent.rows))
-    if table.row_count:
-        console.print(table)
+        lines.append([currency, str(money.rows), f"{money.amount:,}", f"{money.fee:,}",
+                      f"{money.total_debit:,}", target, left])
+    if not lines:
+        return
+    table = Table()
+    for i, name in enumerate(("currency", "quoted" if dry_run else "sent", "amount", "fees",
+                              "debit incl. fees", "recipients get", "left out")):
+        table.add_column(name, justify="left" if i == 0 else "right",
+                         min_width=max(len(line[i]) for line in lines))
+    for line in lines:
+        table.add_row(*line)
+    console.print(table)
     for currency, totals in sorted(summary.currencies.items()):
-        money = totals.not_sent if dry_run else totals.sent
+        money = totals.quoted if dry_run else totals.sent
         for target, asked in sorted(money.asked.items()):
             console.print(
                 f"Invoices from {currency}: {money.invoices}, asked {asked:,} {target}, "
@@ -228,3 +240,24 @@ def _print_table(console: Console, title: str, items: list[tuple[int, str, str]]
     console.print(table)
     if len(items) > limit:
         console.print(f"... and {len(items) - limit} more.")
+
+
+def print_statement(statement: Any, console: Console | None = None) -> None:
+    """`batchpay statement`: per source currency, the totals an auditor reconciles."""
+    console = console or stderr_console()
+    console.print(f"Statement {statement.period}: {len(statement.lines)} payout_ref(s), "
+                  f"{len(statement.refunds)} refund(s)")
+    table = Table()
+    for name in ("currency", "payouts", "debited", "refunded", "net debit", "fees",
+                 "delivered", "in doubt", "wallet before", "wallet after"):
+        table.add_column(name, justify="left" if name == "currency" else "right")
+    for currency, t in statement.totals.items():
+        table.add_row(currency, str(t.payouts), f"{t.debited:,}", f"{t.refunded:,}",
+                      f"{t.net_debit:,}", f"{t.fees:,}",
+                      ", ".join(f"{v:,} {k}" for k, v in sorted(t.delivered.items())),
+                      str(t.in_doubt),
+                      "" if t.wallet_before is None else f"{t.wallet_before:,}",
+                      "" if t.wallet_after is None else f"{t.wallet_after:,}")
+    if table.row_count:
+        console.print(table)
+    console.print(f"Journal chain head {statement.chain_head} ({statement.events} events)")

@@ -13,6 +13,7 @@ escapes the CLI as a traceback.
     ├── ResultsNotWritten              exit 1: rows were paid, their workbook not written
     ├── JournalError                   the journal cannot be opened or written
     │   ├── JournalLocked              another run/rerun holds the journal
+    │   ├── AlreadySent                another run made this row's payout request first
     │   ├── JournalServiceMismatch     the journal belongs to another service
     │   └── JournalTampered            its tables disagree with its hash chain
     └── ProviderError                  (batchpay.provider.errors) the service said no or
@@ -95,6 +96,15 @@ class JournalError(BatchpayError):
 
 class JournalLocked(JournalError):
     """Another run or rerun holds the journal."""
+
+
+class AlreadySent(JournalError):
+    """A payout request for this payout_ref was made since the run planned it (another run
+    got there first): no second one is made."""
+
+    def __init__(self, ref: str, status: str) -> None:
+        super().__init__(f"payout_ref {ref} is already {status} in the journal: not sent again.")
+        self.ref, self.status = ref, status
 
 
 class JournalServiceMismatch(JournalError):

@@ -54,6 +54,7 @@ def check_output(path: Path, *, overwrite: bool, inputs: tuple[Path, ...] = ()) 
     from batchpay.errors import UsageError
 
     target = Path(path)
+    check_name_fits(target)  # first: a name the system refuses cannot even be looked up
     for source in inputs:
         if target.exists() and source.exists() and os.path.samefile(target, source) \
                 or target.absolute() == Path(source).absolute():
@@ -63,6 +64,39 @@ def check_output(path: Path, *, overwrite: bool, inputs: tuple[Path, ...] = ()) 
         raise UsageError(f"{target} already exists; batchpay does not overwrite it.",
                          hint="Give another name with --out, or add --overwrite to replace it.")
     return target
+
+
+def check_name_fits(path: Path) -> None:
+    """Refuse, before anything is sent, an output whose name (or the partial file it is first
+    written as) is longer than its folder's file system takes: found only after paying, it
+    would leave a paid batch without its results workbook."""
+    from batchpay.errors import UsageError
+
+    target = Path(path).absolute()
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        name_max = os.pathconf(folder, "PC_NAME_MAX")
+        path_max = os.pathconf(folder, "PC_PATH_MAX")
+    except (AttributeError, OSError, ValueError):  # no pathconf (Windows): the usual bounds
+        name_max, path_max = 255, 4096
+    longest = max(target.name, partial_path(target).name, key=lambda n: len(os.fsencode(n)))
+    size = len(os.fsencode(longest))
+    if size > name_max:
+        shown = target.name if len(target.name) <= 60 else target.name[:40] + "…" + target.name[-16:]
+        raise UsageError(f"The file name {shown} is too long: {size} bytes as batchpay writes it, "
+                         f"and this folder takes at most {name_max}.",
+                         hint="Give the sheet a shorter file name, or name the output with --out.")
+    if len(os.fsencode(str(partial_path(target)))) >= path_max:
+        raise UsageError(f"The path {str(target)[:40]}… is longer than the {path_max} bytes the "
+                         "system takes.", hint="Work in a folder nearer the top, or name the "
+                                               "output with --out.")
+
+
+def partial_path(target: Path) -> Path:
+    """The hidden file an output is written to before it replaces `target` in one step."""
+    return target.with_name(f".~{target.stem}.{os.getpid()}.partial{target.suffix}")
 
 
 def free_name(path: Path) -> Path:
@@ -80,7 +114,7 @@ def replaced_atomically(path: Path) -> Iterator[Path]:
     without an error it replaces `path` in one step, so a crash or a full disk leaves the
     old file whole and never a half-written one; on an error the partial file is removed."""
     target = Path(path)
-    partial = target.with_name(f".~{target.stem}.{os.getpid()}.partial{target.suffix}")
+    partial = partial_path(target)
     try:
         yield partial
         os.replace(partial, target)

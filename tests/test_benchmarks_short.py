@@ -20,7 +20,8 @@ NUMBER = r"\d+(?:\.\d+)?"
 # script -> the lines its short mode must print (one regex per line, all must match)
 EXPECTED = {
     "bench_approval.py": [
-        rf"^rows=500 plan_mb={NUMBER} sign_s={NUMBER} verify_s={NUMBER} rebuild_s={NUMBER}$",
+        rf"^rows=500 plan_mb={NUMBER} sign_s={NUMBER} read_s={NUMBER} verify_s={NUMBER} "
+        rf"rebuild_s={NUMBER}$",
     ],
     "bench_console.py": [
         rf"^first_page_s={NUMBER} idle_rss_mb={NUMBER}$",
@@ -56,6 +57,10 @@ EXPECTED = {
     "bench_integrity.py": [
         rf"^refs=500 events=2000 journal_mb={NUMBER} check_s={NUMBER}$",
     ],
+    "bench_service_ledger.py": [
+        rf"^way=windows history=300 limit=100/min requests=3 seconds={NUMBER} 429s=0 ",
+        rf"^way=even history=300 limit=100/min requests=3 seconds={NUMBER} 429s=0 ",
+    ],
     "bench_listener.py": [
         rf"^idle=2000 opened=2000 delivery_ms={NUMBER} status=200 journal=COMPLETED "
         rf"listener_peak_mb={NUMBER}$",
@@ -68,7 +73,10 @@ EXPECTED = {
     ],
     "bench_payees.py": [
         rf"^rows=500 history=500 validate_s={NUMBER} with_register_s={NUMBER} added_s=-?{NUMBER} "
-        rf"register_s={NUMBER} changed=10$",
+        rf"register_s={NUMBER} changed=10 new=10$",
+    ],
+    "bench_statement.py": [
+        rf"^refs=500 events=2000 build_s={NUMBER} write_s={NUMBER} lines=500 refunds=10$",
     ],
     "soak_crash.py": [
         r"^trials=2 duplicates=0 missing=0 failed_final_runs=0 other_problems=0 "

@@ -98,8 +98,15 @@ def writable_path(ctx: click.Context, param: click.Parameter, value: Path | None
     """An output file is checked before anything is sent, not found unwritable afterwards."""
     import os
 
+    from batchpay.errors import UsageError
+    from batchpay.files import check_name_fits
+
     if value is None:
         return value
+    try:
+        check_name_fits(value)  # before anything looks the path up: the system would refuse it
+    except UsageError as exc:
+        raise click.BadParameter(f"{exc.message} {exc.hint or ''}".strip()) from None
     folder = value.absolute().parent
     if not folder.is_dir():
         raise click.BadParameter(f"the folder {folder} does not exist: create it, or "
@@ -153,6 +160,13 @@ decimal_comma_option = click.option(
     help="Amounts written as text use a decimal comma and points for thousands "
     "(1.250.000,00; 12,5). Without it, a comma or a point before three digits in a "
     "';'- or tab-separated CSV is refused as ambiguous.")
+
+
+encoding_option = click.option(
+    "--encoding", metavar="NAME",
+    help="The text encoding of a CSV file, e.g. big5, gb18030, utf-16 (default: read by its "
+    "byte order mark, else UTF-8, else GB18030; a file that does not read faithfully is "
+    "refused).")
 
 
 include_hidden_option = click.option(

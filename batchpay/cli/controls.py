@@ -13,6 +13,7 @@ from batchpay.cli.base import (
     cli,
     debug_option,
     decimal_comma_option,
+    encoding_option,
     fail,
     handle_errors,
     include_hidden_option,
@@ -53,10 +54,12 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
         return
     from batchpay.display import print_table, stderr_console
 
-    print_table(("payee", "name", "account", "bank", "last paid", "payouts", "paid", "confirmed"),
+    print_table(("payee", "name", "account", "bank", "last paid", "payouts", "paid",
+                 "delivered", "confirmed"),
                 ([line["payee"], line["name"], line["account"], line["bank"],
                   f"{line['last_paid']} {line['last_status']}", str(line["payouts"]),
                   ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()),
+                  ", ".join(f"{Decimal(v):,} {c}" for c, v in line["delivered"].items()),
                   "yes" if line["confirmed"] else ""] for line in lines))
     if not lines:
         stderr_console().print("No payees yet: a payee is registered by its first payout.")
@@ -70,10 +73,9 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
 @handle_errors
 def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
     """Print PAYEE's held bank details in full (for a read-back call) and its history."""
-    from decimal import Decimal
 
     from batchpay.engine.payee_keys import BANK_FIELDS
-    from batchpay.engine.payees import show
+    from batchpay.engine.payees import money_text, show
 
     with open_journal(journal or ctx.obj) as j:
         found = show(j, payee)
@@ -86,7 +88,7 @@ def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
     if not found["held"]:
         click.echo("No held details: nothing waits for a confirmation.")
     for line in found["history"]:
-        paid = ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()) or "nothing"
+        paid = money_text(line) or "nothing"
         click.echo(f"Paid {line['payouts']} time(s) to {line['name']}, {line['account']}, "
                    f"{line['bank']}: {paid}; last {line['last_paid']} {line['last_status']}")
     for c in found["confirmations"]:
@@ -175,12 +177,12 @@ def _signing_key(key: Path | None) -> tuple[Any, Path]:
 
 @cli.group()
 def keys() -> None:
-    """Signing keys for approving payment plans (Ed25519, OpenSSH format)."""
+    """Signing keys for making and approving payment plans (Ed25519, OpenSSH format)."""
 
 
 @keys.command("new")
-@click.option("--name", required=True, help="The approver's name, as the approvers file "
-              "will list it (its principal).")
+@click.option("--name", required=True, help="The person's name (maker or approver), as "
+              "the approvers file will list it (its principal).")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the private key (default: in your user config folder); "
               "the public key goes beside it as .pub.")
@@ -189,7 +191,8 @@ def keys() -> None:
 @debug_option
 @handle_errors
 def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
-    """Make an Ed25519 key pair and print the approvers-file line for it."""
+    """Make an Ed25519 key pair and print the approvers-file line for it (a maker's key and
+    an approver's are listed alike; `namespaces=` on the line limits a key to one role)."""
     import os
     import re
 
@@ -228,14 +231,20 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
               help="NAME: writes NAME.plan.json and NAME.plan.xlsx (default: the sheet's "
               "name, beside it).")
 @click.option("--key", type=click.Path(dir_okay=False, path_type=Path),
-              help="The maker's own key, recorded so that it can never approve this plan.")
+              help="The maker's key, which signs the plan (default: the key `batchpay keys "
+              "new` made, else ~/.ssh/id_ed25519); the approvers file must list it.")
 @click.option("--sheet", "sheet_name", help="The sheet to read (default: Payouts, else the "
               "first).")
 @click.option("--source-currency", help="Wallet currency for rows that leave source_currency "
               "empty, e.g. NGN.")
 @click.option("--skip-invalid", is_flag=True, help="Plan the valid rows even if some rows "
               "are invalid.")
+@click.option("--allow-repeat", "allow_repeat", multiple=True, metavar="PAYOUT_REF",
+              help="Plan this row although it repeats a recent payment to the same account "
+              "and amount (HELD otherwise); the plan lists the release for the approver; "
+              "repeatable.")
 @decimal_comma_option
+@encoding_option
 @include_hidden_option
 @journal_option
 @overwrite_option
@@ -245,40 +254,44 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
 @debug_option
 @handle_errors
 def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | None,
-         source_currency: str | None, skip_invalid: bool, decimal_comma: bool,
+         source_currency: str | None, skip_invalid: bool, allow_repeat: tuple[str, ...],
+         decimal_comma: bool, encoding: str | None,
          include_hidden: bool, journal: Path | None, overwrite: bool, quiet: bool,
          as_json: bool) -> None:
-    """Plan SHEET for approval: a dry run, written as NAME.plan.json and NAME.plan.xlsx.
+    """Plan SHEET for approval: a dry run, written as NAME.plan.json, signed by your key
+    (NAME.plan.json.maker.sig), and NAME.plan.xlsx.
+
+    SHEET may be a results workbook: it is planned as `rerun` reads it (rows not paid yet,
+    and FAILED or REFUNDED rows, with the cells you corrected).
 
     The plan holds every row that would be sent with every value it is paid from, the
     totals (NbOfTxs, CtrlSum) per currency and a ceiling on the total debit (the quotes plus
-    plan_tolerance). Its id is the SHA-256 of the file; the short code is read out to the
-    approver. Nothing is paid.
+    plan_tolerance). Its id is the SHA-256 of the file; the short code (20 characters) is
+    read out to the approver. Your key must be in the approvers file. Nothing is paid.
     """
     import json
 
     from batchpay.connect import open_service
     from batchpay.display import RichReporter, is_interactive, print_counts, print_problems
+    from batchpay.engine.approval import maker_of
     from batchpay.engine.planning import PlanFiles, make_plan
     from batchpay.engine.runner import RunOptions
 
     files = PlanFiles.named(sheet, name)
-    for path in (files.plan, files.workbook):
+    for path in (files.plan, files.maker_signature, files.workbook):
         check_output(path, overwrite=overwrite, inputs=(sheet,))
-    maker_key = ""
-    if key is not None:
-        from batchpay import sshsig
-
-        maker_key = sshsig.fingerprint(_signing_key(key)[0].public_key())
     settings = settings_for(journal=journal)
+    maker = maker_of(settings, _signing_key(key)[0])
     options = RunOptions(sheet=sheet, dry_run=True, sheet_name=sheet_name,
                          source_currency=source_currency, out=files.workbook,
                          skip_invalid=skip_invalid, concurrency=settings.concurrency,
                          max_rps=settings.max_rps, interactive=is_interactive(),
-                         decimal_comma=decimal_comma, include_hidden=include_hidden)
+                         decimal_comma=decimal_comma, include_hidden=include_hidden,
+                         allow_repeat=frozenset(ref.strip() for ref in allow_repeat),
+                         encoding=encoding)
     reporter = RichReporter(quiet=quiet)
     made = make_plan(settings, options, reporter, lambda: open_service(settings, listen=True),
-                     files, maker_key=maker_key)
+                     files, maker=maker)
     outcome, console = made.dry_run, reporter.console
     for note in outcome.notes:
         console.print(note)
@@ -292,7 +305,8 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
         click.echo(json.dumps(made.as_json(), indent=2))
     else:
         assert made.document is not None
-        click.echo(f"Plan: {shown_path(files.plan)} ({made.rows} row(s)), for a person: "
+        click.echo(f"Plan: {shown_path(files.plan)} ({made.rows} row(s)), signed by "
+                   f"{', '.join(maker.principals)} ({maker.fingerprint}); for a person: "
                    f"{shown_path(files.workbook)}")
         click.echo(f"Plan id {made.identifier}, short code {made.short_code}; expires "
                    f"{made.document['expires_at']}")
@@ -315,32 +329,40 @@ def approve(plan_path: Path, key: Path | None, short_code: str | None, yes: bool
             as_json: bool) -> None:
     """Approve PLAN: read its totals, type its short code, sign it (PLAN.sig).
 
-    The signature is OpenSSH's SSHSIG (namespace batchpay-plan-v1) over the plan file's
-    bytes: `ssh-keygen -Y verify` checks it too. The maker cannot approve their own plan.
+    The totals, largest rows and payee findings shown are recomputed from the plan's rows
+    (a plan whose stated figures differ is refused). The signature is OpenSSH's SSHSIG
+    (namespace batchpay-plan-v1) over the plan file's bytes: `ssh-keygen -Y verify` checks
+    it too. The maker cannot approve their own plan, with any key of theirs; approving a
+    plan you already approved says so and signs nothing new.
     """
     import json
 
-    from batchpay import sshsig
     from batchpay.engine.approval import approve as sign_plan
-    from batchpay.engine.approval import read_plan, summary_lines
-    from batchpay.engine.records import operator
+    from batchpay.engine.approval import review, same_code, summary_lines
 
-    checked = read_plan(plan_path)
-    for line in summary_lines(checked.document):
+    settings = settings_for()
+    checked = review(plan_path, settings)
+    for line in summary_lines(checked):
         click.echo(line, err=True)
     if yes and not short_code:
         fail("--yes needs --short-code CODE: the code is what ties your approval to this plan.")
     typed = short_code if short_code else (
         click.prompt("Type the plan's short code to approve it", err=True) if not yes else "")
-    if str(typed).strip().upper() != checked.short:
+    if not same_code(str(typed), checked.id):
         fail(f"The short code {typed!r} is not this plan's: nothing was signed.",
-             "Ask the maker to read the code that `batchpay plan` printed.")
+             "Ask the maker to read the code that `batchpay plan` printed (20 characters; "
+             "hyphens and case do not matter).")
     private, key_path = _signing_key(key)
-    signature = sign_plan(checked, private, approver=operator())
-    fingerprint = sshsig.fingerprint(private.public_key())
+    done = sign_plan(checked, private, settings)
     if as_json:
-        click.echo(json.dumps({"plan_id": checked.id, "signature": str(signature),
-                               "key": str(key_path), "fingerprint": fingerprint}, indent=2))
+        click.echo(json.dumps({"plan_id": checked.id, "signature": str(done.path),
+                               "key": str(key_path), "fingerprint": done.fingerprint,
+                               "principals": done.principals, "already": done.already},
+                              indent=2))
+    elif done.already:
+        click.echo(f"Already approved: {', '.join(done.principals)} ({done.fingerprint}) "
+                   f"approved plan {checked.short} in {shown_path(done.path)}; nothing new "
+                   "was signed.")
     else:
-        click.echo(f"Approved plan {checked.short} with key {fingerprint}: "
-                   f"{shown_path(signature)}")
+        click.echo(f"Approved plan {checked.short} as {', '.join(done.principals)} with key "
+                   f"{done.fingerprint}: {shown_path(done.path)}")

@@ -15,6 +15,7 @@ from batchpay.cli.base import (
     cli,
     debug_option,
     decimal_comma_option,
+    encoding_option,
     fail,
     handle_errors,
     include_hidden_option,
@@ -26,7 +27,7 @@ from batchpay.cli.base import (
     shown_path,
     writable_path,
 )
-from batchpay.files import check_output
+from batchpay.files import check_name_fits, check_output
 from batchpay.sheet.outcomes import json_document
 from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
 
@@ -44,6 +45,7 @@ from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
 @click.option("--no-bank-check", is_flag=True,
               help="Do not compare bank_name with the service's bank list (works offline).")
 @decimal_comma_option
+@encoding_option
 @include_hidden_option
 @overwrite_option
 @quiet_option
@@ -51,8 +53,9 @@ from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
 @handle_errors
 def validate(sheet: Path, report: Path | None, sheet_name: str | None,
              source_currency: str | None, as_json: bool, no_bank_check: bool,
-             decimal_comma: bool, include_hidden: bool, overwrite: bool, quiet: bool) -> None:
-    """Check every row of SHEET (.xlsx or .csv) without sending anything.
+             decimal_comma: bool, encoding: str | None, include_hidden: bool, overwrite: bool,
+             quiet: bool) -> None:
+    """Check every row of SHEET (.xlsx, .xls, .ods or .csv) without sending anything.
 
     Bank names are compared with the service's bank list (the embedded sandbox's when no
     service is set): a name it does not list is a warning with the closest names.
@@ -68,7 +71,7 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
         sheet, settings, None if no_bank_check else (lambda: open_service(settings)),
         report=report, overwrite=overwrite, sheet_name=sheet_name,
         source_currency=source_currency, decimal_comma=decimal_comma,
-        include_hidden=include_hidden)
+        include_hidden=include_hidden, encoding=encoding)
     console = stderr_console(quiet)
     for note in checked.bank_notes:
         console.print(note)
@@ -87,7 +90,8 @@ def run_options(func: F) -> F:
         click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
                      callback=writable_path,
                      help="Write the results workbook exactly here "
-                     "(default: <sheet>-results-<run id>.xlsx beside the sheet)."),
+                     "(default: <sheet>-results-<run id>.xlsx beside the sheet; a dry run's: "
+                     "<sheet>-dry-run-<run id>.xlsx)."),
         click.option("--dry-run", is_flag=True,
                      help="Validate and quote every row, compare with the wallet; pay nothing."),
         click.option("--skip-invalid", is_flag=True,
@@ -129,7 +133,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
          decimal_comma: bool, include_hidden: bool, overwrite: bool, yes: bool,
          allow_partial: bool,
          allow_repeat: tuple[str, ...], quiet: bool, as_json: bool,
-         approved: Any = None) -> None:
+         approved: Any = None, encoding: str | None = None) -> None:
     from batchpay.connect import open_service
     from batchpay.display import (
         RichReporter,
@@ -144,8 +148,11 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
     if out is not None:
         check_output(out, overwrite=overwrite, inputs=(sheet,))
     else:  # the results go beside the sheet: that folder must take them, known before paying
+        from batchpay.engine.runner import default_results_path, new_run_id
+
         writable_path(click.get_current_context(), None,  # type: ignore[arg-type]
                       sheet.absolute().with_name("results.xlsx"))
+        check_name_fits(default_results_path(sheet.absolute(), new_run_id()))  # as long as it'll be
     settings = settings_for(journal=journal, concurrency=concurrency, max_rps=max_rps,
                             wait_seconds=wait_seconds)
     options = RunOptions(
@@ -154,7 +161,8 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
         yes=yes, interactive=is_interactive(), allow_partial=allow_partial,
         allow_repeat=frozenset(ref.strip() for ref in allow_repeat),
-        decimal_comma=decimal_comma, include_hidden=include_hidden, approved=approved)
+        decimal_comma=decimal_comma, include_hidden=include_hidden, approved=approved,
+        encoding=encoding)
     reporter = RichReporter(quiet=quiet)
     outcome = run_batch(settings, options, reporter, lambda: load_input(options, settings),
                         lambda: open_service(settings, listen=True))
@@ -183,6 +191,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
               help="Pay exactly the rows of this approved plan (NAME.plan.json), instead of a "
               "sheet: its signatures, approvers, expiry, service and journal are checked first.")
 @run_options
+@encoding_option
 @debug_option
 @handle_errors
 def run(sheet: Path | None, plan_path: Path | None, **options: Any) -> None:
@@ -197,9 +206,18 @@ def run(sheet: Path | None, plan_path: Path | None, **options: Any) -> None:
     if plan_path is not None:
         from batchpay.engine.approval import read_plan
 
+        if options["allow_repeat"]:
+            fail("--allow-repeat does not go with --plan: a release is the maker's decision, "
+                 "and belongs in the plan the approver signs.",
+                 "Make the plan with `batchpay plan SHEET --allow-repeat PAYOUT_REF` and have "
+                 "it approved.", EXIT_FAILED)
+
         approved = read_plan(plan_path)
         options["source_currency"] = approved.document["source_currency"] or None
-        _run("run", plan_path, approved=approved, **options)
+        kind = "rerun" if approved.document.get("input") == "results workbook" else "run"
+        # the repeats the maker released are part of what the approver signed
+        options["allow_repeat"] = tuple(approved.document.get("released_repeats", {}))
+        _run(kind, plan_path, approved=approved, **options)
     elif sheet is not None:
         _run("run", sheet, **options)
 
@@ -223,7 +241,7 @@ def rerun(results: Path, **options: Any) -> None:
 @debug_option
 @handle_errors
 def runs(journal: Path | None, as_json: bool) -> None:
-    """List the runs in the journal (id, time, sheet, counts)."""
+    """List the runs in the journal (id, time, sheet, payouts it sent, rows per status now)."""
     import json
 
     from batchpay.display import print_table, stderr_console, stdout_console
@@ -235,17 +253,17 @@ def runs(journal: Path | None, as_json: bool) -> None:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
         return
     lines = [[r["run_id"], r["kind"], r["started_at"][:16].replace("T", " "), r["sheet"],
-              r["outcome"] or "(unfinished)",
+              r["outcome"] or "(unfinished)", str(r["sent"]),
               ", ".join(f"{k} {v}" for k, v in sorted(r["counts"].items()))]
              for r in records]
     console = stdout_console()
     if console.width < 120:  # a table would fold every cell: one run per paragraph instead
-        for run_id, kind, started, sheet, outcome, counts in lines:
-            console.print(f"{run_id}  {kind}  {started} UTC\n  {sheet}: {outcome}\n"
-                          f"  {counts or 'no rows'}", soft_wrap=False, markup=False)
+        for run_id, kind, started, sheet, outcome, sent, counts in lines:
+            console.print(f"{run_id}  {kind}  {started} UTC\n  {sheet}: {outcome}, sent {sent}"
+                          f"\n  {counts or 'no rows'}", soft_wrap=False, markup=False)
     else:
-        print_table(("run id", "kind", "started (UTC)", "sheet", "outcome", "rows"), lines,
-                    keep_whole=("run id", "kind", "started (UTC)"))
+        print_table(("run id", "kind", "started (UTC)", "sheet", "outcome", "sent",
+                     "rows now"), lines, keep_whole=("run id", "kind", "started (UTC)"))
     if not records:
         stderr_console().print("No runs yet.")
 
@@ -318,7 +336,7 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
     settings = settings_for(journal=journal)
     outcome = sync_run(settings, run_id, out, lambda: open_service(settings))
     console = stderr_console(quiet)
-    for line in settings.journal_lines():
+    for line in settings.banner_lines():
         console.print(line, soft_wrap=True)
     console.print(f"Tracked {outcome.tracked} row(s) with {outcome.requests} request(s): "
                   f"{outcome.changed} changed, {outcome.never_received} proven never received"
@@ -330,3 +348,33 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
     else:
         click.echo(f"Results: {shown_path(outcome.results_path)}")
     sys.exit(outcome.exit_code)
+
+
+@cli.command()
+@click.option("--from", "start", required=True, metavar="YYYY-MM-DD",
+              help="First day of the period (UTC), e.g. 2026-11-01.")
+@click.option("--to", "end", required=True, metavar="YYYY-MM-DD",
+              help="Last day of the period (UTC, included), e.g. 2026-11-30.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), callback=writable_path,
+              help="Where to write the statement workbook (default: "
+              "statement-<from>-<to>.xlsx in the current folder).")
+@journal_option
+@overwrite_option
+@debug_option
+@handle_errors
+def statement(start: str, end: str, out: Path | None, journal: Path | None,
+              overwrite: bool) -> None:
+    """A period's payouts from the journal: one line per payout_ref, refunds, and per
+    currency the totals that reconcile with the wallet, with the journal's chain head."""
+    from batchpay.display import print_statement
+    from batchpay.engine.statement import build_statement, default_statement_path, parse_day
+    from batchpay.engine.statement_book import write_statement
+
+    first, last = parse_day(start, "--from"), parse_day(end, "--to")
+    path = out or default_statement_path(first, last)
+    check_output(path, overwrite=overwrite)
+    with open_journal(journal) as j:
+        made = build_statement(j, first, last)
+    write_statement(made, path)
+    print_statement(made)
+    click.echo(f"Statement: {shown_path(path)}")

@@ -65,8 +65,8 @@ def config() -> None:
 
     found = inspect_settings()
     settings = found.settings
-    click.echo("Settings files searched (the first found is loaded; the environment wins):",
-               err=True)
+    click.echo("Settings files, merged in this order (the current folder's may only tighten a "
+               "control; the environment wins):", err=True)
     for path, state in found.files:
         click.echo(f"  {path}  ({state})", err=True)
     journal, *hint = settings.journal_lines()

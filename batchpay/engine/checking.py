@@ -44,7 +44,8 @@ class SheetCheck:
 def check_sheet_file(path: Path, settings: Settings, connect: Opener | None, *,
                      report: Path | None = None, overwrite: bool = False,
                      sheet_name: str | None = None, source_currency: str | None = None,
-                     decimal_comma: bool = False, include_hidden: bool = False) -> SheetCheck:
+                     decimal_comma: bool = False, include_hidden: bool = False,
+                     encoding: str | None = None) -> SheetCheck:
     """Read and validate the sheet at `path`, compare its bank names with the directory of
     the service `connect` opens (None: not compared, works offline), find its payee changes
     in the journal's register, and write the report workbook when `report` is given (checked
@@ -53,13 +54,16 @@ def check_sheet_file(path: Path, settings: Settings, connect: Opener | None, *,
         check_output(report, overwrite=overwrite, inputs=(path,))
     outcome = validate_file(path, sheet_name=sheet_name, source_currency=source_currency,
                             limits=SheetLimits.of(settings), decimal_comma=decimal_comma,
-                            include_hidden=include_hidden)
+                            include_hidden=include_hidden, encoding=encoding)
     notes = ([] if connect is None
              else check_sheet_bank_names(outcome.validation, settings, connect))
-    changes = reported(check_sheet(settings.journal, outcome.validation.rows,
-                                   HoldRules(settings.hold_new_payees,
-                                             settings.payee_change_hold_hours)))
+    findings = check_sheet(settings.journal, outcome.validation.rows,
+                           HoldRules(settings.hold_new_payees, settings.payee_change_hold_hours))
+    changes = reported(findings)
     if report is not None:
-        write_validation_report(report, outcome.sheet, outcome.validation)
+        # a row the terminal shows HELD is HELD in the report too, with its Payee changes
+        write_validation_report(report, outcome.sheet, outcome.validation,
+                                held={f.row: f.message for f in findings if f.held},
+                                payee_changes=changes)
         outcome.report = report
     return SheetCheck(outcome, notes, changes)

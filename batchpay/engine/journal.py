@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from batchpay.engine.records import (
     GENESIS,
     Attempt,
     ChainCheck,
+    ChainKey,
     LedgerEntry,
     RunRecord,
     RunRow,
@@ -38,9 +40,15 @@ from batchpay.engine.records import (
     utcnow,
     walk_chain,
 )
-from batchpay.errors import DISK_FULL_HINT, JournalError, JournalLocked, JournalServiceMismatch
+from batchpay.errors import (
+    DISK_FULL_HINT,
+    AlreadySent,
+    JournalError,
+    JournalLocked,
+    JournalServiceMismatch,
+)
 from batchpay.files import create_private, private_dir
-from batchpay.statuses import IN_DOUBT, SENDING, SERVICE_ALIASES
+from batchpay.statuses import IN_DOUBT, MAY_HAVE_PAID, SENDING, SERVICE_ALIASES
 
 
 def _unwritten(exc: sqlite3.Error) -> JournalError:
@@ -59,10 +67,13 @@ class Journal:
         self._lock_fd: int | None = None
         self._depth = 0
         self._durable = True
+        self._chain: tuple[str, int] | None = None  # the chain key's (id, first keyed seq)
+        self._identity: tuple[int, int] | None = None
         try:
             if self.path is not None:
                 private_dir(self.path.parent)
                 create_private(self.path)  # private before SQLite writes a byte to it
+                self._identity = file_identity(self.path)
             self.db = sqlite3.connect(
                 str(path), isolation_level=None, timeout=30, check_same_thread=False
             )
@@ -74,6 +85,7 @@ class Journal:
             self.db.execute("PRAGMA synchronous = FULL")
             self.db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
+            self._chain = self._chain_meta()
             if self.path is not None and os.name == "posix":
                 for suffix in ("", "-wal", "-shm"):
                     p = Path(str(self.path) + suffix)
@@ -145,10 +157,12 @@ class Journal:
             self._depth = 0
             with contextlib.suppress(sqlite3.Error):
                 self.db.execute("ROLLBACK")
+                self._chain = self._chain_meta()  # a key noted in this transaction is undone
             raise _unwritten(exc) from None
         except BaseException:
             self._depth = 0
             self.db.execute("ROLLBACK")
+            self._chain = self._chain_meta()
             raise
         self._depth = 0
         try:
@@ -184,12 +198,15 @@ class Journal:
                 )
 
     def lock(self) -> None:
-        """One run/rerun at a time: an OS lock that dies with its process (no stale locks)."""
+        """One run/rerun/sync at a time: an OS lock that dies with its process (no stale
+        locks), taken on the journal file itself (flock, on its inode), so that every path
+        to it (a symbolic link, a hard link, another spelling) meets the same lock. SQLite's
+        own locks are POSIX record locks, which flock does not touch."""
         if self.path is None or self._lock_fd is not None:
             return
         import fcntl
 
-        fd = os.open(str(self.path) + ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+        fd = os.open(self.path, os.O_RDONLY)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -198,7 +215,22 @@ class Journal:
                 f"Another batchpay run is using the journal {self.path}.",
                 hint="Wait for it to finish (nothing was sent by this one), then run again.",
             ) from None
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != self._identity:
+            os.close(fd)  # replaced between opening and locking: lock what SQLite has open
+            raise JournalError(f"The journal {self.path} was replaced while it was being "
+                               "opened.", hint="Run again.")
         self._lock_fd = fd
+
+    def still_at_path(self) -> bool:
+        """Whether the file this journal opened is still the one at its path (not deleted,
+        moved away or replaced by another file meanwhile)."""
+        if self.path is None:
+            return True
+        try:
+            return file_identity(self.path) == self._identity
+        except OSError:
+            return False
 
     def unlock(self) -> None:
         if self._lock_fd is not None:
@@ -214,7 +246,7 @@ class Journal:
         prev = last[1] if last else GENESIS
         at = utcnow()
         text = canonical(data if data is not None else {})
-        digest = event_hash(prev, seq, at, kind, run_id, ref, text)
+        digest = event_hash(prev, seq, at, kind, run_id, ref, text, self._write_key(seq))
         self.db.execute(
             "INSERT INTO events (seq, at, kind, run_id, payout_ref, data, prev_hash, hash) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -227,8 +259,55 @@ class Journal:
         return row[0] if row else GENESIS
 
     def verify(self, head: str | None = None) -> ChainCheck:
-        """The hash chain from its first event; with `head`, also that it reaches it."""
-        return walk_chain(self.db.execute("SELECT * FROM events ORDER BY seq"), head)
+        """The hash chain from its first event (keyed from its first keyed event); with
+        `head`, also that it reaches it."""
+        key = None
+        if self._chain is not None:
+            from batchpay.engine.chain_keys import key_id, key_path, load_key
+
+            found = load_key()
+            if found is None or key_id(found) != self._chain[0]:
+                return ChainCheck(False, 0, GENESIS, f"the chain is keyed with key "
+                                  f"{self._chain[0]}, which is not the key in {key_path()} "
+                                  "(copy the key file of the user who wrote this journal, or "
+                                  "the chain was re-keyed by someone else)")
+            key = ChainKey(found, self._chain[1])
+        return walk_chain(self.db.execute("SELECT * FROM events ORDER BY seq"), head, key)
+
+    def holds_event(self, digest: str) -> bool:
+        """Whether an event of this journal has this hash (a plan's chain head, say)."""
+        return self.db.execute("SELECT 1 FROM events WHERE hash = ? LIMIT 1",
+                               (digest,)).fetchone() is not None
+
+    def _chain_meta(self) -> tuple[str, int] | None:
+        rows = dict(self.db.execute(
+            "SELECT key, value FROM meta WHERE key IN ('chain_key', 'chain_keyed_from')"))
+        if "chain_key" not in rows:
+            return None
+        return rows["chain_key"], int(rows.get("chain_keyed_from") or 1)
+
+    def _write_key(self, seq: int) -> bytes | None:
+        """The key for event `seq`: the journal's chain key; a file journal not keyed yet
+        (new, or written before chains were keyed) is keyed from this event on."""
+        if self.path is None:
+            return None  # in memory: no file anyone could copy or edit
+        from batchpay.engine.chain_keys import ensure_key, key_id, key_path, load_key
+
+        if self._chain is None:
+            self._chain = self._chain_meta()  # keyed meanwhile through another connection?
+        if self._chain is None:
+            key = ensure_key()
+            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                [("chain_key", key_id(key)), ("chain_keyed_from", str(seq))])
+            self._chain = (key_id(key), seq)
+            return key
+        found = load_key()
+        if found is None or key_id(found) != self._chain[0]:
+            raise JournalError(f"The journal {self.path} is keyed with chain key "
+                               f"{self._chain[0]}, which is not the key in {key_path()}.",
+                               hint="Copy the key file of the user who wrote this journal "
+                               "there (0600), or use your own journal.")
+        return found if seq >= self._chain[1] else None
 
     # --- runs ------------------------------------------------------------------------------
     def start_run(self, run: RunRecord, rows: Iterable[RunRow]) -> None:
@@ -358,6 +437,11 @@ class Journal:
         With `seq`, the run's row `seq` shows this payout_ref's ledger status from now on.
         """
         with self.transaction(durable=True):
+            now = self.db.execute("SELECT status FROM payouts WHERE payout_ref = ?",
+                                  (ref,)).fetchone()
+            if now is not None and now[0] in MAY_HAVE_PAID:
+                # another run (or a webhook) got there since this run planned the row
+                raise AlreadySent(ref, now[0])
             if seq is not None:
                 self.link_run_rows(run_id, [seq])
             cur = self.db.execute(
@@ -462,6 +546,17 @@ class Journal:
             for kind, ref, data in decisions:
                 self._event(kind, run_id=run_id, ref=ref, data=data)
 
+    def known_quotes(self, quote_ids: Iterable[str]) -> set[str]:
+        """Which of these quote ids a payout request of this journal was made with."""
+        wanted = list(dict.fromkeys(quote_ids))
+        known: set[str] = set()
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            known.update(r[0] for r in self.db.execute(
+                f"SELECT quote_id FROM attempts WHERE quote_id IN ({marks})", chunk))
+        return known
+
     def refs(self) -> list[str]:
         """Every payout_ref of the ledger."""
         return [r[0] for r in self.db.execute("SELECT payout_ref FROM payouts")]
@@ -474,6 +569,37 @@ class Journal:
     def record_note(self, kind: str, data: dict[str, Any], run_id: str = "") -> None:
         with self.transaction():
             self._event(kind, run_id=run_id, data=data)
+
+    def plan_debits(self, plan_id: str) -> dict[str, Decimal]:
+        """What the runs of an approved plan sent, per source currency: the quoted debit of
+        every payout request made under it, less those proven to have moved no money
+        (refused, expired before sending, never received)."""
+        spent: dict[str, Decimal] = {}
+        for currency, debit in self.db.execute(
+                "SELECT json_extract(e.data, '$.source_currency'), "
+                "json_extract(e.data, '$.total_debit') FROM events e "
+                "JOIN runs r ON r.id = e.run_id "
+                "JOIN attempts a ON a.id = json_extract(e.data, '$.attempt') "
+                "WHERE e.kind = 'payout.intent' AND json_extract(r.info, '$.plan_id') = ? "
+                "AND COALESCE(a.outcome, '') NOT IN "
+                "('rejected', 'expired', 'not_sent', 'never_received')", (plan_id,)):
+            spent[currency] = spent.get(currency, Decimal(0)) + Decimal(str(debit))
+        return spent
+
+
+def file_identity(path: Path) -> tuple[int, int]:
+    """(device, inode) of the file at `path`, through any symbolic link."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+def journal_holds_event(path: Path, digest: str) -> bool:
+    """Whether the journal at `path` has an event with this hash; False when there is no
+    journal there (nothing is created)."""
+    if not Path(path).is_file():
+        return False
+    with Journal(path) as journal:
+        return journal.holds_event(digest)
 
 
 def _text(value: Any) -> Any:

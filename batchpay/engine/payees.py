@@ -7,6 +7,8 @@ run and amount, all under the hash chain) and every confirmation (an event of th
 Payouts are grouped into payees by every key they were sent with: the operator's
 `payee_id`, else the company_id of a BUSINESS, the ic_number, or the recipient name (so a
 sheet that starts carrying payee_id still finds last month's payees by their natural key).
+A known company_id or ic_number finds its payee whatever payee_id a row gives it, and ids
+and names are compared folded (payee_keys): a new id or a look-alike is no new payee.
 
 Each valid row is classified against its payee's history:
 
@@ -16,15 +18,19 @@ Each valid row is classified against its payee's history:
     shared account    the account was paid to another payee
     previously failed its last payout to these details ended FAILED or REFUNDED
     conflict in sheet the payee has two different sets of details in this sheet
+    look-alike        a new payee whose name or payee_id is, or looks like, a known payee's
 
 All but new and known are HELD (new too with `hold_new_payees`); a confirmed change waits
 `payee_change_hold_hours` before it is paid. Spreadsheet noise never counts as a change:
-spaces and hyphens in account numbers, case and surrounding white space in names.
+spaces and hyphens in account numbers; case, width, white space and characters that show
+as nothing in names (payee_keys.fold).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batchpay.engine.journal import Journal
+from batchpay.engine.lookalikes import LookAlikes, visible
 from batchpay.engine.payee_keys import (
     BANK_FIELDS,
     account_text,
@@ -44,7 +51,9 @@ from batchpay.engine.payee_keys import (
     keys_of,
     masked,
     natural_key,
+    natural_shown,
     payee_values,
+    strong_keys,
 )
 from batchpay.engine.records import operator, utcnow
 from batchpay.errors import UsageError
@@ -57,7 +66,8 @@ if TYPE_CHECKING:
 
 NEW, KNOWN, CHANGED = "new", "known", "changed"
 SHARED, FAILED_BEFORE, CONFLICT = "shared account", "previously failed", "conflict in sheet"
-HOLDING = (CHANGED, SHARED, FAILED_BEFORE, CONFLICT)
+LOOKALIKE = "look-alike"  # a new payee with a known payee's name or id, or one that looks alike
+HOLDING = (CHANGED, SHARED, FAILED_BEFORE, CONFLICT, LOOKALIKE)
 IDENTITY = "identity conflict"  # a known payee_id given another company_id: the row is INVALID
 CONFIRMED = "payee.confirmed"
 
@@ -72,9 +82,11 @@ class Paid:
     at: str  # when its first payout request was made (UTC ISO 8601)
     shown: dict[str, str]  # bank details as sent (for before/after)
     account: str  # its account number without spaces or hyphens
-    amount: str
-    currency: str
+    amount: str  # the source amount paid (an invoice row's as quoted), fees apart
+    currency: str  # its source currency
     company_id: str
+    delivered: str = ""  # what the recipient gets, in target_currency
+    target_currency: str = ""
 
     @cached_property
     def details(self) -> dict[str, str]:
@@ -119,9 +131,11 @@ class Finding:
     held: bool = False
     details: dict[str, str] = field(default_factory=dict)  # the row's bank details, normalized
     confirmed_by: str = ""  # the confirmation these details are paid on (who, when, how)
+    confirmer: str = ""  # who made that confirmation (the OS user)
 
     def as_info(self) -> dict[str, Any]:
-        return {"seq": self.seq, "row": self.row, "payout_ref": self.ref, "payee": self.payee,
+        # one row number per row: the sheet's (`seq`, the row's place in the run, stays inside)
+        return {"row": self.row, "payout_ref": self.ref, "payee": self.payee,
                 "reason": self.reason, "fields": [list(f) for f in self.fields],
                 "last_paid": self.last_paid, "decision": Status.HELD if self.held else "pay",
                 "details": self.details, "confirmed_by": self.confirmed_by}
@@ -141,31 +155,40 @@ class Register:
 
     @classmethod
     def load(cls, journal: Journal) -> Register:
-        """Payouts with a payee_id are that payee's; one payee_id never merges with another.
-        Payouts without one are grouped by their natural key, which joins the payee_id it
-        was paid under when that is exactly one (a sheet that starts carrying payee_id)."""
+        """Payouts with a payee_id are that payee's; one payee_id never merges with another
+        (ids compared folded: `sup-001` is SUP-001). Payouts without one are grouped by their
+        natural key, which joins the payee_id it was paid under when that is exactly one (a
+        sheet that starts carrying payee_id). Every company_id and ic_number a payee was paid
+        with names it too."""
         by_id: dict[str, Payee] = {}
         by_natural: dict[tuple[str, str], Payee] = {}
         ids_of: dict[tuple[str, str], set[str]] = defaultdict(set)
+        # money as the ledger has it: an invoice row's details carry only its target amount
+        money = {ref: (e.amount, e.target_amount, e.target_currency)
+                 for ref, e in journal.entries().items()}
         for ref, details_text, status, run_id, at in journal.sent_since("", REQUESTED):
             try:
                 values = json.loads(details_text)
             except ValueError:
                 continue
             shown = {n: str(values.get(n) or "") for n in BANK_FIELDS}
+            source, delivered, target = money.get(ref, (None, None, None))
             paid = Paid(ref, status, run_id, at, shown, account_text(shown["account_number"]),
-                        str(values.get("amount") or values.get("target_amount") or ""),
+                        str(source or values.get("amount") or ""),
                         str(values.get("source_currency") or ""),
-                        str(values.get("company_id") or ""))
+                        str(values.get("company_id") or ""), str(delivered or ""),
+                        str(target or values.get("currency") or ""))
             natural = natural_key(values)
-            payee_id = str(values.get("payee_id") or "").strip()
+            keys = {natural, *strong_keys(values)}
+            payee_id = fold(values.get("payee_id"))
             if payee_id:
-                payee = by_id.setdefault(payee_id, Payee(payee_id))
+                payee = by_id.setdefault(payee_id, Payee(str(values["payee_id"]).strip()))
                 payee.keys.add(("id", payee_id))
-                ids_of[natural].add(payee_id)
+                for key in keys:
+                    ids_of[key].add(payee_id)
             else:
-                payee = by_natural.setdefault(natural, Payee(natural[1]))
-            payee.keys.add(natural)
+                payee = by_natural.setdefault(natural, Payee(natural_shown(values)))
+            payee.keys.update(keys)
             payee.payouts.append(paid)
         by_key: dict[tuple[str, str], Payee] = {("id", i): p for i, p in by_id.items()}
         payees = list(by_id.values())
@@ -174,43 +197,59 @@ class Register:
             if len(ids) == 1:  # the same payee, paid before the sheet carried its payee_id
                 owner = by_id[next(iter(ids))]
                 owner.payouts.extend(payee.payouts)
-                by_key[natural] = owner
+                owner.keys.update(payee.keys)
             else:
+                owner = payee
                 payees.append(payee)
-                by_key[natural] = payee
-        for natural, ids in ids_of.items():  # a natural key of payee_ids only: the latest
-            if natural not in by_key:
-                by_key[natural] = by_id[next(iter(ids))] if len(ids) == 1 else max(
+            by_key[natural] = owner
+            for key in payee.keys:
+                by_key.setdefault(key, owner)
+        for key, ids in ids_of.items():  # a key of payee_ids only: the latest
+            if key not in by_key:
+                by_key[key] = by_id[next(iter(ids))] if len(ids) == 1 else max(
                     (by_id[i] for i in ids), key=lambda p: p.last.at if p.last else "")
         register = cls(payees, by_key)
         for data in journal.events_of(CONFIRMED):
             found = register.find(data.get("payee", ""))
             if found is not None:
                 found.confirmed.append(data)
-            else:  # a payee confirmed before its first payout (hold_new_payees)
+            else:  # a payee confirmed before its first payout (hold_new_payees, look-alike)
                 register.unpaid[fold(data.get("payee", ""))].append(data)
         return register
 
     def find(self, name: str) -> Payee | None:
         """A payee by any name it was paid under: payee_id, company_id, ic_number or name."""
-        text = str(name).strip()
-        for key in (("id", text), ("company", text.upper()), ("ic", text.upper()),
-                    ("name", cleaned("recipient_name", text))):
+        text = fold(name)
+        for key in (("id", text), ("company", text), ("ic", text),
+                    ("name", cleaned("recipient_name", name))):
             if key in self._by_key:
                 return self._by_key[key]
         return None
 
-    def payee_of(self, keys: Sequence[tuple[str, str]]) -> Payee | None:
-        """The payee of a row: by its payee_id; by its natural key when it has none, or when
-        that key's payee has no payee_id yet (its payouts were made before the sheet carried
-        one)."""
+    def payee_of(self, keys: Sequence[tuple[str, str]],
+                 strong: Sequence[tuple[str, str]] = ()) -> Payee | None:
+        """The payee of a row: by its payee_id; else by a company_id or ic_number it was paid
+        with, whatever payee_id the row gives (a new or look-alike id is no new payee); by
+        its name only when it has no payee_id, or when that name's payee has none yet (its
+        payouts were made before the sheet carried one)."""
         if keys[0][0] == "id":
             if keys[0] in self._by_key:
                 return self._by_key[keys[0]]
+            for key in strong:
+                if key in self._by_key:
+                    return self._by_key[key]
             payee = self._by_key.get(keys[1])
             return payee if payee is not None and not any(
                 k == "id" for k, _ in payee.keys) else None
-        return self._by_key.get(keys[0])
+        for key in (keys[0], *strong):
+            if key in self._by_key:
+                return self._by_key[key]
+        return None
+
+    @cached_property
+    def look_alikes(self) -> LookAlikes:
+        """Made when a row first needs it: only a new payee is compared with the known."""
+        return LookAlikes(self.payees)
 
     def others_with_account(self, account: str, payee: Payee | None) -> list[Payee]:
         return [p for p in self._by_account.get(account, ()) if p is not payee]
@@ -231,11 +270,10 @@ def classify(register: Register, rows: Iterable[tuple[int, int, str, dict[str, A
     prepared = []
     for seq, row, ref, values in items:
         keys = keys_of(values)
-        payee = register.payee_of(keys)
-        # the operator's payee_id when the row has one, else the name the register knows
-        name = keys[0][1] if keys[0][0] == "id" or payee is None else payee.name
+        payee = register.payee_of(keys, strong_keys(values))
+        name = _named(payee, keys, values)
         raw = {n: str(values.get(n) or "") for n in BANK_FIELDS}
-        in_sheet[name].add(tuple(raw.values()))
+        in_sheet[fold(name)].add(tuple(raw.values()))
         prepared.append((seq, row, ref, values, keys, payee, name, raw))
     conflicts = {name for name, seen in in_sheet.items() if len(seen) > 1 and len(
         {tuple(bank_details(dict(zip(BANK_FIELDS, one, strict=True))).values())
@@ -243,9 +281,20 @@ def classify(register: Register, rows: Iterable[tuple[int, int, str, dict[str, A
     findings = []
     for seq, row, ref, values, keys, payee, name, raw in prepared:
         finding = Finding(seq, row, ref, name, NEW)
-        _judge(finding, register, payee, values, raw, keys, name in conflicts, rules, now)
+        _judge(finding, register, payee, values, raw, keys, fold(name) in conflicts, rules,
+               now)
         findings.append(finding)
     return findings
+
+
+def _named(payee: Payee | None, keys: list[tuple[str, str]], values: dict[str, Any]) -> str:
+    """How a row's payee is named (in messages, and to `payees confirm`): the register's
+    name of a payee known by a payee_id (whatever id or spelling the row gives it), else
+    the row's own payee_id, else the name the register knows, else its natural key."""
+    if keys[0][0] == "id":
+        known = payee is not None and any(k == "id" for k, _ in payee.keys)
+        return payee.name if payee is not None and known else str(values["payee_id"]).strip()
+    return payee.name if payee is not None else natural_shown(values)
 
 
 def reported(findings: Iterable[Finding]) -> list[dict[str, Any]]:
@@ -281,6 +330,10 @@ def _judge(f: Finding, register: Register, payee: Payee | None, values: dict[str
                      "keep one row, with the details you have checked with the payee")
     elif confirmation is not None:
         f.reason = KNOWN
+        if good is not None:  # what changed and was confirmed, for the approver to see
+            f.fields = [(n, shown_value(n, good.shown[n]), shown_value(n, raw[n]))
+                        for n in BANK_FIELDS if good.details[n] != f.details[n]]
+        f.confirmer = str(confirmation.get("by", ""))
         f.confirmed_by = (f"confirmed by {confirmation.get('by', '?')} "
                           f"{str(confirmation['at'])[:16].replace('T', ' ')} UTC "
                           f"({confirmation.get('method', '?')})")
@@ -300,6 +353,13 @@ def _judge(f: Finding, register: Register, payee: Payee | None, values: dict[str
                      f"{_how(f.payee, account)}")
     else:
         _judge_history(f, payee, raw, good, account, rules)
+        alike = register.look_alikes.match(values, payee) if f.reason == NEW else None
+        if alike is not None:
+            f.reason = LOOKALIKE
+            f.message = f"{alike.message()}; {_how(f.payee, account)}"
+    if f.message and keys[0][0] == "id" and payee is not None and keys[0] not in payee.keys \
+            and f.payee == payee.name:  # found by its company_id or ic_number
+        f.message = f"{_found_by(payee, values)}: {f.message}"
     f.held = f.reason in HOLDING or (f.reason == NEW and rules.hold_new)
 
 
@@ -327,17 +387,49 @@ def _judge_history(f: Finding, payee: Payee | None, raw: dict[str, str], good: P
         f.reason = CHANGED
         f.fields = [(n, shown_value(n, good.shown[n]), shown_value(n, raw[n]))
                     for n in BANK_FIELDS if good.details[n] != f.details[n]]
-        paid_before = sum((Decimal(p.amount) for p in payee.payouts  # type: ignore[union-attr]
-                           if p.details == good.details and p.amount
-                           and p.status not in FAILED_AT_BANK), Decimal(0))
+        paid_before = paid_totals(p for p in payee.payouts  # type: ignore[union-attr]
+                                  if p.details == good.details)
         what = "; ".join(f"{n} {b} → {a}" for n, b, a in f.fields)
         f.message = (f"bank details changed since {good.at[:10]} ({good.ref}, run {good.run_id}; "
-                     f"{_money(paid_before, good.currency):,} {good.currency} paid to the old "
+                     f"{money_text(paid_before) or 'nothing'} paid to the old "
                      f"details): {what}; {_how(f.payee, account)}")
+
+
+def _found_by(payee: Payee, values: dict[str, Any]) -> str:
+    """Why a row with a payee_id the register does not know is a known payee."""
+    kind, _ = next(k for k in strong_keys(values) if k in payee.keys)
+    name = "company_id" if kind == "company" else "ic_number"
+    return (f"payee_id {visible(str(values['payee_id']).strip())} is new, but {name} "
+            f"{str(values[name]).strip().upper()} was paid as payee {payee.name}")
 
 
 def _money(amount: Decimal, currency: str) -> Decimal:
     return amount.quantize(Decimal(1).scaleb(-currency_exponent(currency)))
+
+
+def paid_totals(payouts: Iterable[Paid]) -> dict[str, dict[str, str]]:
+    """What left the wallet per source currency ("paid") and what the recipients get per
+    target currency ("delivered"), of the payouts whose money went: never one summed
+    under the other's currency."""
+    paid: dict[str, Decimal] = defaultdict(Decimal)
+    delivered: dict[str, Decimal] = defaultdict(Decimal)
+    for p in payouts:
+        if p.status in FAILED_AT_BANK:
+            continue
+        if p.amount:
+            paid[p.currency] += Decimal(p.amount)
+        if p.delivered:
+            delivered[p.target_currency] += Decimal(p.delivered)
+    return {"paid": {c: str(_money(t, c)) for c, t in sorted(paid.items())},
+            "delivered": {c: str(_money(t, c)) for c, t in sorted(delivered.items())}}
+
+
+def money_text(totals: dict[str, dict[str, str]]) -> str:
+    """`12,000.00 NGN (52.17 CNY delivered)`."""
+    paid = ", ".join(f"{Decimal(v):,} {c}" for c, v in totals["paid"].items())
+    got = ", ".join(f"{Decimal(v):,} {c}" for c, v in totals["delivered"].items())
+    return f"{paid} ({got} delivered)" if paid and got else paid or (
+        f"{got} delivered" if got else "")
 
 
 def shown_value(name: str, value: str) -> str:
@@ -349,19 +441,30 @@ def shown_value(name: str, value: str) -> str:
 
 def _how(payee: str, account: str) -> str:
     return (f"call the payee on a number you already had, then `batchpay payees confirm "
-            f"{payee} --account-last4 {account[-4:]}`")
+            f"{_typed(payee)} --account-last4 {account[-4:]}`")
+
+
+def _typed(word: str) -> str:
+    """A command-line word as a shell takes it: quoted only when it must be (`'张 3'`)."""
+    return word if _PLAIN_WORD.fullmatch(word) else shlex.quote(word)
+
+
+_PLAIN_WORD = re.compile(r"[^\s'\"\\$`;&|<>()*?!#~{}\[\]]+")
 
 
 def _identity_conflict(register: Register, payee: Payee | None, values: dict[str, Any],
                        keys: list[tuple[str, str]]) -> str:
     """A known payee_id paid as one company, now given another company_id."""
-    company = str(values.get("company_id") or "").strip().upper()
+    company = fold(values.get("company_id"))
     if not company or payee is None or keys[0][0] != "id" or keys[0] not in payee.keys:
         return ""
-    known = {p.company_id.upper() for p in payee.payouts if p.company_id}
-    if company and known and company not in known:
-        return (f"payee_id {keys[0][1]} was paid as company {', '.join(sorted(known))}, not "
-                f"{company}: a payee_id names one payee (use a new payee_id for another company)")
+    known = {fold(p.company_id): p.company_id.strip().upper() for p in payee.payouts
+             if p.company_id}
+    if known and company not in known:
+        return (f"payee_id {str(values['payee_id']).strip()} was paid as company "
+                f"{', '.join(sorted(known.values()))}, not "
+                f"{str(values['company_id']).strip().upper()}: a payee_id names one payee "
+                "(use a new payee_id for another company)")
     return ""
 
 
@@ -402,16 +505,12 @@ def register_lines(register: Register) -> list[dict[str, Any]]:
             sets[json.dumps(paid.details, sort_keys=True)].append(paid)
         for group in sorted(sets.values(), key=lambda g: max(p.at for p in g)):
             last = max(group, key=lambda p: p.at)
-            totals: dict[str, Decimal] = defaultdict(Decimal)
-            for paid in group:
-                if paid.status not in FAILED_AT_BANK and paid.amount:
-                    totals[paid.currency] += Decimal(paid.amount)
             lines.append({
                 "payee": payee.name, "name": last.shown["recipient_name"],
                 "account": masked(last.details["account_number"]),
                 "bank": last.shown["bank_name"], "last_paid": last.at[:10],
                 "last_status": last.status, "payouts": len(group),
-                "paid": {c: str(_money(t, c)) for c, t in sorted(totals.items())},
+                **paid_totals(group),
                 "confirmed": any(c.get("details") == last.details for c in payee.confirmed)})
     return lines
 

@@ -5,7 +5,8 @@
     sent and alive or final (PENDING ... COMPLETED)                  → track, never resend
     FAILED or REFUNDED                                               → resend on `rerun` only
     the same payout_ref with other details, or in another case      → INVALID
-    a changed payee, or a repeat of a recent payment                 → HELD
+    a changed payee, a payment the service holds and the journal does
+    not (engine.service_ledger), or a repeat of a recent payment      → HELD
 
 Pure: it reads the journal and the rows and returns a `Plan`; nothing is sent or written.
 One INVALID row empties the plan unless the operator skips invalid rows.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from batchpay.config import Settings
@@ -29,6 +31,7 @@ from batchpay.engine.sending import SendJob
 from batchpay.statuses import FAILED_AT_BANK, IN_DOUBT, NO_PAYOUT, Status
 
 if TYPE_CHECKING:
+    from batchpay.engine.service_ledger import ServiceLedger
     from batchpay.sheet.validate import PayoutRow, RowCheck
 
 DETAIL_FIELDS = (
@@ -59,12 +62,20 @@ class Plan:
         """What the operator is told about held rows, and about releases that found none."""
         notes = []
         payee_held = sum(c["decision"] == Status.HELD for c in self.payee_changes)
+        service_held = sum(kind == "hold.service" for kind, _, _ in self.decisions)
         if payee_held:
             notes.append(f"{payee_held} row(s) HELD because the payee's bank details changed, "
-                         "are new or shared, or failed before: see their error. Confirm one "
+                         "are new or shared, failed before, or look like a known payee's: see their error. Confirm one "
                          "payee at a time with `batchpay payees confirm`.")
-        if self.held - payee_held > 0:
-            notes.append(f"{self.held - payee_held} row(s) HELD as possible duplicate payments "
+        if service_held:
+            notes.append(f"{service_held} row(s) HELD: the service's own payout list holds a "
+                         "payment with the same payout_ref, or the same account, amount and "
+                         "currencies, that this journal did not make (another journal, an "
+                         "older copy of this one, the provider's dashboard): see their error. "
+                         "If a row is a new payment, run again with --allow-repeat PAYOUT_REF.")
+        if self.held - payee_held - service_held > 0:
+            notes.append(f"{self.held - payee_held - service_held} row(s) HELD as possible "
+                         "duplicate payments "
                          "(the same account and amount were paid recently under another "
                          "payout_ref): see their error. If a row is a new payment, run again "
                          "with --allow-repeat PAYOUT_REF.")
@@ -97,7 +108,12 @@ def _changed_fields(old: str, new: str) -> list[str]:
 
 def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, kind: str,
               settings: Settings, skip_invalid: bool,
-              allow_repeat: frozenset[str] = frozenset()) -> Plan:
+              allow_repeat: frozenset[str] = frozenset(),
+              service: ServiceLedger | None = None, maker: str = "") -> Plan:
+    """What a run does with each row. `service`: the service's payout list as read before
+    paying (rows it holds and this journal does not are HELD). `maker`: who makes this batch
+    (the plan's maker for `run --plan`), whose own payee confirmations do not count with
+    payee_confirmed_by_other."""
     ledger = journal.entries(c.payout.payout_ref for c in checks if c.payout is not None)
     cased = {ref.upper(): ref for ref in journal.refs()}  # the refs, to compare without case
     repeats = RepeatCheck(journal, settings.repeat_window_days)
@@ -153,20 +169,32 @@ def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, k
             rr.linked = True
             track.append(ref)
     findings = _payee_holds(journal, settings, candidates)
-    for job, rr in candidates:  # a changed payee is held first, then a repeated payment
+    if settings.payee_confirmed_by_other and maker:
+        for f in findings.values():
+            if f.confirmer == maker and not f.held:  # four eyes on a change, not two
+                f.held = True
+                f.message = (f"payee {f.payee}: its bank details were confirmed by {maker}, who "
+                             "makes this batch; with payee_confirmed_by_other someone else "
+                             f"confirms them (`batchpay payees confirm {f.payee}`)")
+    # a changed payee is held first, then a payment the service holds and the journal does
+    # not, then a repeated payment
+    holds = (partial(_service_decision, service), partial(_repeat_decision, repeats))
+    for job, rr in candidates:
         finding = findings.get(job.seq)
         if finding is not None and (finding.held or finding.reason == IDENTITY):
             rr.status = Status.INVALID if finding.reason == IDENTITY else Status.HELD
             rr.error = (f"payee_id: {finding.message}" if rr.status == Status.INVALID
                         else finding.message)
             continue
-        decision = _repeat_decision(repeats, job.row, job.ref, allow_repeat)
-        if decision is not None:
-            decisions.append(decision)
-            if decision[0] == "hold.repeat":
-                rr.status, rr.error = Status.HELD, decision[2]["message"]
-                continue
-        send.append(job)
+        for decide in holds:
+            decision = decide(job.row, job.ref, allow_repeat)
+            if decision is not None:
+                decisions.append(decision)
+                if decision[0] != "hold.released":
+                    rr.status, rr.error = Status.HELD, decision[2]["message"]
+                    break
+        else:
+            send.append(job)
     decisions += [("hold.payee", f.ref, f.as_info()) for f in findings.values() if f.held]
     invalid = sum(r.status == Status.INVALID for r in rows)
     if invalid and not skip_invalid:
@@ -186,6 +214,22 @@ def _payee_holds(journal: Journal, settings: Settings,
     found = check_rows(journal, ((job.seq, rr.row, job.ref, payee_values(job.row))
                                  for job, rr in candidates), rules)
     return {f.seq: f for f in found}
+
+
+def _service_decision(service: ServiceLedger | None, p: PayoutRow, ref: str,
+                      allow_repeat: frozenset[str]) -> tuple[str, str, dict[str, Any]] | None:
+    """A hold for a row the service's list already holds, or its release by --allow-repeat."""
+    found = service.match(ref, p) if service is not None else None
+    if found is None:
+        return None
+    assert service is not None
+    how, payouts = found
+    info = {"matched_by": how, "found": [
+        {"payout_id": o.payout_id, "reference_number": o.reference_number, "state": o.state,
+         "created": o.created} for o in payouts]}
+    if ref in allow_repeat:
+        return "hold.released", ref, {"reason": "service", **info, "operator": operator()}
+    return "hold.service", ref, {**info, "message": service.hold_message(ref, how, payouts)}
 
 
 def _repeat_decision(repeats: RepeatCheck, p: PayoutRow, ref: str, allow_repeat: frozenset[str]

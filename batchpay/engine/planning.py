@@ -1,33 +1,41 @@
 """`batchpay plan`: a dry run of the sheet, written for approval (batchpay.engine.approval).
 
-    dry run (quotes, holds, wallets) ─► the rows that would be sent ─► NAME.plan.json
-        (canonical; its SHA-256 is the plan id) ─► NAME.plan.xlsx (the dry run's workbook
-        with the plan's id, short code and totals on its Run sheet)
+    the maker's key, listed for making plans ─► dry run (quotes, holds, wallets) ─► the rows
+        that would be sent ─► NAME.plan.json (canonical; its SHA-256 is the plan id) ─►
+        NAME.plan.json.maker.sig (the maker's signature) ─► NAME.plan.xlsx (the dry run's
+        workbook with the plan's id, short code and totals on its Run sheet)
 
-No plan is written when no row would be sent or the wallets cannot cover the batch.
+No plan is written when no row would be sent or the wallets cannot cover the batch; nothing
+at all when the maker's key is not one the approvers file lists for making plans.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from batchpay.config import Settings
 from batchpay.engine.approval import (
+    Maker,
     build_plan,
     canonical_bytes,
-    plan_id,
+    maker_signature_path,
     plan_rows_of,
+    read_plan,
     short_code,
+    sign_as_maker,
+    signature_paths,
     summary_lines,
 )
 from batchpay.engine.journal import Journal
 from batchpay.engine.render import find_run, render_run, result_rows
+from batchpay.engine.repeats import control_settings
 from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input, run_batch
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
+from batchpay.sheet.results_input import is_results_workbook
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,10 @@ class PlanFiles:
 
     plan: Path
     workbook: Path
+
+    @property
+    def maker_signature(self) -> Path:
+        return maker_signature_path(self.plan)
 
     @classmethod
     def named(cls, sheet: Path, name: Path | None = None) -> PlanFiles:
@@ -67,14 +79,19 @@ class PlanOutcome:
         return {"plan_id": self.identifier, "short_code": self.short_code, "rows": self.rows,
                 "currencies": self.document["currencies"],
                 "expires_at": self.document["expires_at"],
-                "outputs": [str(self.files.plan), str(self.files.workbook)]}
+                "outputs": [str(self.files.plan), str(self.files.maker_signature),
+                            str(self.files.workbook)]}
 
 
 def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, connect: Opener,
-              files: PlanFiles, *, maker_key: str = "") -> PlanOutcome:
+              files: PlanFiles, *, maker: Maker) -> PlanOutcome:
     """Dry-run `options.sheet` (its results go to the plan's workbook) and write the plan of
-    the rows it would send, as `batchpay approve` and `batchpay run --plan` read it."""
+    the rows it would send, signed by `maker` (`approval.maker_of`), as `batchpay approve`
+    and `batchpay run --plan` read it."""
     read: dict[str, Any] = {}
+    if options.kind == "run" and is_results_workbook(options.sheet):
+        # a results workbook is planned as `rerun` reads it: FAILED and REFUNDED rows go too
+        options = replace(options, kind="rerun")
 
     def load() -> Any:
         read["sheet"], validation = load_input(options, settings)
@@ -83,7 +100,8 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
     outcome = run_batch(settings, options, reporter, load, connect)
     done = PlanOutcome(outcome, files)
     with Journal(settings.journal) as journal:
-        rows = plan_rows_of(read["sheet"], result_rows(journal, find_run(journal, outcome.run_id)))
+        dry = list(result_rows(journal, find_run(journal, outcome.run_id)))
+        rows = plan_rows_of(read["sheet"], dry)
         head = journal.head()
     if any(n.startswith("SHORTFALL") for n in outcome.notes):
         done.refused = "the wallet cannot cover it."
@@ -92,17 +110,30 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
     if done.refused:
         return done
     document = build_plan(settings, read["sheet"], rows, run_id=outcome.run_id,
-                          chain_head=head, maker_key=maker_key, hours=settings.plan_hours,
+                          chain_head=head, maker=maker, hours=settings.plan_hours,
                           tolerance=Decimal(str(settings.plan_tolerance)),
                           source_currency=options.source_currency,
                           payee_changes=outcome.payee_changes)
+    document["controls"] = control_settings(settings)  # what decided the holds, signed too
+    # `run --plan` pays a results workbook's plan as `rerun` would (a FAILED row goes again)
+    document["input"] = "results workbook" if options.kind == "rerun" else "sheet"
+    # what the maker decided, for the approver: rows held out and why, repeats released
+    refs = {r.payout_ref for r in rows}
+    document["held"] = [{"row": r.row, "why": r.error} for r in dry if r.status == "HELD"]
+    document["released_repeats"] = {ref: earlier for ref, earlier in sorted(
+        outcome.released.items()) if ref in refs}
     data = canonical_bytes(document)
+    for stale in signature_paths(files.plan):  # approvals of a plan this one replaces
+        stale.unlink()
     with replaced_atomically(files.plan) as partial:
         partial.write_bytes(data)
-    done.rows, done.document, done.identifier = len(rows), document, plan_id(data)
+    sign_as_maker(files.plan, data, maker)
+    checked = read_plan(files.plan)  # what approve will read: the figures recomputed
+    checked.maker = maker.principals
+    done.rows, done.document, done.identifier = len(rows), document, checked.id
     with Journal(settings.journal) as journal:  # the dry run's workbook, with what to approve
         render_run(journal, find_run(journal, outcome.run_id), files.workbook, plan_lines=[
             ("plan", files.plan.name), ("plan id", done.identifier),
             ("short code", done.short_code),
-            *(("", line.strip()) for line in summary_lines(document, largest=20))])
+            *(("", line.strip()) for line in summary_lines(checked, largest=20))])
     return done

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import hmac
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -82,9 +83,26 @@ def sha256_text(text: str) -> str:
 GENESIS = "0" * 64  # the hash before the first event
 
 
-def event_hash(prev_hash: str, seq: int, at: str, kind: str, run_id: str, ref: str, data: str) -> str:
-    content = canonical([seq, at, kind, run_id, ref, data])
-    return hashlib.sha256((prev_hash + content).encode()).hexdigest()
+def event_hash(prev_hash: str, seq: int, at: str, kind: str, run_id: str, ref: str, data: str,
+               key: bytes | None = None) -> str:
+    """SHA-256 over the previous hash and the event; with `key`, HMAC-SHA256 keyed with it
+    (a chain whose events were removed and hashes recomputed then needs the key too)."""
+    content = (prev_hash + canonical([seq, at, kind, run_id, ref, data])).encode()
+    if key is not None:
+        return hmac.new(key, content, hashlib.sha256).hexdigest()
+    return hashlib.sha256(content).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChainKey:
+    """The key of a journal's chain from event `keyed_from` on (earlier events, written
+    before chains were keyed, stay plain SHA-256)."""
+
+    key: bytes
+    keyed_from: int
+
+    def for_event(self, seq: int) -> bytes | None:
+        return self.key if seq >= self.keyed_from else None
 
 
 @dataclass
@@ -182,9 +200,11 @@ class ChainCheck:
     broken_at: int | None = None
 
 
-def walk_chain(events: Iterable[Mapping[str, Any]], head: str | None = None) -> ChainCheck:
-    """Check events (in seq order) link up from GENESIS, each hash over its content; with
-    `head`, also that the chain reaches it (a chain cut short at its end does not)."""
+def walk_chain(events: Iterable[Mapping[str, Any]], head: str | None = None,
+               key: ChainKey | None = None) -> ChainCheck:
+    """Check events (in seq order) link up from GENESIS, each hash over its content (keyed
+    with `key` from its first keyed event); with `head`, also that the chain reaches it (a
+    chain cut short at its end does not)."""
     prev, count, expected_seq = GENESIS, 0, 1
     seen_head = head is None or head == GENESIS
     for r in events:
@@ -196,10 +216,11 @@ def walk_chain(events: Iterable[Mapping[str, Any]], head: str | None = None) -> 
             return ChainCheck(False, count, prev, f"event {r['seq']} does not follow "
                               "the event before it (deleted, inserted or reordered)", r["seq"])
         digest = event_hash(prev, r["seq"], r["at"], r["kind"], r["run_id"],
-                            r["payout_ref"], r["data"])
+                            r["payout_ref"], r["data"], key.for_event(r["seq"]) if key else None)
         if digest != r["hash"]:
+            keyed = " (or its hash recomputed without the chain's key)" if key else ""
             return ChainCheck(False, count, prev, f"event {r['seq']} ({r['kind']}) was "
-                              "changed after it was written", r["seq"])
+                              f"changed after it was written{keyed}", r["seq"])
         prev = r["hash"]
         expected_seq += 1
         if head is not None and prev == head:

@@ -19,7 +19,7 @@ from batchpay.errors import JournalError
 from batchpay.sheet.currency import currency_exponent
 from batchpay.sheet.outcomes import ResultRow, ResultsSummary
 from batchpay.sheet.results import write_results
-from batchpay.statuses import SENDING, Status
+from batchpay.statuses import SENDING, SENT, Status
 
 RUN_INFO_FIELDS = (
     ("run_id", "run id"), ("kind", "kind"), ("started_at", "started (UTC)"),
@@ -96,7 +96,14 @@ def run_info(journal: Journal, run: RunRecord) -> list[tuple[str, str]]:
         if key == "settings" and isinstance(value, dict):
             pairs += [(f"setting: {k}", _setting(v)) for k, v in value.items()]
         elif key == "totals" and isinstance(value, dict):
+            # this run's own payouts: rows paid by earlier runs are shown, never counted again
+            if "sent_rows" in run.info:
+                pairs.append(("payouts sent by this run",
+                              str(sum(run.info["sent_rows"].values()))))
             pairs += [(f"total debit {c}", _money_text(v, c)) for c, v in value.items()]
+            if not value and run.kind != "dry-run":
+                pairs.append(("total debit", "0: this run sent nothing (its rows were paid, "
+                              "or are on their way, from earlier runs)"))
             for when in ("before", "after"):
                 pairs += [(f"wallet {c} {when}", _money_text(v, c))
                           for c, v in sorted(run.info.get(f"wallet_{when}", {}).items())]
@@ -153,7 +160,8 @@ def render_run(journal: Journal, run: RunRecord, path: Path,
                          rows=result_rows(journal, run) if rows is None else rows,
                          run_info=run_info(journal, run),
                          payee_changes=run.info.get("payee_changes", []),
-                         plan_lines=plan_lines, banner=banner(run))
+                         plan_lines=plan_lines, banner=banner(run),
+                         approval=bool(run.info.get("settings", {}).get("require_approval")))
 
 
 def banner(run: RunRecord) -> str:
@@ -165,18 +173,32 @@ def banner(run: RunRecord) -> str:
 
 
 def run_counts(journal: Journal, run: RunRecord) -> dict[str, int]:
-    """Rows per status of a run: as recorded when it finished, else (a run cut short by a
-    crash) as its rows stand in the journal now."""
-    counts = run.info.get("counts")
-    if counts:
-        return dict(counts)
+    """Rows per status of a run as they stand in the journal now (after `sync`, a webhook
+    or a later run), not as they were when it finished."""
     return dict(Counter(r.status for r in result_rows(journal, run)))
+
+
+def sent_by_run(journal: Journal, run_id: str) -> dict[str, tuple[int, Decimal]]:
+    """Per source currency, the payouts this run requested (the ledger's latest request of
+    each payout_ref made by it, whose money went or may have) and their total debit."""
+    found: dict[str, tuple[int, Decimal]] = {}
+    wanted = sorted(SENT | {SENDING})
+    marks = ",".join("?" * len(wanted))
+    for currency, total_debit in journal.db.execute(
+            f"SELECT source_currency, total_debit FROM payouts WHERE run_id = ? AND status IN "
+            f"({marks}) AND attempt_id IN (SELECT id FROM attempts WHERE run_id = ?)",
+            (run_id, *wanted, run_id)):
+        rows, debit = found.get(currency, (0, Decimal(0)))
+        found[currency] = (rows + 1, debit + Decimal(total_debit or 0))
+    return found
 
 
 def run_list(journal: Journal) -> list[dict[str, Any]]:
     """Every run of the journal, oldest first, as `batchpay runs` shows it (and prints it
-    with --json): id, kind, times, sheet, outcome, exit code and rows per status."""
+    with --json): id, kind, times, sheet, outcome, exit code, rows per status as they
+    stand now, and how many payouts the run itself sent."""
     return [{"run_id": r.id, "kind": r.kind, "started_at": r.started_at,
              "finished_at": r.finished_at, "sheet": r.sheet, "outcome": r.outcome,
-             "exit_code": r.exit_code, "counts": run_counts(journal, r)}
+             "exit_code": r.exit_code, "counts": run_counts(journal, r),
+             "sent": sum(n for n, _ in sent_by_run(journal, r.id).values())}
             for r in journal.runs()]

@@ -8,6 +8,11 @@ may have gone (PENDING, PROCESSING, COMPLETED, or in doubt). Such a row is HELD,
 message naming the earlier payout, until the operator releases it (`--allow-repeat REF`);
 holds and releases are events in the journal's hash chain.
 
+Recurring payments are the normal case: a salary or a retainer pays the same account the
+same amount every month under a new payout_ref. The window (20 days by default) is shorter
+than any month, so last month's payment never holds this month's; a sheet typed or run
+again within days, the duplicate this check exists for, is held.
+
 The earlier payouts come from the ledger's details (under the chain: `integrity` refuses
 a ledger edited by hand) and the time of their first payout request (an event of the chain).
 """
@@ -57,6 +62,15 @@ def payment_key(account: Any, amount: Any, source_currency: Any, currency: Any, 
         return None
     return (account_text, side, format(value.normalize(), "f"),
             str(source_currency or "").upper(), str(currency or "").upper())
+
+
+def control_settings(settings: Any) -> dict[str, Any]:
+    """The settings of the checks that hold rows, as the Run sheet and the plan record them."""
+    return {"repeat_window_days": settings.repeat_window_days,
+            "hold_new_payees": settings.hold_new_payees,
+            "payee_change_hold_hours": settings.payee_change_hold_hours,
+            "payee_confirmed_by_other": settings.payee_confirmed_by_other,
+            "require_approval": settings.require_approval}
 
 
 def masked(account: Any) -> str:

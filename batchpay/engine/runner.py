@@ -38,8 +38,10 @@ from batchpay.engine.integrity import require_intact
 from batchpay.engine.journal import Journal
 from batchpay.engine.plan import Plan, input_ref, plan_rows
 from batchpay.engine.records import RunRecord, operator, utcnow
-from batchpay.engine.render import find_run, render_run, result_rows
+from batchpay.engine.render import find_run, render_run, result_rows, sent_by_run
+from batchpay.engine.repeats import control_settings
 from batchpay.engine.sending import Sender, SendJob, quote_fields
+from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.engine.tracking import refresh
 from batchpay.errors import AuthStop, BatchpayError, Interrupted, ResultsNotWritten
 from batchpay.provider.client import PayoutClient, RetryBudget
@@ -94,6 +96,7 @@ class RunOptions:
     allow_repeat: frozenset[str] = frozenset()  # payout_refs released from the repeat hold
     decimal_comma: bool = False  # amounts as text are written 1.250.000,00
     include_hidden: bool = False  # rows hidden or filtered out in the sheet are paid too
+    encoding: str | None = None  # a CSV file's text encoding (--encoding)
     # an approved plan (batchpay.engine.approval.CheckedPlan): its rows are the input, its
     # ceilings bound the debit, its id, maker and approvers go into the run's record
     approved: CheckedPlan | None = None
@@ -114,6 +117,8 @@ class RunOutcome:
     notes: list[str] = field(default_factory=list)
     dry_run: bool = False
     payee_changes: list[dict[str, Any]] = field(default_factory=list)
+    # rows released from the repeat hold (--allow-repeat): payout_ref -> the earlier refs
+    released: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def fine_statuses(self) -> frozenset[str]:
@@ -129,11 +134,14 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
-def default_results_path(sheet: Path, run_id: str) -> Path:
+def default_results_path(sheet: Path, run_id: str, *, dry_run: bool = False) -> Path:
+    """`<sheet>-results-<run id>.xlsx` beside the sheet; a dry run's is `-dry-run-`: it
+    holds no results, and must not be taken for them."""
     stem = sheet.stem
-    if "-results-" in stem:
-        stem = stem.split("-results-")[0]
-    return sheet.with_name(f"{stem}-results-{run_id}.xlsx")
+    for marker in ("-results-", "-dry-run-"):
+        if marker in stem:
+            stem = stem.split(marker)[0]
+    return sheet.with_name(f"{stem}-{'dry-run' if dry_run else 'results'}-{run_id}.xlsx")
 
 
 def load_input(options: RunOptions, settings: Settings) -> tuple[Sheet, Validation]:
@@ -144,7 +152,7 @@ def load_input(options: RunOptions, settings: Settings) -> tuple[Sheet, Validati
     return read_payouts(options.sheet, results=options.kind == "rerun",
                         sheet_name=options.sheet_name, source_currency=options.source_currency,
                         limits=SheetLimits.of(settings), decimal_comma=options.decimal_comma,
-                        include_hidden=options.include_hidden)
+                        include_hidden=options.include_hidden, encoding=options.encoding)
 
 
 def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
@@ -163,7 +171,15 @@ def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
         require_intact(journal)  # the ledger it plans from is the one the chain vouches for
         with connect() as service, frozen_heap():
             batch = _Batch(settings, options, reporter, journal, service, sheet, validation)
-            return asyncio.run(batch.execute())
+            outcome = asyncio.run(batch.execute())
+        if not journal.still_at_path():
+            outcome.exit_code = max(outcome.exit_code, EXIT_ROWS)
+            outcome.notes.append(
+                f"The journal file {settings.journal} was deleted, moved or replaced during "
+                "this run: what the run recorded is in the file it opened, not in the one "
+                "there now. Keep this results workbook; the next run checks the service's "
+                "own payout list and holds what was paid.")
+        return outcome
     except KeyboardInterrupt:
         if batch is None:
             raise
@@ -198,6 +214,7 @@ class _Batch:
         self.sandbox = service.embedded
         self.balances: dict[str, Decimal] = {}
         self.wallets: dict[str, dict[str, str]] = {}  # wallet_before/after per currency
+        self.service_check: dict[str, Any] = {}  # what the service's list check read
 
     def _client(self) -> PayoutClient:
         pacer = Pacer(max_rps=self.options.max_rps,
@@ -220,22 +237,22 @@ class _Batch:
                 self.reporter.banner(
                     f"SANDBOX at {self.service.base_url}: no real money moves" if self.sandbox
                     else f"LIVE: {self.service.base_url}, real money")
-            for line in self.settings.journal_lines():
+            for line in self.settings.banner_lines():
                 self.reporter.note(line)
             self.journal.bind_service(self.service.identity)
             # before the plan: plan_rows copies each row's warnings into the run rows
             await self._check_bank_names(client)
-            plan = plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
-                             kind=self.options.kind,
-                             settings=self.settings, skip_invalid=self.options.skip_invalid,
-                             allow_repeat=self.options.allow_repeat)
+            plan = self._plan()
+            if plan.send and self.settings.repeat_window_days:
+                # the journal's plan, checked against the service's own list of payouts
+                plan = self._plan(await self._read_service_ledger(client))
             run = RunRecord(
                 id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
                 sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
                 input_columns=list(self.sheet.columns),
                 info={**self._info(), "payee_changes": plan.payee_changes})
             sender = Sender(self.journal, client, self.run_id,
-                            ceilings=o.ceilings() if (o := self.options.approved) else None)
+                            ceilings=o.ceilings(self.journal) if (o := self.options.approved) else None)
             try:
                 if plan.send or plan.resolve:
                     await self._confirm(sender, plan)
@@ -266,6 +283,43 @@ class _Batch:
             raise self.stopped
         return self._finish(plan)
 
+    def _plan(self, service: ServiceLedger | None = None) -> Plan:
+        return plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
+                         kind=self.options.kind, settings=self.settings,
+                         skip_invalid=self.options.skip_invalid,
+                         allow_repeat=self.options.allow_repeat, service=service,
+                         maker=o.document["maker"]["user"] if (o := self.options.approved)
+                         else operator())
+
+    async def _read_service_ledger(self, client: PayoutClient) -> ServiceLedger:
+        """The service's payouts of the repeat window (engine.service_ledger), with progress."""
+        days, cap = self.settings.repeat_window_days, self.settings.sync_max_pages
+        self.reporter.note(f"Checking the service's own payout list (the last {days} days, "
+                           "pages of 100) for payments this journal did not make.")
+        started: list[int] = []
+
+        def progress(done: int, at_most: int) -> None:
+            if not started:
+                started.append(at_most)
+                self.reporter.start("Service's payouts (pages)", at_most)
+                self.reporter.advance(done)
+            else:
+                self.reporter.advance()
+
+        try:
+            ledger = await read_service_ledger(client, self.journal, days=days, max_pages=cap,
+                                               progress=progress)
+        finally:
+            self.reporter.done()
+        self.service_check = {"since": f"{ledger.since:%Y-%m-%dT%H:%M:%SZ}",
+                              "pages": ledger.pages, "payouts_seen": ledger.seen,
+                              "complete": ledger.complete}
+        if not ledger.complete:
+            self.notes.append(f"The service's payout list was read up to the page cap "
+                              f"(sync_max_pages = {cap}, {cap * 100} payouts) without reaching "
+                              f"{ledger.since:%Y-%m-%d}: older payouts were not checked.")
+        return ledger
+
     async def _check_bank_names(self, client: PayoutClient) -> None:
         """A bank name the service's directory does not list: a row warning, said before paying."""
         from batchpay.engine.banknames import add_bank_warnings
@@ -291,8 +345,11 @@ class _Batch:
             "settings": {"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
                          "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,
                          "sheet": o.sheet_name or "",
-                         "source_currency": o.source_currency or ""},
+                         "source_currency": o.source_currency or "",
+                         # the controls that decided which rows were held
+                         **control_settings(self.settings)},
             **(o.approved.run_info() if o.approved is not None else {}),
+            **({"service_list_check": self.service_check} if self.service_check else {}),
         }
 
     async def _confirm(self, sender: Sender, plan: Plan) -> None:
@@ -423,7 +480,8 @@ class _Batch:
                                hint="Run the same command again when you are ready.")
         rows = list(result_rows(self.journal, run))
         counts = Counter(r.status for r in rows)
-        path = self.options.out or default_results_path(self.options.sheet, self.run_id)
+        path = self.options.out or default_results_path(self.options.sheet, self.run_id,
+                                                       dry_run=self.options.dry_run)
         self.journal.finish_run(self.run_id, "interrupted", Interrupted.exit_code,
                                 {"counts": dict(counts), "results": str(path.absolute())})
         go_on = ("Nothing is lost: the journal holds every request sent. Run the same command "
@@ -454,12 +512,16 @@ class _Batch:
             self.notes.append(f"{open_rows} row(s) are PENDING or PROCESSING: accepted, not final "
                               "yet. Run `batchpay sync` later to bring them up to date.")
         summary = summarize(rows)
-        totals = {c: str(t.sent.total_debit) for c, t in sorted(summary.currencies.items())
-                  if c and t.sent.rows}
+        # this run's own payouts: a row paid by an earlier run is shown, not counted again
+        by_run = sent_by_run(self.journal, self.run_id)
+        totals = {c: str(debit) for c, (_, debit) in sorted(by_run.items()) if c}
+        sent_rows = {c: n for c, (n, _) in sorted(by_run.items()) if c}
         outcome = "stopped" if self.stopped else ("ok" if exit_code == 0 else "rows need attention")
-        path = self.options.out or default_results_path(self.options.sheet, self.run_id)
+        path = self.options.out or default_results_path(self.options.sheet, self.run_id,
+                                                       dry_run=self.options.dry_run)
         self.journal.finish_run(self.run_id, outcome, exit_code,
                                 {"counts": dict(counts), "totals": totals,
+                                 "sent_rows": sent_rows,
                                  "results": str(path.absolute()), **self.wallets})
         run = find_run(self.journal, self.run_id)
         try:
@@ -476,6 +538,8 @@ class _Batch:
             run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
             sandbox=self.sandbox, notes=self.notes, dry_run=self.options.dry_run,
             payee_changes=plan.payee_changes,
+            released={ref: list(data.get("earlier", [])) for kind, ref, data in plan.decisions
+                      if kind == "hold.released"},
             rows=[json_row(row=r.row, payout_ref=input_ref(list(r.inputs), run.input_columns),
                            status=r.status, error=r.error, reference_number=r.reference_number)
                   for r in rows])

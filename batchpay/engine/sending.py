@@ -24,8 +24,9 @@ from typing import Any
 from batchpay.engine.calibrate import Calibrator
 from batchpay.engine.journal import Journal
 from batchpay.engine.records import LedgerEntry
+from batchpay.engine.service_ledger import remark_with_ref
 from batchpay.engine.tracking import apply_found, scan
-from batchpay.errors import AuthStop, CalibrationFailed, JournalError
+from batchpay.errors import AlreadySent, AuthStop, CalibrationFailed, JournalError
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import (
     AuthError,
@@ -149,10 +150,18 @@ class Sender:
             if refusal:
                 return self._decide(job, Status.NOT_SENT, refusal)
             body = job.row.payout_body(quote.id)
-            attempt = self.journal.record_intent(
-                job.ref, self.run_id, job.details, quote.raw, body,
-                time.time() + float(quote.expires_in_seconds or DEFAULT_QUOTE_SECONDS),
-                seq=job.seq, **quote_fields(quote, quotes_used))
+            # the payout_ref travels in the remark: the supplier's statement shows it, and
+            # the service's own list then names the payment exactly (engine.service_ledger)
+            body["remark"] = remark_with_ref(body.get("remark"), job.ref)
+            try:
+                attempt = self.journal.record_intent(
+                    job.ref, self.run_id, job.details, quote.raw, body,
+                    time.time() + float(quote.expires_in_seconds or DEFAULT_QUOTE_SECONDS),
+                    seq=job.seq, **quote_fields(quote, quotes_used))
+            except AlreadySent as taken:
+                self._give_back(job.row.source_currency, quote.total)
+                self.journal.link_run_rows(self.run_id, [job.seq])  # shows the other's payout
+                return taken.status
             try:
                 payout = await self.client.submit_payout(body)
             except AuthError as exc:
@@ -238,6 +247,10 @@ class Sender:
         while pending:
             self._check_stop()
             entries = list(pending.values())
+            # a request that left before the scan began may be committed up to a read
+            # timeout later: only a quote that expired that long before the scan began
+            # proves, when the scan is complete and holds no payout for it, that none came
+            proven_before = time.time() - self.client.read_timeout
             found = await self._lookup(entries, max_pages)
             for ref in [r for r in pending if self._status(r) not in IN_DOUBT]:
                 pending.pop(ref)
@@ -248,11 +261,18 @@ class Sender:
                           if self._attempt_of(e).quote_expires_at - QUOTE_MARGIN_SECONDS > now]
             if found.complete:
                 for entry in [e for e in pending.values() if e not in resendable]:
-                    if self._attempt_of(entry).quote_expires_at <= now:
+                    if self._attempt_of(entry).quote_expires_at <= proven_before:
                         self._never_received(entry)
                         pending.pop(entry.payout_ref)
-            if not resendable or time.monotonic() >= deadline:
+            if time.monotonic() >= deadline:
                 break
+            if not resendable:  # wait until the rest can be proven, if --wait allows it
+                provable = min(self._attempt_of(e).quote_expires_at for e in pending.values())
+                wait = provable + self.client.read_timeout - time.time()
+                if wait > deadline - time.monotonic():
+                    break
+                await asyncio.sleep(max(0.0, wait) + 0.05)
+                continue
             await asyncio.gather(*(self._resend(e) for e in resendable))
             for ref in [r for r in pending if self._status(r) not in IN_DOUBT]:
                 pending.pop(ref)

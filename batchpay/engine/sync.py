@@ -3,7 +3,8 @@
 Rows that are PENDING, PROCESSING, in doubt (UNKNOWN) or FAILED (which may still become
 REFUNDED) are found in the list, pages of 100, in one scan: by payout id, or by quote id
 for rows whose answer was lost. A row in doubt whose quote has expired and that a
-*complete* scan does not hold was never received: it becomes NOT_SENT. A scan cut short
+*complete* scan does not hold was never received: it becomes NOT_SENT, provided the quote
+had expired a read timeout (setting `read_timeout`) before the scan began. A scan cut short
 by the page cap (setting `sync_max_pages`) proves nothing and leaves it UNKNOWN.
 """
 
@@ -53,6 +54,7 @@ def sync_run(settings: Settings, run_id: str | None, out: Path | None,
     journal is found and checked)."""
     journal = Journal.existing(settings.journal)
     try:
+        journal.lock()  # a run paying meanwhile could commit what this sync proves absent
         require_intact(journal)
         run = find_run(journal, run_id)
         with connect() as service:
@@ -91,17 +93,19 @@ async def _sync(settings: Settings, journal: Journal, run_id: str, base_url: str
         return 0, 0, 0, 0, True
     before = {e.payout_ref: e.status for e in entries}
     async with PayoutClient.from_settings(settings, base_url=base_url, api_key=api_key) as client:
+        # a request that left before the scan began may be committed up to a read timeout
+        # later: only quotes that expired that long before the scan are proven by it
+        proven_before = time.time() - client.read_timeout
         found = await refresh(client, journal, entries, max_pages=settings.sync_max_pages,
                               source="sync")
         requests = client.requests_sent
     never = 0
-    now = time.time()
     for entry in entries:
         current = journal.entry(entry.payout_ref)
         if current is None or current.status not in IN_DOUBT or not found.complete:
             continue
         attempt = journal.attempt(current.attempt_id) if current.attempt_id else None
-        if attempt is not None and attempt.quote_expires_at <= now:
+        if attempt is not None and attempt.quote_expires_at <= proven_before:
             mark_never_received(journal, current)
             never += 1
     after = journal.entries(before)

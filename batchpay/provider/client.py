@@ -120,6 +120,9 @@ class PayoutClient:
         self.pacer = pacer or Pacer()
         self.retry = retry or RetryBudget()
         self.is_sandbox: bool | None = None
+        # how long an answer may take: a request sent before a scan began may be committed
+        # by the service up to this long after it left (engine.sending's "never received")
+        self.read_timeout = read_timeout
         self.requests_sent = 0
         self._slots: asyncio.Semaphore | None = None  # made in the running loop
         self._http = httpx.AsyncClient(

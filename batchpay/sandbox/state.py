@@ -275,7 +275,7 @@ class SandboxState:
             self._add_to_wallet(currency, -total)
             db.execute("UPDATE quote SET used = 1 WHERE id = ?", (request["quoteId"],))
             created = self._last_created = max(now, self._last_created + 1e-6)
-            fails = str(request.get("remark", "")).strip().lower() == "fail"
+            fails = _says_fail(request.get("remark"))
             record = {
                 "id": str(uuid.uuid4()),
                 "referenceNumber": "".join(secrets.choice(REFERENCE_ALPHABET) for _ in range(13)),
@@ -434,6 +434,15 @@ class SandboxState:
         self.traffic.reset()
         self.limiter.reset()
         self.dice.reset()
+
+
+def _says_fail(remark: Any) -> bool:
+    """Remark "fail" (the public sandbox convention), also with the `ref:<payout_ref>` that
+    batchpay adds after a row's own remark."""
+    words = str(remark or "").split()
+    if words and words[-1].lower().startswith("ref:"):
+        words = words[:-1]
+    return " ".join(words).lower() == "fail"
 
 
 def _state_began(state: str, settle: float) -> float:

@@ -18,6 +18,7 @@ _USCC_VALUE = {ch: i for i, ch in enumerate(USCC_ALPHABET)}
 _USCC_WEIGHTS = tuple(pow(3, i, 31) for i in range(17))  # 1, 3, 9, 27, 19, 26, ...
 
 _ID_WEIGHTS = tuple(pow(2, 17 - i, 11) for i in range(17))  # 7, 9, 10, 5, 8, 4, 2, 1, ...
+_ID_ZEROS = 48 * sum(_ID_WEIGHTS)
 _ID_CHECK = "0123456789X"
 _EARLIEST_BIRTH = dt.date(1900, 1, 1)
 
@@ -52,7 +53,8 @@ def resident_id_check_digit(first17: str) -> str:
     """The ISO 7064 MOD 11-2 check character ("0"-"9" or "X") for 17 digits."""
     if len(first17) != 17 or not first17.isascii() or not first17.isdigit():
         raise ValueError("expected 17 digits")
-    total = sum(map(mul, map(int, first17), _ID_WEIGHTS))
+    # the digits' bytes are 48 + digit: weigh the bytes, take the 48s back out
+    total = sum(map(mul, first17.encode(), _ID_WEIGHTS)) - _ID_ZEROS
     return _ID_CHECK[(12 - total % 11) % 11]
 
 

@@ -88,7 +88,7 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "bank_name", "yes", "text", "the recipient's bank",
         "The bank's name, e.g. as in `batchpay banks --country CN --currency CNY`.",
-        "Industrial and Commercial Bank of China", api_field="recipient.account.bankName",
+        "中国工商银行", api_field="recipient.account.bankName",
         max_length=140,
     ),
     Column(

@@ -47,6 +47,15 @@ class ResultRow:
             return "nothing: a dry run pays nothing; run without --dry-run to pay"
         return NEXT_STEPS.get(self.status, "")
 
+    @property
+    def approval_next_step(self) -> str:
+        """next_step where runs pay only approved plans (`require_approval`): a row is paid
+        again through a plan of this workbook, never by a rerun."""
+        step = self.next_step
+        for said, instead in APPROVAL_STEPS:
+            step = step.replace(said, instead)
+        return step
+
 
 NEXT_STEPS: dict[str, str] = {
     Status.INVALID: "fix the cell named in error, then run again (or rerun this workbook)",
@@ -63,6 +72,18 @@ NEXT_STEPS: dict[str, str] = {
 }
 HELD_PAYEE_STEP = ("call the payee on a number you already had, `batchpay payees confirm` it, "
                    "then rerun")
+# (what next_step says, what it says when runs pay only approved plans), in order
+APPROVAL_STEPS = (
+    ("rerun this workbook", "make a plan of this workbook (`batchpay plan RESULTS.xlsx`) for "
+                            "approval"),
+    ("rerun with --allow-repeat PAYOUT_REF", "make a plan of this workbook with "
+                                              "--allow-repeat PAYOUT_REF"),
+    ("then rerun", "then make a plan of this workbook (`batchpay plan RESULTS.xlsx`) for "
+                   "approval"),
+    ("run again (or rerun this workbook)", "make a plan again"),
+    ("run without --dry-run to pay", "pay it through an approved plan (`batchpay plan`, "
+                                     "`batchpay approve`, `batchpay run --plan`)"),
+)
 HELD_REPEAT_STEP = ("if it is a new payment, rerun with --allow-repeat PAYOUT_REF; if not, "
                     "take the row out")
 
@@ -141,6 +162,8 @@ class CurrencyTotals:
 
     currency: str
     by_status: dict[str, Tally] = field(default_factory=dict)
+    # a dry run's rows that were quoted (NOT_SENT with a debit): its money table's rows
+    quoted: Tally = field(default_factory=Tally)
 
     def _combined(self, statuses: Iterable[str]) -> Tally:
         total = Tally()
@@ -213,6 +236,8 @@ class ResultsSummary:
         if tally is None:
             tally = totals.by_status[row.status] = Tally()
         tally.add(row)
+        if row.status == Status.NOT_SENT and row.total_debit is not None:
+            totals.quoted.add(row)
 
     def ordered_counts(self) -> list[tuple[str, int]]:
         """Counts in the order of Status, then any status batchpay does not know."""

@@ -1,4 +1,4 @@
-"""Read a payout sheet (.xlsx or .csv) exactly, or refuse it with one line.
+"""Read a payout sheet (.xlsx, .xls, .ods or .csv) exactly, or refuse it with one line.
 
 Cells keep their type: text stays text ("NA" too, leading zeros too), numbers become int
 or Decimal (via the float's shortest repr, never float arithmetic). An identifier typed
@@ -10,20 +10,24 @@ InputError before anything is parsed.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import datetime as dt
 import gc
 import hashlib
 import io
 import re
+import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from batchpay.errors import InputError
+from batchpay.errors import InputError, UsageError
 from batchpay.sheet.columns import (
     COLUMNS_BY_NAME,
     IDENTIFIER_COLUMNS,
@@ -31,8 +35,11 @@ from batchpay.sheet.columns import (
     normalize_header,
 )
 from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
+from batchpay.sheet.ods_guard import SheetFindings, inspect_ods
+from batchpay.sheet.xls_guard import inspect_xls
 from batchpay.sheet.xlsx_guard import (
     CellIssues,
+    Inspection,
     column_letters,
     formula_problems,
     inspect_xlsx,
@@ -43,7 +50,7 @@ HIDDEN = "hidden"  # the error key of a row hidden in the sheet
 DEFAULT_SHEET = "Payouts"
 MAX_EXACT_DIGITS = 15  # a spreadsheet number keeps 15 significant digits, no more
 _ZIP_MAGIC = b"PK\x03\x04"
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0"  # .xls and password-protected .xlsx
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0"  # .xls, and a password-protected .xlsx
 
 
 @dataclass(slots=True)
@@ -90,7 +97,8 @@ def paused_gc() -> Iterator[None]:
 
 
 def read_sheet(path: Path, *, sheet: str | None = None, limits: SheetLimits = DEFAULT_LIMITS,
-               decimal_comma: bool = False, include_hidden: bool = False) -> Sheet:
+               decimal_comma: bool = False, include_hidden: bool = False,
+               encoding: str | None = None) -> Sheet:
     """Read the sheet at `path`; InputError (exit 2) when it cannot be read safely, or when
     it is larger than `limits` (measured before anything is parsed).
 
@@ -101,13 +109,17 @@ def read_sheet(path: Path, *, sheet: str | None = None, limits: SheetLimits = DE
 
     A row hidden in the sheet (by hand, or filtered out) carries an error unless
     `include_hidden`: an operator who filters a list to "pay these" is never paid the rest;
-    a hidden sheet is never the one picked by default."""
+    a hidden sheet is never the one picked by default.
+
+    `encoding` (--encoding) is a CSV file's text encoding; without it a CSV is read by its
+    byte order mark, else as UTF-8, else GB18030, and refused when that reading is not
+    faithful (`decode_csv`)."""
     with paused_gc():
-        return _read_sheet(Path(path), sheet, limits, decimal_comma, include_hidden)
+        return _read_sheet(Path(path), sheet, limits, decimal_comma, include_hidden, encoding)
 
 
 def _read_sheet(path: Path, sheet: str | None, limits: SheetLimits, decimal_comma: bool,
-                include_hidden: bool = False) -> Sheet:
+                include_hidden: bool = False, encoding: str | None = None) -> Sheet:
     if not path.exists():
         raise InputError(f"File not found: {path}", hint="Check the name and the folder.")
     if not path.is_file():
@@ -124,23 +136,22 @@ def _read_sheet(path: Path, sheet: str | None, limits: SheetLimits, decimal_comm
     delimiter = None  # a CSV's field separator
     hidden: set[int] = set()
     part: str | None = None  # the worksheet's part in an .xlsx
-    if data.startswith(_ZIP_MAGIC):
-        name, grid, issues, names, hidden, part = _read_xlsx(path, data, sheet, limits)
-    elif data.startswith(_OLE_MAGIC):
-        raise InputError(
-            f"{path.name} is an old .xls workbook or a password-protected one.",
-            hint="Remove the password if any, then save it as .xlsx (Excel Workbook).",
-        )
+    if data.startswith((_ZIP_MAGIC, _OLE_MAGIC)):
+        if encoding is not None:
+            raise UsageError(f"--encoding {encoding} was given, but {path.name} is a workbook, "
+                             "whose texts carry their own encoding.",
+                             hint="Leave --encoding out for a workbook; it is for CSV files.")
+        name, grid, issues, names, hidden, part = _read_workbook(path, data, sheet, limits)
     elif path.suffix.lower() in {".csv", ".txt"}:
         if sheet is not None:
             raise InputError(f"--sheet {sheet} was given, but {path.name} is a CSV file "
                              "with no sheets.", hint="Leave --sheet out for a CSV file.")
-        (grid, delimiter), issues, names = _read_csv(data, path.name, limits), {}, []
+        (grid, delimiter), issues, names = _read_csv(data, path.name, limits, encoding), {}, []
         name = path.stem
     else:
         raise InputError(
             f"{path.name} is not a spreadsheet batchpay can read.",
-            hint="Give an .xlsx workbook or a .csv file (see `batchpay template`).",
+            hint="Give a workbook (.xlsx, .xls, .ods) or a .csv file (see `batchpay template`).",
         )
     columns, headers, keep = _header(grid, name, path.name)
     amounts = AmountText(decimal_comma=decimal_comma, ambiguous=delimiter in (";", "\t"))
@@ -158,17 +169,27 @@ def _read_sheet(path: Path, sheet: str | None, limits: SheetLimits, decimal_comm
 # --- xlsx --------------------------------------------------------------------------------
 
 
-def _read_xlsx(path: Path, data: bytes, wanted: str | None, limits: SheetLimits
-               ) -> tuple[str, list[list[Any]], CellIssues, list[str], set[int], str | None]:
+def _read_workbook(path: Path, data: bytes, wanted: str | None, limits: SheetLimits
+                   ) -> tuple[str, list[list[Any]], CellIssues, list[str], set[int], str | None]:
+    """An .xlsx, .ods or .xls: looked into by its guard (refused when hostile or larger than
+    `limits`, before calamine allocates anything), then read by calamine. Returns the sheet's
+    name, grid, cell issues, the workbook's sheet names, hidden rows and (.xlsx) its part."""
     from python_calamine import CalamineError, CalamineWorkbook, SheetVisibleEnum
 
-    # refuses a sheet larger than `limits` before calamine allocates the rectangle it spans
-    found = inspect_xlsx(io.BytesIO(data), path.name, limits)
+    kind = _workbook_kind(data)
+    found: Inspection | None = None
+    if kind == "xlsx":
+        found = inspect_xlsx(io.BytesIO(data), path.name, limits)
+    elif kind == "ods":
+        by_sheet = inspect_ods(io.BytesIO(data), path.name, limits)
+    else:
+        by_sheet = inspect_xls(data, path.name, limits)
     try:
         workbook = CalamineWorkbook.from_filelike(io.BytesIO(data))
     except CalamineError as exc:
         raise InputError(f"{path.name} cannot be read as a workbook ({exc}).",
-                         hint="Open it in Excel, save it as a new .xlsx, and try again.") from None
+                         hint="Open it in Excel or LibreOffice, save it as a new .xlsx, and "
+                              "try again.") from None
     names = list(workbook.sheet_names)
     visible = [m.name for m in workbook.sheets_metadata
                if m.visible == SheetVisibleEnum.Visible]
@@ -179,9 +200,25 @@ def _read_xlsx(path: Path, data: bytes, wanted: str | None, limits: SheetLimits
         raise InputError(f"Sheet {name!r} of {path.name} cannot be read ({exc}).") from None
     finally:
         workbook.close()
+    if found is None:
+        findings = by_sheet.get(name, SheetFindings())
+        return name, grid, findings.issues, names, findings.hidden, None
     part = found.parts.get(name)
     issues = formula_problems(io.BytesIO(data), part) if part in found.flagged else {}
     return name, grid, issues, names, found.hidden.get(part or "", set()), part
+
+
+def _workbook_kind(data: bytes) -> str:
+    """xls (an OLE compound file), ods (a zip with content.xml and no xl/workbook.xml) or
+    xlsx; the guard of the kind found says what is wrong with a file that is none of them."""
+    if data.startswith(_OLE_MAGIC):
+        return "xls"
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            entries = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return "xlsx"
+    return "ods" if "content.xml" in entries and "xl/workbook.xml" not in entries else "xlsx"
 
 
 def _zero_padded(data: bytes, part: str, grid: list[list[Any]], columns: list[str],
@@ -189,7 +226,10 @@ def _zero_padded(data: bytes, part: str, grid: list[list[Any]], columns: list[st
     """Identifier cells holding a number that its format shows with leading zeros: the
     zeros are not in the cell. Searched only when an identifier column holds a number."""
     wanted = {i for i, name in zip(keep, columns, strict=True) if name in IDENTIFIER_COLUMNS}
-    if not any(type(row[i]) in (int, float) for row in grid[1:] for i in wanted if i < len(row)):
+    body = grid[1:]
+    width = min(map(len, body), default=0)
+    kinds = set().union(*(set(map(type, map(itemgetter(i), body))) for i in wanted if i < width))
+    if not kinds & {int, float}:
         return {}
     issues: CellIssues = {}
     for (r_index, c_index), digits in zero_padded_cells(io.BytesIO(data), part).items():
@@ -230,37 +270,19 @@ def _pick_sheet(names: list[str], wanted: str | None, file_name: str,
 # --- csv ---------------------------------------------------------------------------------
 
 
-def _read_csv(data: bytes, file_name: str, limits: SheetLimits = DEFAULT_LIMITS
-              ) -> tuple[list[list[Any]], str]:
+def _read_csv(data: bytes, file_name: str, limits: SheetLimits = DEFAULT_LIMITS,
+              encoding: str | None = None) -> tuple[list[list[Any]], str]:
     """The cells as text, and the field separator found in the header line.
 
     Lines and separators are counted in the bytes before anything is decoded or parsed (an
     upper bound: a quoted separator counts too), so a file of millions of tiny fields is
     refused in a fraction of a second; the parsed rows are then measured exactly."""
-    if data[:65536].count(b"\x00") > 64:  # UTF-16 text or a binary file, not a stray NUL
-        raise InputError(f"{file_name} is not a text (CSV) file.",
-                         hint="Give an .xlsx workbook or a .csv file (see `batchpay template`). "
-                              "A CSV saved as 'Unicode Text' must be saved as 'CSV UTF-8'.")
-    newline = data.find(b"\n")
-    header = data[:newline if newline != -1 else len(data)]
-    delimiter = max(",;\t", key=lambda d: header.count(d.encode()))
-    lines = data.count(b"\n") + (not data.endswith(b"\n"))
-    limits.check(file_name, rows=lines, columns=0,
-                 cells=data.count(delimiter.encode()) + lines)
-    if data.startswith(b"\xef\xbb\xbf"):
-        text = data[3:].decode("utf-8", errors="strict")
-    else:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            try:
-                # Excel on a Chinese Windows saves "CSV" in the ANSI code page: GBK ⊂ GB18030
-                text = data.decode("gb18030")
-            except UnicodeDecodeError:
-                raise InputError(
-                    f"{file_name} is neither UTF-8 nor GB18030 text.",
-                    hint="Save it from Excel as 'CSV UTF-8 (Comma delimited)'.",
-                ) from None
+    text = decode_csv(data, file_name, encoding)
+    newline = text.find("\n")
+    header = text[:newline if newline != -1 else len(text)]
+    delimiter = max(",;\t", key=header.count)
+    lines = text.count("\n") + (not text.endswith("\n"))
+    limits.check(file_name, rows=lines, columns=0, cells=text.count(delimiter) + lines)
     # one long cell is one INVALID row (too long for its column), not a refused file
     csv.field_size_limit(max(csv.field_size_limit(), limits.max_bytes))
     try:
@@ -270,6 +292,78 @@ def _read_csv(data: bytes, file_name: str, limits: SheetLimits = DEFAULT_LIMITS
         raise InputError(f"{file_name} is not a valid CSV file ({exc}).") from None
     limits.check(file_name, rows=len(grid), columns=max(map(len, grid), default=0))
     return grid, delimiter
+
+
+ENCODING_HINT = ("Give the file's encoding with --encoding (e.g. --encoding big5 for "
+                 "Traditional Chinese, --encoding utf-16 for Excel's 'Unicode Text'), or save it "
+                 "from Excel as 'CSV UTF-8 (Comma delimited)'.")
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"),
+         (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+# private use: no name, bank or city is written with one; they are what another encoding's
+# bytes become when read as GB18030 (Big5's 朝代 as 朝\ue610ゅ)
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd]")
+
+
+# Big5's most common characters (lead bytes A4-A7) are kana, Greek or Cyrillic in GB18030:
+# 黃志強 becomes 独в眏. No Chinese name or bank writes one next to a Chinese character.
+_FOREIGN = "\u0370-\u03ff\u0400-\u04ff\u3040-\u30ff"
+_MIXED_SCRIPTS = re.compile(f"[\u4e00-\u9fff][{_FOREIGN}]|[{_FOREIGN}][\u4e00-\u9fff]")
+
+
+def decode_csv(data: bytes, file_name: str, encoding: str | None = None) -> str:
+    """The text of a CSV file: in `encoding` when given (--encoding), else by its byte order
+    mark, else UTF-8, else GB18030 (what Excel on a Chinese Windows saves as "CSV").
+
+    Whatever the encoding, the text must hold no private-use character and encode back to
+    the very bytes read: a file in another encoding that merely decodes without an error
+    (Big5 read as GB18030) is refused, never paid with garbled names."""
+    if encoding is not None:
+        try:
+            name = codecs.lookup(encoding).name
+        except LookupError:
+            raise UsageError(f"--encoding {encoding} is not an encoding Python knows.",
+                             hint="Use e.g. utf-8, gb18030, big5 or utf-16.") from None
+        candidates = [name]
+    else:
+        bom = next((codec for mark, codec in _BOMS if data.startswith(mark)), None)
+        if bom is None and data[:65536].count(b"\x00") > 64:  # not text, or UTF-16 unmarked
+            raise InputError(f"{file_name} is not a text (CSV) file.",
+                             hint="Give an .xlsx workbook or a .csv file (see `batchpay "
+                                  "template`). " + ENCODING_HINT)
+        candidates = [bom] if bom else ["utf-8", "gb18030"]
+    for name in candidates:
+        try:
+            text = data.decode(name)
+        except UnicodeDecodeError:
+            continue
+        _require_faithful(text, data, name, file_name, round_trip=encoding is None)
+        return text
+    if encoding is not None:
+        raise InputError(f"{file_name} is not {encoding} text.", hint=ENCODING_HINT)
+    raise InputError(f"{file_name} is neither UTF-8 nor GB18030 text.", hint=ENCODING_HINT)
+
+
+def _require_faithful(text: str, data: bytes, encoding: str, file_name: str,
+                      round_trip: bool) -> None:
+    """Refuse text that holds a private-use character or (`round_trip`: the encoding was
+    guessed) does not encode back to `data`."""
+    shown = "UTF-8" if encoding in ("utf-8", "utf-8-sig") else encoding.upper()
+    odd = None if text.isascii() else _PRIVATE_USE.search(text)
+    if odd:
+        line = text.count("\n", 0, odd.start()) + 1
+        raise InputError(
+            f"{file_name} does not read as {shown} text: line {line} holds U+{ord(odd.group()):04X}, "
+            "a private-use character, so the file is in another encoding.", hint=ENCODING_HINT)
+    if encoding == "gb18030" and round_trip and (mixed := _MIXED_SCRIPTS.search(text)):
+        line = text.count("\n", 0, mixed.start()) + 1
+        raise InputError(
+            f"{file_name} does not read as GB18030 text: line {line} mixes Chinese with other "
+            f"scripts ({mixed.group()!r}), as Big5 bytes read as GB18030 do.", hint=ENCODING_HINT)
+    if round_trip and encoding not in ("utf-8", "utf-8-sig", "utf-16", "utf-32") \
+            and text.encode(encoding, errors="replace") != data:
+        raise InputError(f"{file_name} does not read as {shown} text: its bytes do not survive "
+                         "being read and written back.", hint=ENCODING_HINT)
 
 
 # --- headers and rows --------------------------------------------------------------------
@@ -368,6 +462,11 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
                     ) -> tuple[list[Any], dict[int, str]]:
     """Values of one column as read, and problems by position (0 = first data row)."""
     problems: dict[int, str] = {}
+    kinds = set(map(type, cells))
+    if kinds <= {str, type(None)} and cells.count("") + cells.count(None) == len(cells):
+        return [None] * len(cells), problems  # an empty column (calamine reads "" for empty)
+    if kinds == {str} and name not in ONE_OF:  # all text: stripped, "" as None
+        return [text or None for text in map(str.strip, cells, repeat(_STRIP))], problems
     if name in IDENTIFIER_COLUMNS:
         def other(position: int, cell: Any) -> Any:
             value, problem = _identifier(cell)

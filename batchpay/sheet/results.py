@@ -18,6 +18,7 @@ The cell writers are in ``sheet.xlsx``; ``sheet.results_input`` reads a workbook
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -46,12 +47,12 @@ from batchpay.sheet.outcomes import (
 )
 from batchpay.sheet.xlsx import (
     WORKBOOK_OPTIONS,
+    Lines,
     ShortNumber,
     StreamingWorksheet,
     amount_format,
     decimals_of,
     text_width,
-    write_number,
     write_text,
 )
 from batchpay.statuses import FINE_OR_VALID, Status, coloured
@@ -79,6 +80,9 @@ _STATUS_COLOURS = coloured({"done": ("#C6EFCE", "#006100"), "not paid": ("#FFC7C
 _RATE_FORMAT = "0.00########"
 _WIDTH_SAMPLE_ROWS = 1000  # widths come from the header and the first rows: cheap, and enough
 _MIN_WIDTH, _MAX_WIDTH = 8, 60
+_DATETIME_WIDTH = 19  # "2026-11-23 06:02:16"
+# column widths (characters) one landscape A4 page holds at about 7-point text
+_PRINT_WIDTH = 220
 
 
 # --------------------------------------------------------------------------- writing
@@ -134,6 +138,7 @@ class _Formats:
         self.text = workbook.add_format({"num_format": "@"})
         self.datetime = workbook.add_format({"num_format": "yyyy-mm-dd hh:mm:ss"})
         self.attention = workbook.add_format({"bg_color": "#FFF2CC"})  # a row to act on
+        self.wrap = workbook.add_format({"text_wrap": True, "valign": "top"})
         self.status: dict[str, Format] = {
             status: workbook.add_format({"bg_color": fill, "font_color": font})
             for status, (fill, font) in _STATUS_COLOURS.items()
@@ -186,14 +191,15 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
                   run_info: Sequence[tuple[str, str]] | None = None,
                   payee_changes: Sequence[dict[str, Any]] = (),
                   plan_lines: Sequence[tuple[str, str]] = (),
-                  banner: str = "") -> ResultsSummary:
+                  banner: str = "", approval: bool = False) -> ResultsSummary:
     """Write the results workbook to `path` (atomically) and return its Summary figures.
 
     `payee_changes` are the payee register's findings (other than plainly known payees) as
     the run recorded them; they fill the Payee changes sheet when there are any.
 
     `rows` is consumed once, in order, and may be a generator: the Results sheet is
-    streamed to disk, so memory does not grow with the number of rows.
+    streamed to disk, so memory does not grow with the number of rows. `approval`: runs pay
+    only approved plans, and next_step says to plan, never to rerun.
     """
     unknown = [c for c in result_columns if c not in RESULT_COLUMNS]
     if unknown:
@@ -204,7 +210,8 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
             formats = _Formats(workbook)
             results = workbook.add_worksheet(RESULTS_SHEET, worksheet_class=StreamingWorksheet)
             summary_sheet = workbook.add_worksheet(SUMMARY_SHEET)
-            summary = _write_results_sheet(results, formats, input_columns, rows, result_columns)
+            summary = _write_results_sheet(results, formats, input_columns, rows, result_columns,
+                                           approval)
             results.set_header("&L" + (banner or "batchpay results").replace("&", "&&")
                                + "&R&P / &N")
             _write_summary_sheet(summary_sheet, formats, summary, banner)
@@ -226,12 +233,14 @@ def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[Re
 
 def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Sequence[str],
                          rows: Iterable[ResultRow],
-                         result_columns: Sequence[str]) -> ResultsSummary:
+                         result_columns: Sequence[str], approval: bool = False) -> ResultsSummary:
     headers = result_headers(input_columns) + list(result_columns)
     kinds = [_input_kind(name) for name in input_columns]
     kinds += [_RESULT_KINDS.get(name, _TEXT) for name in result_columns]
     n_inputs = len(input_columns)
     fields = [_RESULT_FIELDS.get(name, name) for name in result_columns]
+    if approval:
+        fields = ["approval_next_step" if f == "next_step" else f for f in fields]
     widths = [text_width(h) + 2 for h in headers]  # room for the filter button
     for col, header in enumerate(headers):
         write_text(sheet, 0, col, header, formats.header)
@@ -287,8 +296,10 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
     last_row = r
 
     for col, width in enumerate(widths):
-        sheet.set_column(col, col, min(max(width + 1, _MIN_WIDTH), _MAX_WIDTH),
-                         text_format if kinds[col] == _ID else None)
+        if kinds[col] == _DATETIME:  # its cells are numbers shown as dates: wide enough, or ###
+            width = max(width, _DATETIME_WIDTH)
+        widths[col] = min(max(width + 1, _MIN_WIDTH), _MAX_WIDTH)
+        sheet.set_column(col, col, widths[col], text_format if kinds[col] == _ID else None)
     # the header, and the payout_ref when it is the first column, stay in sight
     sheet.freeze_panes(1, 1 if input_columns and
                        normalize_header(input_columns[0]) == "payout_ref" else 0)
@@ -296,7 +307,8 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
     if "status" in result_columns and last_row:
         _highlight_attention(sheet, formats, n_inputs + list(result_columns).index("status"),
                              last_row, len(headers) - 1)
-    _print_setup(sheet)
+    _print_setup(sheet, widths, keep_first=bool(input_columns) and
+                 normalize_header(input_columns[0]) == "payout_ref")
     return summary
 
 
@@ -318,36 +330,24 @@ def _highlight_attention(sheet: Worksheet, formats: _Formats, status_col: int, l
                                          "multi_range": " ".join(ranges)})
 
 
-def _print_setup(sheet: Worksheet) -> None:
-    """Printed for the auditor: landscape, one page wide, the header on every page."""
+def _print_setup(sheet: Worksheet, widths: Sequence[float] = (),
+                 keep_first: bool = False) -> None:
+    """Printed for the auditor: A4 landscape, the header on every page, and text no smaller
+    than about 7 points: as many pages wide as that takes (a results sheet has some 30
+    columns; squeezed onto one page they print at 4 points), each page starting with the
+    payout_ref column so that every printed line can be told."""
     sheet.set_landscape()
     sheet.set_paper(9)  # A4
-    sheet.fit_to_pages(1, 0)
+    pages = max(1, math.ceil(sum(widths) / _PRINT_WIDTH))
+    sheet.fit_to_pages(pages, 0)
     sheet.repeat_rows(0)
-
-
-class _Lines:
-    """Writes a sheet top to bottom (constant_memory needs rows in order)."""
-
-    def __init__(self, sheet: Worksheet) -> None:
-        self.sheet = sheet
-        self.row = 0
-
-    def write(self, *cells: tuple[Any, Format | None] | Any) -> None:
-        for col, cell in enumerate(cells):
-            value, fmt = cell if isinstance(cell, tuple) else (cell, None)
-            if value is None or value == "":
-                continue
-            if isinstance(value, str):
-                write_text(self.sheet, self.row, col, value, fmt)
-            else:
-                write_number(self.sheet, self.row, col, value, fmt)
-        self.row += 1
+    if pages > 1 and keep_first:
+        sheet.repeat_columns(0)
 
 
 def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSummary,
                          banner: str = "") -> None:
-    lines = _Lines(sheet)
+    lines = Lines(sheet)
     if banner:  # a sandbox or a dry run: said before any figure
         lines.write((banner, formats.bad))
         lines.write()
@@ -401,6 +401,10 @@ def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSu
                 value = tally.target[target]
                 lines.write(currency or "(none)", target, label,
                             (value, formats.money(value, target)))
+        asked = totals.valid.asked  # invoice rows: what they ask, sent or not (validate too)
+        for target in sorted(asked):
+            lines.write(currency or "(none)", target, "asked by invoice rows",
+                        (asked[target], formats.money(asked[target], target)))
 
     _write_invoices(lines, formats, summary)
     sheet.set_column(0, 0, 18)
@@ -408,7 +412,7 @@ def _write_summary_sheet(sheet: Worksheet, formats: _Formats, summary: ResultsSu
     sheet.set_column(2, 7, 18)
 
 
-def _write_invoices(lines: _Lines, formats: _Formats, summary: ResultsSummary) -> None:
+def _write_invoices(lines: Lines, formats: _Formats, summary: ResultsSummary) -> None:
     """Invoice rows (target_amount): asked, delivered and overpaid in the target currency."""
     if not any(t.valid.invoices for t in summary.currencies.values()):
         return
@@ -437,18 +441,22 @@ def _wide(formats: _Formats, money: Format, value: Decimal, currency: str) -> Fo
 
 def _write_run_sheet(sheet: Worksheet, formats: _Formats,
                      run_info: Sequence[tuple[str, str]]) -> None:
-    lines = _Lines(sheet)
+    lines = Lines(sheet)
     lines.write(("field", formats.header), ("value", formats.header))
     for name, value in run_info:
-        lines.write(str(name), str(value))
-    sheet.set_column(0, 0, 24)
-    sheet.set_column(1, 1, 80)
+        lines.write(str(name), (str(value), formats.wrap))
+    sheet.set_column(0, 0, 28)
+    sheet.set_column(1, 1, 80, formats.wrap)
+    # a field and its value on the same page: both columns on one page wide, wrapped text
+    sheet.set_paper(9)
+    sheet.fit_to_pages(1, 0)
+    sheet.repeat_rows(0)
 
 
 def _write_payee_changes(sheet: Worksheet, formats: _Formats,
                          changes: Sequence[dict[str, Any]]) -> None:
     """One line per changed field (one per row when no field changed), in sheet order."""
-    lines = _Lines(sheet)
+    lines = Lines(sheet)
     lines.write(*((name, formats.header) for name in PAYEE_CHANGES_COLUMNS))
     for change in changes:
         fields = change.get("fields") or [["", "", ""]]

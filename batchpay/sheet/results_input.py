@@ -10,7 +10,33 @@ from batchpay.errors import InputError
 from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.outcomes import ResultRow
 from batchpay.sheet.read import Sheet, SheetRow, read_sheet
-from batchpay.sheet.results import RESULT_COLUMNS, RESULTS_SHEET, input_column_name
+from batchpay.sheet.results import (
+    RESULT_COLUMNS,
+    RESULTS_SHEET,
+    SUMMARY_SHEET,
+    input_column_name,
+)
+
+
+def is_results_workbook(path: Path) -> bool:
+    """Whether `path` is a results workbook batchpay wrote (sheets Results and Summary, no
+    Payouts sheet), so that `plan` reads it as `rerun` does. Only the workbook's sheet list
+    is looked at; anything unreadable is left to the reader, which says what is wrong."""
+    import zipfile
+
+    from batchpay.sheet.xlsx_guard import sheet_parts
+
+    if Path(path).suffix.lower() not in (".xlsx", ".xlsm"):
+        return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo("xl/workbook.xml")
+            if info.file_size > 1_000_000:  # a workbook's sheet list is a few KB
+                return False
+            names = set(sheet_parts(archive))
+    except Exception:  # noqa: BLE001 - not ours to judge: the reader refuses it properly
+        return False
+    return {RESULTS_SHEET, SUMMARY_SHEET} <= names and "Payouts" not in names
 
 
 def read_results_sheet(path: Path, *, sheet: str | None = None,

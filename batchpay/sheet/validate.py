@@ -145,8 +145,7 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
     warnings = _same_account_same_amount(frame, sheet)
     checks: list[RowCheck] = []
     # row-major normalized texts, in the column table's order (= PayoutRow's field order)
-    texts = [[v if isinstance(v, str) and v else None for v in frame[name].tolist()]
-             for name in COLUMN_NAMES]
+    texts = [_texts(frame[name]) for name in COLUMN_NAMES]
     records = list(zip(*texts, strict=True)) if sheet.rows else []
     order = {name: i for i, name in enumerate(COLUMN_NAMES)}
     for position, row in enumerate(sheet.rows):
@@ -163,6 +162,12 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
                                    warnings.get(position, []), _payout_row(row.row, record),
                                    ref_text))
     return Validation(checks)
+
+
+def _texts(column: Any) -> list[str | None]:
+    """A normalized column's values as a list, None for empty (converted in C, not per cell)."""
+    values: list[str | None] = column.to_numpy(dtype=object, na_value=None).tolist()
+    return [v or None for v in values] if "" in values else values
 
 
 def _source_currency_option(code: str | None) -> str | None:
@@ -318,11 +323,12 @@ class ValidateOutcome:
 def validate_file(path: Path, *, sheet_name: str | None = None,
                   source_currency: str | None = None, report: Path | None = None,
                   limits: SheetLimits = DEFAULT_LIMITS, decimal_comma: bool = False,
-                  include_hidden: bool = False) -> ValidateOutcome:
+                  include_hidden: bool = False, encoding: str | None = None) -> ValidateOutcome:
     """Read and validate a sheet; with `report`, write the results-format workbook there."""
     sheet, validation = read_payouts(path, sheet_name=sheet_name,
                                      source_currency=source_currency, limits=limits,
-                                     decimal_comma=decimal_comma, include_hidden=include_hidden)
+                                     decimal_comma=decimal_comma, include_hidden=include_hidden,
+                                     encoding=encoding)
     if report is not None:
         write_validation_report(report, sheet, validation)
     return ValidateOutcome(sheet, validation, report)
@@ -330,8 +336,8 @@ def validate_file(path: Path, *, sheet_name: str | None = None,
 
 def read_payouts(path: Path, *, results: bool = False, sheet_name: str | None = None,
                  source_currency: str | None = None, limits: SheetLimits = DEFAULT_LIMITS,
-                 decimal_comma: bool = False, include_hidden: bool = False
-                 ) -> tuple[Sheet, Validation]:
+                 decimal_comma: bool = False, include_hidden: bool = False,
+                 encoding: str | None = None) -> tuple[Sheet, Validation]:
     """The input of `validate`, `run` and `plan`: a payout sheet; with `results` (`rerun`),
     the Results sheet of a results workbook read back as the payout sheet it came from.
     Read, required to hold rows, validated."""
@@ -342,7 +348,7 @@ def read_payouts(path: Path, *, results: bool = False, sheet_name: str | None = 
                                    include_hidden=include_hidden)
     else:
         sheet = read_sheet(path, sheet=sheet_name, limits=limits, decimal_comma=decimal_comma,
-                           include_hidden=include_hidden)
+                           include_hidden=include_hidden, encoding=encoding)
     require_payout_rows(sheet)
     return sheet, validate_sheet(sheet, source_currency=source_currency)
 
@@ -354,18 +360,30 @@ def require_payout_rows(sheet: Sheet) -> None:
                          hint="Fill one row per payout below the headers.")
 
 
-def write_validation_report(path: Path, sheet: Sheet, validation: Validation) -> None:
-    """The results-format workbook: every input row as read, then row, status, error, warning."""
+def write_validation_report(path: Path, sheet: Sheet, validation: Validation, *,
+                            held: dict[int, str] | None = None,
+                            payee_changes: Sequence[dict[str, Any]] = ()) -> None:
+    """The results-format workbook: every input row as read, then row, status, error, warning.
+    `held`: sheet row → why the payee register would hold it (a run would make it HELD)."""
     from batchpay.sheet.outcomes import ResultRow
     from batchpay.sheet.results import VALIDATE_COLUMNS, write_results
 
+    held = held or {}
+
     def result(check: RowCheck) -> ResultRow:
         amount, currency = check.money(sheet.columns)
-        return ResultRow(row=check.row, inputs=check.values, status=check.status,
-                         error=check.error, warning=check.warning, amount=amount,
-                         source_currency=currency)
+        status, error = check.status, check.error
+        if status == Status.VALID and check.row in held:
+            status, error = Status.HELD, held[check.row]
+        p = check.payout  # an invoice row asks its target amount: counted as asked, not missing
+        return ResultRow(row=check.row, inputs=check.values, status=status,
+                         error=error, warning=check.warning, amount=amount,
+                         source_currency=currency,
+                         asked=p.target_amount if p is not None else None,
+                         target_currency=p.currency if p is not None else "")
 
     rows = (result(check) for check in validation.rows)
     # headers as the operator wrote them; an empty header keeps its generated name
     headers = [text or name for text, name in zip(sheet.headers, sheet.columns, strict=True)]
-    write_results(Path(path), input_columns=headers, rows=rows, result_columns=VALIDATE_COLUMNS)
+    write_results(Path(path), input_columns=headers, rows=rows, result_columns=VALIDATE_COLUMNS,
+                  payee_changes=payee_changes)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from typing import Any
 
 from xlsxwriter.format import Format
 from xlsxwriter.utility import xl_col_to_name
@@ -127,3 +128,23 @@ def write_number(sheet: Worksheet, row: int, col: int, value: Decimal | float | 
         sheet.write_string(row, col, str(value), cell_format)
         return
     sheet.write_number(row, col, ShortNumber(value), cell_format)
+
+
+class Lines:
+    """Writes a sheet top to bottom, one line of cells at a time (constant_memory needs
+    rows in order): text as literal text, numbers as numbers, a cell as (value, format)."""
+
+    def __init__(self, sheet: Worksheet) -> None:
+        self.sheet = sheet
+        self.row = 0
+
+    def write(self, *cells: tuple[Any, Format | None] | Any) -> None:
+        for col, cell in enumerate(cells):
+            value, fmt = cell if isinstance(cell, tuple) else (cell, None)
+            if value is None or value == "":
+                continue
+            if isinstance(value, str):
+                write_text(self.sheet, self.row, col, value, fmt)
+            else:
+                write_number(self.sheet, self.row, col, value, fmt)
+        self.row += 1

@@ -1,5 +1,6 @@
-"""Settings: batchpay.toml in the current folder, then the user config dir; the environment wins;
-the key only in a private file, and only ever shown as a fingerprint."""
+"""Settings: the user's batchpay.toml merged with the current folder's (which may only tighten a
+control); the environment wins; the key only in a private file, and only ever shown as a
+fingerprint; every number in its range."""
 
 from __future__ import annotations
 
@@ -68,26 +69,30 @@ def test_the_file_in_the_user_config_dir(home: Path) -> None:
     assert settings.source == str(path)
 
 
-def test_the_current_folder_comes_before_the_user_config_dir(home: Path) -> None:
-    write_toml(user_file(home), 'base_url = "https://user.example.com"\nconcurrency = 2\n')
-    write_toml(Path.cwd() / "batchpay.toml", 'base_url = "https://here.example.com"\n')
+def test_the_files_merge_the_users_then_the_current_folders(home: Path) -> None:
+    user = write_toml(user_file(home), 'base_url = "https://pay.example.com"\nconcurrency = 2\n'
+                      'max_rps = 5\n[paths]\nquote = "/v9/quote"\n')
+    here = write_toml(Path.cwd() / "batchpay.toml",
+                      'concurrency = 6\nmax_rows = 5000\n[paths]\npayout = "/v3/payout"\n')
     settings = load_settings()
-    assert settings.base_url == "https://here.example.com"
-    assert settings.concurrency == 4  # the files are not merged: the first one found counts
+    assert settings.base_url == "https://pay.example.com" and settings.max_rps == 5.0
+    assert settings.concurrency == 6 and settings.max_rows == 5000  # the folder's wins
+    assert settings.paths.quote == "/v9/quote" and settings.paths.payout == "/v3/payout"
+    assert settings.source == f"{user} + {here}"
 
 
-def test_the_environment_overrides_the_file(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_overrides_the_files(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_toml(Path.cwd() / "batchpay.toml",
-               'base_url = "https://file.example.com"\njournal = "file.sqlite3"\n'
-               'api_key = "file-key"\nconcurrency = 3\n')
+               'base_url = "https://file.example.com"\napi_key = "file-key"\nconcurrency = 3\n')
     monkeypatch.setenv("BATCHPAY_BASE_URL", "https://env.example.com")
     monkeypatch.setenv("BATCHPAY_API_KEY", KEY)
-    monkeypatch.setenv("BATCHPAY_JOURNAL", "env.sqlite3")
+    monkeypatch.setenv("BATCHPAY_JOURNAL", "env.sqlite3")  # no journal in the user's file
     settings = load_settings()
     assert settings.base_url == "https://env.example.com"
     assert settings.api_key == KEY and settings.journal == Path.cwd() / "env.sqlite3"
     assert settings.concurrency == 3  # what the environment does not set comes from the file
-    assert settings.source.endswith("+ environment")
+    assert settings.source.endswith(
+        "+ environment (BATCHPAY_BASE_URL, BATCHPAY_API_KEY, BATCHPAY_JOURNAL)")
 
 
 @pytest.mark.parametrize("where", ["cwd", "user"])
@@ -176,7 +181,7 @@ def test_config_prints_the_effective_settings_and_only_a_fingerprint(
     assert lines["webhook_secret"] == fingerprint("whsec-also-secret")
     assert lines["journal"] == "/srv/pay/journal.sqlite3"
     assert lines["concurrency"] == "6"
-    assert lines["loaded_from"] == f"{path} + environment"
+    assert lines["loaded_from"] == f"{path} + environment (BATCHPAY_JOURNAL)"
     assert KEY not in result.output and "whsec-also-secret" not in result.output
     assert KEY[:8] not in result.output
 
@@ -185,3 +190,122 @@ def test_config_without_settings_names_the_embedded_sandbox(home: Path) -> None:
     result = config()
     assert result.exit_code == 0
     assert "embedded sandbox" in result.stdout and "(not set)" in result.stdout
+
+
+@pytest.mark.parametrize("mine, folder, named", [
+    ("require_approval = true\n", "require_approval = false\n", "require_approval = false"),
+    ("approvals_required = 2\n", "approvals_required = 1\n", "approvals_required = 1 (yours: 2)"),
+    ('approvers_file = "team"\n', 'approvers_file = "mine"\n', "approvers_file = "),
+    ("require_approval = true\n", 'approvers_file = "mine"\n', "approvers_file = "),
+    ("", 'journal = "fresh.sqlite3"\n', "journal = "),
+    ('journal = "books.sqlite3"\n', 'journal = "fresh.sqlite3"\n', "journal = "),
+    ("hold_new_payees = true\n", "hold_new_payees = false\n", "hold_new_payees = false"),
+    ("", "repeat_window_days = 0\n", "repeat_window_days = 0 (yours: 45)"),
+    ("repeat_window_days = 60\n", "repeat_window_days = 45\n", "repeat_window_days = 45"),
+    ("payee_change_hold_hours = 24\n", "payee_change_hold_hours = 0\n", "payee_change_hold"),
+    ("", "plan_tolerance = 0.5\n", "plan_tolerance = 0.5 (yours: 0.02)"),
+    ("", "plan_hours = 9000\n", "plan_hours = 9000"),
+    ('base_url = "https://pay.example.com"\n', 'base_url = "https://PAY.example.com"\n',
+     "base_url = https://PAY.example.com (yours: https://pay.example.com)"),
+    ('api_key = "k-123"\n', 'base_url = "https://collect.example.net"\n',
+     "base_url = https://collect.example.net (yours: (not set))"),
+])
+def test_a_folder_file_that_loosens_a_control_is_refused(
+        home: Path, mine: str, folder: str, named: str) -> None:
+    write_toml(user_file(home), mine)
+    here = write_toml(Path.cwd() / "batchpay.toml", folder)
+    result = CliRunner().invoke(cli, ["runs"])
+    assert result.exit_code == 2, result.output
+    first, hint = result.stderr.strip().splitlines()
+    assert f"The settings file {here} in the current folder may only tighten" in first
+    assert named in first
+    assert f"Take these lines out of {here}" in hint and str(user_file(home)) in hint
+    shown = config()  # config names the error and still shows the user's own settings
+    assert shown.exit_code == 2 and named in shown.stderr, shown.output
+    lines = dict(line.split(None, 1) for line in shown.stdout.splitlines())
+    assert lines["loaded_from"] in ("defaults", str(user_file(home)))
+    assert f"{here}  (not used: see the error)" in shown.stderr
+
+
+def test_a_folder_file_may_tighten_every_control(home: Path) -> None:
+    write_toml(user_file(home), 'approvers_file = "team"\nrepeat_window_days = 30\n')
+    write_toml(Path.cwd() / "batchpay.toml",
+               'require_approval = true\napprovals_required = 2\napprovers_file = "../xdg/'
+               'batchpay/team"\nhold_new_payees = true\nrepeat_window_days = 90\n'
+               'payee_change_hold_hours = 12\nplan_hours = 24\nplan_tolerance = 0.01\n'
+               'concurrency = 2\n')
+    settings = load_settings()
+    assert settings.require_approval and settings.approvals_required == 2
+    assert settings.approvers_file.resolve() == user_file(home).parent / "team"
+    assert settings.hold_new_payees and settings.repeat_window_days == 90
+    assert (settings.plan_hours, settings.plan_tolerance, settings.concurrency) == (24, 0.01, 2)
+
+
+def test_a_folder_file_may_name_approvers_where_the_user_set_no_approval(home: Path) -> None:
+    write_toml(Path.cwd() / "batchpay.toml",
+               'require_approval = true\napprovers_file = "approvers"\n')
+    settings = load_settings()
+    assert settings.require_approval and settings.approvers_file == Path.cwd() / "approvers"
+
+
+def test_the_environment_cannot_name_another_journal_than_the_users_file(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_toml(user_file(home), 'journal = "books/journal.sqlite3"\n')
+    mine = user_file(home).parent / "books" / "journal.sqlite3"
+    monkeypatch.setenv("BATCHPAY_JOURNAL", str(mine))  # the same journal: fine
+    assert load_settings().journal == mine
+    monkeypatch.setenv("BATCHPAY_JOURNAL", str(home / "fresh.sqlite3"))
+    result = CliRunner().invoke(cli, ["runs"])
+    assert result.exit_code == 2, result.output
+    assert f"BATCHPAY_JOURNAL={home / 'fresh.sqlite3'} names another journal" in result.stderr
+    assert "Unset BATCHPAY_JOURNAL" in result.stderr
+    # --journal still picks another journal for one command, in plain sight
+    monkeypatch.delenv("BATCHPAY_JOURNAL")
+    picked = CliRunner().invoke(cli, ["runs", "--journal", str(home / "other.sqlite3")])
+    assert "No journal at" in picked.stderr and "names another journal" not in picked.output
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("concurrency = 0\n", "concurrency = 0 in {file} is out of range"),
+    ("concurrency = -3\n", "concurrency = -3 in {file} is out of range"),
+    ("concurrency = 33\n", "concurrency takes a whole number from 1 to 32 (default 4)"),
+    ("max_rps = -1\n", "max_rps takes a number of 0 or more"),
+    ("max_rps = nan\n", "max_rps = nan in {file} is not a finite number"),
+    ("wait_seconds = inf\n", "wait_seconds = inf in {file} is not a finite number"),
+    ("connect_timeout = 0\n", "connect_timeout takes a number above 0"),
+    ("read_timeout = -1\n", "read_timeout = -1.0 in {file} is out of range"),
+    ("retry_attempts = 0\n", "retry_attempts takes a whole number of 1 or more"),
+    ("retry_seconds = -5\n", "retry_seconds = -5.0"),
+    ("max_file_mb = 0\n", "max_file_mb takes a number above 0"),
+    ("max_rows = 0\n", "max_rows = 0"),
+    ("max_columns = -1\n", "max_columns = -1"),
+    ("max_cells = 0\n", "max_cells = 0"),
+    ("sync_max_pages = 0\n", "sync_max_pages = 0"),
+    ("repeat_window_days = -1\n", "repeat_window_days = -1"),
+    ("payee_change_hold_hours = -2\n", "payee_change_hold_hours = -2.0"),
+    ("approvals_required = 3\n", "approvals_required takes a whole number from 1 to 2"),
+    ("plan_hours = 0\n", "plan_hours takes a number above 0"),
+    ("plan_tolerance = 1.5\n", "plan_tolerance takes a number from 0 to 1"),
+    ("listen_port = 70000\n", "listen_port = 70000"),
+    ('rate_limit = "0/min"\n', "Setting rate_limit: The rate limit '0/min' must allow"),
+])
+def test_a_number_out_of_its_range_is_refused(home: Path, text: str, fragment: str) -> None:
+    path = write_toml(user_file(home), text)
+    result = CliRunner().invoke(cli, ["runs"])
+    assert result.exit_code == 2, result.output
+    assert fragment.format(file=path) in result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 2 and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("option, fragment", [
+    (["--max-rps", "nan"], "--max-rps = nan is not a finite number"),
+    (["--wait", "inf"], "--wait = inf is not a finite number"),
+    (["--concurrency", "0"], "0 is not in the range 1<=x<=32"),
+])
+def test_an_option_out_of_its_range_is_refused(home: Path, tmp_path: Path, option: list[str],
+                                               fragment: str) -> None:
+    sheet = tmp_path / "nov.csv"
+    sheet.write_text("payout_ref,amount\nA,1\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["run", str(sheet), *option])
+    assert result.exit_code == 2, result.output
+    assert fragment in result.stderr and "Traceback" not in result.output

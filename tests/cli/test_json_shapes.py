@@ -40,6 +40,6 @@ def test_run_list_is_what_runs_json_prints(cli_sandbox: Any, tmp_path: Path) -> 
     assert [(r["kind"], r["outcome"], r["exit_code"], r["counts"]) for r in listed] == [
         ("run", "ok", 0, {"COMPLETED": 2}), ("dry-run", "ok", 0, {"COMPLETED": 2})]
     assert list(listed[0]) == ["run_id", "kind", "started_at", "finished_at", "sheet",
-                               "outcome", "exit_code", "counts"]
+                               "outcome", "exit_code", "counts", "sent"]
     printed = batchpay("runs", "--json")
     assert printed.exit_code == 0 and json.loads(printed.stdout) == listed

@@ -45,12 +45,29 @@ def approvers(tmp_path: Path, *lines: str, required: int = 1, extra: str = "") -
 
 def make_plan(tmp_path: Path, sheet_rows: list[dict[str, Any]], name: str = "nov",
               headers: list[str] = HEADERS, maker_key: Path | None = None) -> tuple[Path, str]:
+    """`batchpay plan` by the maker (LOGNAME maya), signed with `maker_key`, else with Maya's
+    key, made and listed in the approvers file on first use."""
     sheet = write_sheet(tmp_path / f"{name}.xlsx", sheet_rows, headers)
-    key = ["--key", str(maker_key)] if maker_key else []
-    made = batchpay("plan", str(sheet), "--json", *key, env=MAKER)
+    made = batchpay("plan", str(sheet), "--json", "--key", str(maker_key or maya(tmp_path)),
+                    env=MAKER)
     assert made.exit_code == 0, made
     document = json.loads(made.stdout)
     return tmp_path / f"{name}.plan.json", document["short_code"]
+
+
+def maya_line(tmp_path: Path) -> str:
+    return next(line for line in (tmp_path / "approvers").read_text().splitlines()
+                if line.startswith("Maya "))
+
+
+def maya(tmp_path: Path) -> Path:
+    """The maker's key, listed in the approvers file (a maker signs every plan)."""
+    path = tmp_path / "keys" / "maya_ed25519"
+    if not path.exists():
+        path, line = new_key(tmp_path, "Maya")
+        with (tmp_path / "approvers").open("a") as handle:
+            handle.write(line + "\n")
+    return path
 
 
 def approve(plan: Path, code: str, key: Path, env: dict[str, str] = CHECKER) -> Any:
@@ -64,8 +81,8 @@ def requests(url: str) -> int:
 
 def approved_plan(tmp_path: Path, count: int = 3) -> tuple[Path, str, Path, Path]:
     checker_key, checker_line = new_key(tmp_path, "Li Wei")
-    maker_key, _ = new_key(tmp_path, "Maya")
     approvers(tmp_path, checker_line)
+    maker_key = maya(tmp_path)
     plan, code = make_plan(tmp_path, rows(count), maker_key=maker_key)
     assert approve(plan, code, checker_key).exit_code == 0
     return plan, code, checker_key, maker_key
@@ -138,6 +155,7 @@ def _tampered(tmp_path: Path, plan: Path, name: str, edit: Any = None,
     else:
         edit(document)
         copy.write_bytes(canonical_bytes(document))
+    shutil.copy(plan.with_name(plan.name + ".maker.sig"), copy.with_name(copy.name + ".maker.sig"))
     if keep_signature:
         shutil.copy(plan.with_name(plan.name + ".sig"), copy.with_name(copy.name + ".sig"))
     return copy
@@ -153,7 +171,9 @@ def test_every_tampered_or_unapproved_plan_is_refused_before_any_request(
         document["rows"][0]["values"]["account_number"] = "6217000000000099999"
 
     def added(document: dict[str, Any]) -> None:
-        document["rows"].append(dict(document["rows"][0], payout_ref="T-99999"))
+        first = document["rows"][0]
+        document["rows"].append(dict(first, payout_ref="T-99999", row=99, values=dict(
+            first["values"], payout_ref="T-99999")))
 
     def removed(document: dict[str, Any]) -> None:
         document["rows"].pop()
@@ -165,8 +185,8 @@ def test_every_tampered_or_unapproved_plan_is_refused_before_any_request(
         "no signature": (_tampered(tmp_path, plan, "none", keep_signature=False),
                          "0 approval(s)"),
         "cell edited": (_tampered(tmp_path, plan, "cell", cell), "does not match"),
-        "row added": (_tampered(tmp_path, plan, "added", added), "does not match"),
-        "row removed": (_tampered(tmp_path, plan, "removed", removed), "does not match"),
+        "row added": (_tampered(tmp_path, plan, "added", added), "stated totals"),
+        "row removed": (_tampered(tmp_path, plan, "removed", removed), "stated totals"),
         "rows reordered": (_tampered(tmp_path, plan, "reordered", reordered), "does not match"),
     }
     hand = _tampered(tmp_path, plan, "hand")
@@ -182,7 +202,7 @@ def test_every_tampered_or_unapproved_plan_is_refused_before_any_request(
     cases["a key not in the approvers file"] = (stranger, "does not list")
     own = _tampered(tmp_path, plan, "own", keep_signature=False)
     _sign(own, maker_key)
-    cases["the maker's own signature"] = (own, "does not list")
+    cases["the maker's own signature"] = (own, "maker's own signature")
     namespace = _tampered(tmp_path, plan, "namespace", keep_signature=False)
     _sign(namespace, checker_key, namespace="file")
     cases["the wrong namespace"] = (namespace, "namespace")
@@ -237,12 +257,13 @@ def test_two_approvals_required_and_an_expired_plan(service: Any, tmp_path: Path
     assert paid.exit_code == 0, paid
     assert len(sandbox_payouts(service.url)) == 2
 
-    approvers(tmp_path, first, extra="plan_hours = 0.0001\n")  # expires in 0.36 s
+    approvers(tmp_path, first, maya_line(tmp_path),
+              extra="plan_hours = 0.001\n")  # expires in 4 s
     late, late_code = make_plan(tmp_path, rows(1, start=5), name="late")
     assert approve(late, late_code, first_key).exit_code == 0
     import time
 
-    time.sleep(1.1)
+    time.sleep(4.1)
     expired = batchpay("run", "--plan", str(late))
     assert expired.exit_code == 2 and "expired" in expired.stderr
     assert len(sandbox_payouts(service.url)) == 2
@@ -332,7 +353,7 @@ def test_ssh_keygen_verifies_batchpays_signature_and_batchpay_verifies_its(
     theirs = message.with_name("plan.json.sig").read_text()
     signer = sshsig.verify(theirs, message.read_bytes(), NAMESPACE)
     [listed] = sshsig.allowed_signers(allowed)
-    assert listed.principal == "Li Wei" and listed.fingerprint == sshsig.fingerprint(signer)
+    assert listed.principals == ("Li Wei",) and listed.fingerprint == sshsig.fingerprint(signer)
     with pytest.raises(sshsig.SignatureError, match="does not match"):
         sshsig.verify(theirs, message.read_bytes() + b" ", NAMESPACE)
     with pytest.raises(sshsig.SignatureError, match="namespace"):

@@ -318,6 +318,9 @@ class _Ledger:
     def events_of(self, kind: str) -> list[dict[str, Any]]:
         return []
 
+    def entries(self) -> dict[str, Any]:
+        return {}
+
 
 def _values(**overrides: Any) -> dict[str, Any]:
     values = {"recipient_type": "INDIVIDUAL", "recipient_name": "Li Wei", "ic_number": "",
@@ -371,3 +374,74 @@ def test_a_run_killed_mid_way_and_run_again_still_pays_no_held_row(
         "DEC-001", "DEC-002", "DEC-003", "DEC-004", "DEC-007", "DEC-007B"}
     new = [p["accountNumber"] for p in sandbox_payouts(service.url)[paid_before:]]
     assert len(new) == 4 and len(set(new)) == 4, new  # the four unheld rows, once each
+
+
+def test_ids_and_names_fold_case_width_and_what_shows_nothing() -> None:
+    from batchpay.engine.payee_keys import fold, skeleton
+
+    for typed in ("sup-001", "ＳＵＰ－００１", "SUP\u3164-001", "SUP-00\u00ad1", " SUP-001\u200b ",
+                  "SUP\u202e-001", "SUP\uffa0-001"):
+        assert fold(typed) == fold("SUP-001"), typed
+    assert fold("Li \u3000 Wei") == "li wei" and fold("张\u115f3") == "张3"
+    assert fold("SU\u0420-001") != fold("SUP-001")  # a Cyrillic Р is another id...
+    assert skeleton("SU\u0420-001") == skeleton("SUP-001")  # ...that looks the same
+    assert skeleton("Zh\u0430ng  S\u0430n") == skeleton("zhangsan") == skeleton("Zhang-San")
+    assert skeleton("李四") != skeleton("李三")
+
+
+def test_a_known_company_or_ic_number_is_its_payee_whatever_payee_id_the_row_gives() -> None:
+    paid = [(_values(payee_id="SUP-001"), "COMPLETED"),
+            (_values(payee_id="SUP-002", recipient_type="BUSINESS", recipient_name="深圳甲公司",
+                     company_id="91440300MA00000021", ic_number="",
+                     account_number="6222000099990000"), "COMPLETED")]
+    paid[0][0]["ic_number"] = "440305198001011234"
+    register = Register.load(_Ledger(paid))  # type: ignore[arg-type]
+    rows_ = [_values(payee_id="EMP-9", ic_number="440305198001011234",
+                     account_number="6217000011110000"),
+             _values(payee_id="sup-001", ic_number="440305198001011234",
+                     account_number="6217000011110000"),
+             _values(payee_id="NEW-2", recipient_type="BUSINESS", recipient_name="深圳甲公司",
+                     company_id="91440300ma00000021", account_number="6217000022220000"),
+             _values(payee_id="NEW-2B", recipient_type="BUSINESS", recipient_name="深圳甲公司",
+                     company_id="91440300MA00000021", account_number="6222000099990000")]
+    found = [f for sheet in (rows_[:3], rows_[3:]) for f in classify(
+        register, ((n, n + 2, f"X-{n}", v) for n, v in enumerate(sheet)), HoldRules())]
+    assert [(f.reason, f.payee, f.held) for f in found] == [
+        (CHANGED, "SUP-001", True), (CHANGED, "SUP-001", True), (CHANGED, "SUP-002", True),
+        (KNOWN, "SUP-002", False)]  # a new id on the account already paid: the same payee
+    assert found[0].message.startswith(
+        "payee_id EMP-9 is new, but ic_number 440305198001011234 was paid as payee SUP-001")
+
+
+def test_a_new_payee_with_a_known_name_is_held_as_a_look_alike() -> None:
+    from batchpay.engine.payees import LOOKALIKE
+
+    paid = [(_values(ic_number="440305198001011234"), "COMPLETED")]  # Li Wei
+    sheet = [_values(account_number="6217000011110000"),  # no ic: matched by name only
+             _values(recipient_name="Li\u202eWei", ic_number="440305198502021234",
+                     account_number="6217000011110000"),
+             _values(recipient_name="Chen Jing", account_number="6217000033330000"),
+             _values(recipient_name="Li  Wei", ic_number="440305198001011234")]  # the same
+    register = Register.load(_Ledger(paid))  # type: ignore[arg-type]
+    found = classify(register, ((n, n + 2, f"X-{n}", v) for n, v in enumerate(sheet)),
+                     HoldRules())
+    assert [f.reason for f in found] == [LOOKALIKE, LOOKALIKE, NEW, KNOWN]
+    assert "has the same recipient name, Li Wei" in found[0].message
+    assert "`batchpay payees confirm 'li wei' --account-last4 0000`" in found[0].message
+    assert "Li<U+202E>Wei looks like Li Wei" in found[1].message
+
+
+def test_a_new_payee_id_that_looks_like_a_known_one_is_held() -> None:
+    from batchpay.engine.payees import LOOKALIKE
+
+    paid = [(_values(payee_id="SUP-001", ic_number="440305198001011234"), "COMPLETED")]
+    register = Register.load(_Ledger(paid))  # type: ignore[arg-type]
+    sheet = [_values(payee_id="SU\u0420-0O1", recipient_name="Wang Fang",
+                     account_number="6217000011110000"),
+             _values(payee_id="SUP-002", recipient_name="Wang Fang",
+                     account_number="6217000022220000")]
+    found = classify(register, ((n, n + 2, f"X-{n}", v) for n, v in enumerate(sheet)),
+                     HoldRules())
+    assert [f.reason for f in found] == [LOOKALIKE, NEW]
+    assert "payee_id SU<U+0420>-0O1 looks like SUP-001, the payee_id of payee SUP-001" in (
+        found[0].message)

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from batchpay import sshsig
 from batchpay.config import load_settings
 from batchpay.connect import open_service
 from batchpay.display import RichReporter
-from batchpay.engine.approval import plan_id, read_plan
+from batchpay.engine.approval import MAKER_NAMESPACE, maker_of, plan_id, read_plan
 from batchpay.engine.planning import PlanFiles, make_plan
 from batchpay.engine.runner import RunOptions
 from tests.support.e2e import sandbox_payouts, sandbox_stats, set_wallet
@@ -29,12 +31,18 @@ def test_plan_files_are_named_from_out_or_the_sheet(name: str | None, plan: str)
     assert files.workbook == Path("in", plan.removesuffix(".json") + ".xlsx")
 
 
+MAKER_KEY = Ed25519PrivateKey.generate()
+
+
 def _plan(sheet: Path) -> Any:
-    settings = load_settings()
+    """make_plan, signed by a maker the approvers file lists."""
+    approvers = sheet.with_name("approvers")
+    approvers.write_text(f"Maya {sshsig.public_line(MAKER_KEY.public_key())}\n")
+    settings = dataclasses.replace(load_settings(), approvers_file=approvers)
     files = PlanFiles.named(sheet)
     options = RunOptions(sheet=sheet, dry_run=True, out=files.workbook, wait=0)
     return make_plan(settings, options, RichReporter(quiet=True),
-                     lambda: open_service(settings), files, maker_key="SHA256:maker")
+                     lambda: open_service(settings), files, maker=maker_of(settings, MAKER_KEY))
 
 
 def test_a_plan_holds_every_row_to_send_and_its_id_is_its_bytes(
@@ -46,8 +54,11 @@ def test_a_plan_holds_every_row_to_send_and_its_id_is_its_bytes(
     assert made.identifier == plan_id(data)
     document = json.loads(data)
     assert [r["payout_ref"] for r in document["rows"]] == ["T-00001", "T-00002", "T-00003"]
-    assert document["maker"]["key"] == "SHA256:maker"
+    assert document["maker"]["key"] == sshsig.fingerprint(MAKER_KEY.public_key())
+    assert document["maker"]["principals"] == ["Maya"]
     assert read_plan(made.files.plan).short == made.short_code
+    signer = sshsig.verify(made.files.maker_signature.read_text(), data, MAKER_NAMESPACE)
+    assert sshsig.fingerprint(signer) == document["maker"]["key"]
     assert made.files.workbook.is_file()
     assert sandbox_payouts(service.url) == []  # planned, never paid
     assert sandbox_stats(service.url)["requests"].get("POST /v1/quote 200", 0) == 3
@@ -89,3 +100,18 @@ def test_the_engine_itself_refuses_an_unapproved_run_when_approval_is_required(
                   lambda: open_service(settings))
     assert read == [] and sandbox_payouts(service.url) == []
     assert sum(sandbox_stats(service.url)["requests"].values()) == 0
+
+
+def test_a_plan_made_again_drops_the_approvals_of_the_one_it_replaces(
+        cli_sandbox: Any, tmp_path: Path) -> None:
+    cli_sandbox(settle_seconds=0.2)
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
+    first = _plan(sheet)
+    stale = [first.files.plan.with_name(f"nov.plan.json{n}.sig") for n in ("", ".2")]
+    other = first.files.plan.with_name("nov.plan.json.kept.sig")
+    for path in (*stale, other):
+        path.write_text("a signature of the first plan\n")
+    again = _plan(sheet)
+    assert again.identifier != first.identifier  # made again: another time, another id
+    assert not any(p.exists() for p in stale) and other.exists()
+    assert again.files.maker_signature.is_file()

@@ -107,7 +107,8 @@ def _journal_with_a_row_in_doubt(path: Path, service_url: str, quote_id: str) ->
                                  status="NOT_SENT", linked=True, amount="5",
                                  source_currency="NGN", target_currency="CNY")])
         j.record_intent("R-1", run.id, "{}", {"id": quote_id}, {"quoteId": quote_id},
-                        expires_at=time.time() - 1, amount="5", source_currency="NGN",
+                        # expired longer ago than a read timeout: a scan may prove it unsent
+                        expires_at=time.time() - 60, amount="5", source_currency="NGN",
                         target_currency="CNY")
         j.set_status("R-1", "UNKNOWN", run_id=run.id, error="no answer")
         j.finish_run(run.id, "rows need attention", 1, {})

@@ -1,0 +1,81 @@
+"""The key of the journal's hash chain, kept outside the journal file.
+
+An unkeyed chain proves only that events link up: whoever removes events from the file
+can recompute every hash after them, and the chain checks out again. Keyed (HMAC-SHA256),
+recomputing it takes the key too, which lives in the user's own data folder (0600), not
+in the journal: a journal copied, edited and put back, or edited by anyone who does not
+hold the key, fails `batchpay verify`.
+
+One key per user (`chain.key` in the user data folder, or the file BATCHPAY_CHAIN_KEY
+names); the journal's `meta` table records the key's id and the first event it keys.
+A journal written by two users (a shared folder) needs the same key file in both users'
+folders. Whoever can read the key can still rewrite the chain: the service's own payout
+list, checked before each payment (engine.service_ledger), is the guard that does not
+depend on the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from pathlib import Path
+
+from batchpay.errors import JournalError
+from batchpay.files import private_dir, write_private
+
+KEY_FILE = "chain.key"
+KEY_ENV = "BATCHPAY_CHAIN_KEY"
+
+
+def key_path() -> Path:
+    named = os.environ.get(KEY_ENV)
+    if named:
+        return Path(named)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("batchpay")) / KEY_FILE
+
+
+def key_id(key: bytes) -> str:
+    """A public name of a key (not the key): its SHA-256's first 16 hex digits."""
+    return hashlib.sha256(b"batchpay chain key\0" + key).hexdigest()[:16]
+
+
+def load_key() -> bytes | None:
+    path = key_path()
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise JournalError(f"Cannot read the journal's chain key {path}: {exc}.",
+                           hint="It must be the 64 hex digits batchpay wrote there.") from None
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        key = b""
+    if len(key) != 32:
+        raise JournalError(f"The journal's chain key {path} is not a batchpay key.",
+                           hint="Restore it from the copy you kept, or remove it to start "
+                           "a new key (journals keyed with the old one then fail verify).")
+    return key
+
+
+def ensure_key() -> bytes:
+    """The user's key, made (32 random bytes, 0600) the first time a journal needs one."""
+    key = load_key()
+    if key is not None:
+        return key
+    path = key_path()
+    private_dir(path.parent)
+    key = secrets.token_bytes(32)
+    draft = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    write_private(draft, key.hex().encode("ascii") + b"\n")
+    try:
+        os.link(draft, path)  # whole or not at all, and never over another batchpay's key
+    except FileExistsError:
+        key = load_key() or key
+    finally:
+        draft.unlink()
+    return key

@@ -1,0 +1,297 @@
+"""What a plan states, checked against what its rows give: `approve` shows and `run --plan`
+trusts only figures recomputed here, and a plan whose stated figures differ is refused.
+
+    the plan's shape     every field known, each of its own form (a digest is 64 hex digits,
+                         a time is a UTC timestamp...): no field is free text that nobody
+                         reads, which could be varied at will to make another plan look alike
+    its rows             validated as `run --plan` will read them: every row VALID, its
+                         payout_ref, source currency and amount the ones its values give
+    its figures          NbOfTxs, CtrlSum, the quoted debit and the ceiling per source
+                         currency, recomputed from the rows; they must equal the stated ones
+    its payee findings   the payee register's findings for the rows still to pay,
+                         recomputed from the journal; each must be one the plan states
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from batchpay.errors import UsageError
+from batchpay.sheet.validate import Validation, validate_sheet
+
+PLAN_VERSION = 2
+
+
+class PlanRefused(UsageError):
+    """A plan that must not be paid (exit 2, nothing sent)."""
+
+
+HEX64 = re.compile(r"[0-9a-f]{64}")
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+KEY_PRINT = re.compile(r"SHA256:[A-Za-z0-9+/]{43}")
+RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{4}")
+CURRENCY = re.compile(r"[A-Z]{3}")
+CENT = Decimal("0.01")
+
+# the fields of a plan, at each level: nothing else may be there
+SHAPE: dict[str, set[str]] = {
+    "": {"version", "created_at", "expires_at", "maker", "service", "journal", "dry_run",
+         "tolerance", "source_currency", "sheet", "rows", "currencies", "payee_changes",
+         "controls", "input", "held", "released_repeats"},
+    "maker": {"user", "host", "key", "principals"},
+    "service": {"base_url", "key_fingerprint"},
+    "journal": {"path", "chain_head"},
+    "sheet": {"name", "sha256", "columns"},
+    "row": {"row", "payout_ref", "source_currency", "values", "amount", "total_debit"},
+    "currency": {"NbOfTxs", "CtrlSum", "quoted_debit", "ceiling"},
+    "controls": {"repeat_window_days", "hold_new_payees", "payee_change_hold_hours",
+                 "payee_confirmed_by_other", "require_approval"},
+    "held": {"row", "why"},
+}
+INPUTS = ("sheet", "results workbook")
+PAYOUT_REF = re.compile(r"[A-Za-z0-9._/-]{1,64}")
+
+
+def ceiling_of(debit: Decimal, tolerance: Decimal) -> Decimal:
+    return (debit * (1 + tolerance)).quantize(CENT)
+
+
+def currency_figures(rows: Iterable[dict[str, Any]], tolerance: Decimal
+                     ) -> dict[str, dict[str, Any]]:
+    """Per source currency: NbOfTxs, CtrlSum, the quoted debit and the ceiling, as text."""
+    totals: dict[str, list[Any]] = {}
+    for r in rows:
+        total = totals.setdefault(r["source_currency"], [0, Decimal(0), Decimal(0)])
+        total[0] += 1
+        total[1] += Decimal(r["amount"])
+        total[2] += Decimal(r["total_debit"])
+    return {c: {"NbOfTxs": n, "CtrlSum": format(amounts, "f"),
+                "quoted_debit": format(debit, "f"),
+                "ceiling": format(ceiling_of(debit, tolerance), "f")}
+            for c, (n, amounts, debit) in sorted(totals.items())}
+
+
+def _refuse(what: str) -> PlanRefused:
+    return PlanRefused(f"The plan is not one batchpay made: {what}. Nothing was signed or "
+                       "paid; make and approve a new plan.")
+
+
+def _fields(value: Any, level: str, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) != SHAPE[level]:
+        found = sorted(value) if isinstance(value, dict) else type(value).__name__
+        raise _refuse(f"{where} has the fields {found}, not {sorted(SHAPE[level])}")
+    return value
+
+
+def _text(value: Any, where: str, form: re.Pattern[str] | None = None,
+          longest: int = 500) -> str:
+    if not isinstance(value, str) or len(value) > longest or (
+            form is not None and not form.fullmatch(value)):
+        raise _refuse(f"{where} is {str(value)[:80]!r}" + (
+            f", not of the form {form.pattern}" if form is not None else ""))
+    return value
+
+
+def _decimal(value: Any, where: str) -> Decimal:
+    try:
+        number = Decimal(_text(value, where))
+    except InvalidOperation:
+        raise _refuse(f"{where} is {value!r}, not a decimal number") from None
+    if not number.is_finite() or format(number, "f") != value:
+        raise _refuse(f"{where} is {value!r}, not a decimal number written out")
+    return number
+
+
+def _time(value: Any, where: str) -> datetime:
+    return datetime.fromisoformat(_text(value, where, TIME).replace("Z", "+00:00"))
+
+
+def check_shape(document: dict[str, Any]) -> None:
+    """Every field of the plan is known and of its form (the rows' own values excepted:
+    they are what is paid, checked by validation)."""
+    _fields(document, "", "the plan")
+    created = _time(document["created_at"], "created_at")
+    if _time(document["expires_at"], "expires_at") <= created:
+        raise _refuse("it expires before it was made")
+    maker = _fields(document["maker"], "maker", "maker")
+    _text(maker["user"], "maker.user", longest=200)
+    _text(maker["host"], "maker.host", longest=200)
+    _text(maker["key"], "maker.key", KEY_PRINT)
+    if not isinstance(maker["principals"], list) or not maker["principals"]:
+        raise _refuse("maker.principals is not a list of names")
+    for name in maker["principals"]:
+        _text(name, "maker.principals", longest=200)
+    service = _fields(document["service"], "service", "service")
+    _text(service["base_url"], "service.base_url")
+    _text(service["key_fingerprint"], "service.key_fingerprint", longest=100)
+    journal = _fields(document["journal"], "journal", "journal")
+    _text(journal["path"], "journal.path", longest=4096)
+    _text(journal["chain_head"], "journal.chain_head", HEX64)
+    _text(document["dry_run"], "dry_run", RUN_ID)
+    tolerance = _decimal(document["tolerance"], "tolerance")
+    if not 0 <= tolerance <= 1:
+        raise _refuse(f"its tolerance {tolerance} is not between 0 and 1")
+    if document["source_currency"]:
+        _text(document["source_currency"], "source_currency", CURRENCY)
+    sheet = _fields(document["sheet"], "sheet", "sheet")
+    _text(sheet["name"], "sheet.name", longest=1000)
+    _text(sheet["sha256"], "sheet.sha256", HEX64)
+    columns = sheet["columns"]
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise _refuse("sheet.columns is not a list of column names")
+    if not isinstance(document["rows"], list) or not document["rows"]:
+        raise _refuse("it has no rows")
+    for number, row in enumerate(document["rows"], 1):
+        _row_shape(row, f"rows[{number}]", set(columns))
+    if not isinstance(document["currencies"], dict):
+        raise _refuse("currencies is not a table")
+    for currency, total in document["currencies"].items():
+        _fields(total, "currency", f"currencies.{currency}")
+    _payee_changes_shape(document["payee_changes"])
+    _decisions_shape(document, {row["payout_ref"] for row in document["rows"]})
+
+
+def _decisions_shape(document: dict[str, Any], refs: set[str]) -> None:
+    """What the maker decided, shown to the approver: the hold settings, whether the input
+    is a results workbook (paid as `rerun` would), rows held out and repeats released."""
+    controls = _fields(document["controls"], "controls", "controls")
+    for name, value in controls.items():
+        switch = name in ("hold_new_payees", "payee_confirmed_by_other", "require_approval")
+        amount = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+        if (not isinstance(value, bool)) if switch else not amount:
+            raise _refuse(f"controls.{name} is {value!r}")
+    if document["input"] not in INPUTS:
+        raise _refuse(f"input is {str(document['input'])[:80]!r}, not one of {INPUTS}")
+    held = document["held"]
+    if not isinstance(held, list):
+        raise _refuse("held is not a list")
+    for number, entry in enumerate(held, 1):
+        _fields(entry, "held", f"held[{number}]")
+        if not isinstance(entry["row"], int) or isinstance(entry["row"], bool):
+            raise _refuse(f"held[{number}].row is not a row number")
+        _text(entry["why"], f"held[{number}].why", longest=2000)
+    released = document["released_repeats"]
+    if not isinstance(released, dict):
+        raise _refuse("released_repeats is not a table")
+    for ref, earlier in released.items():
+        if ref not in refs:  # a release reaches only a row the approver sees in the plan
+            raise _refuse(f"released_repeats names {str(ref)[:80]!r}, not a row of the plan")
+        if not isinstance(earlier, list) or not all(
+                isinstance(e, str) and PAYOUT_REF.fullmatch(e) for e in earlier):
+            raise _refuse(f"released_repeats.{ref} is not a list of payout_refs")
+
+
+def _row_shape(row: Any, where: str, columns: set[str]) -> None:
+    _fields(row, "row", where)
+    if not isinstance(row["row"], int) or isinstance(row["row"], bool) or row["row"] < 1:
+        raise _refuse(f"{where}.row is not a row number")
+    _text(row["source_currency"], f"{where}.source_currency", CURRENCY)
+    values = row["values"]
+    if not isinstance(values, dict) or not set(values) <= columns or not all(
+            isinstance(v, str) for v in values.values()):
+        raise _refuse(f"{where}.values are not text values of the sheet's columns")
+    if _decimal(row["amount"], f"{where}.amount") <= 0:
+        raise _refuse(f"{where}.amount is not above 0")
+    if _decimal(row["total_debit"], f"{where}.total_debit") < Decimal(row["amount"]):
+        raise _refuse(f"{where}.total_debit is below its amount")
+
+
+def _payee_changes_shape(changes: Any) -> None:
+    from batchpay.engine.payees import Finding
+
+    known = set(Finding(0, 0, "", "", "").as_info()) - {"details"}
+    if not isinstance(changes, list) or not all(
+            isinstance(c, dict) and set(c) <= known for c in changes):
+        raise _refuse("payee_changes is not a list of the payee register's findings")
+
+
+# --------------------------------------------------------------------------- figures
+
+
+def check_figures(document: dict[str, Any]) -> Validation:
+    """The rows validated as `run --plan` reads them; refuses a row whose stated payout_ref,
+    source currency or amount is not its values', and stated totals that are not the rows'."""
+    from batchpay.engine.approval import plan_sheet
+
+    validation = validate_sheet(plan_sheet(document, None),
+                                source_currency=document["source_currency"] or None)
+    for row, check in zip(document["rows"], validation.rows, strict=True):
+        where = f"row {row['row']} ({row['payout_ref']})"
+        payout = check.payout
+        if payout is None:
+            raise PlanRefused(f"The plan's {where} is not valid: {check.error}. Nothing was "
+                              "signed or paid.")
+        if payout.payout_ref != row["payout_ref"] or (
+                payout.source_currency != row["source_currency"]) or (
+                payout.amount is not None and payout.amount != Decimal(row["amount"])):
+            raise PlanRefused(f"The plan's {where} states a payout_ref, source currency or "
+                              "amount that is not its values': make and approve a new plan.")
+    refs = [r["payout_ref"] for r in document["rows"]]
+    if len(set(refs)) != len(refs):
+        raise PlanRefused("The plan pays one payout_ref twice: make and approve a new plan.")
+    figures = currency_figures(document["rows"], Decimal(document["tolerance"]))
+    if figures != document["currencies"]:
+        stated = document["currencies"]
+        differ = sorted(c for c in set(figures) | set(stated) if figures.get(c) != stated.get(c))
+        raise PlanRefused(
+            f"The plan's stated totals for {', '.join(differ)} are not its rows' ("
+            + "; ".join(f"{c}: rows give {_said(figures.get(c))}, the plan says "
+                        f"{_said(stated.get(c))}" for c in differ)
+            + "). Nothing was signed or paid: make and approve a new plan.")
+    return validation
+
+
+def _said(total: dict[str, Any] | None) -> str:
+    if total is None:
+        return "nothing"
+    return (f"{total.get('NbOfTxs')} row(s), CtrlSum {total.get('CtrlSum')}, debit "
+            f"{total.get('quoted_debit')}, ceiling {total.get('ceiling')}")
+
+
+def check_times(document: dict[str, Any], plan_hours: float, now: datetime | None = None
+                ) -> None:
+    """Not expired, not made in the future, and not made to last longer than this
+    machine's `plan_hours` allows."""
+    now = now or datetime.now(UTC)
+    created = _time(document["created_at"], "created_at")
+    expires = _time(document["expires_at"], "expires_at")
+    if now >= expires:
+        raise PlanRefused(f"The plan expired at {document['expires_at']}: make and approve a "
+                          "new one.")
+    if created > now + timedelta(minutes=5):
+        raise PlanRefused(f"The plan says it was made at {document['created_at']}, in the "
+                          "future: make and approve a new one.")
+    if expires - created > timedelta(hours=plan_hours) + timedelta(seconds=1):
+        raise PlanRefused(f"The plan was made to last until {document['expires_at']}, longer "
+                          f"than plan_hours ({plan_hours:g}) allows: make and approve a new one.")
+
+
+# --------------------------------------------------------------------------- payees
+
+
+def unstated_findings(document: dict[str, Any], validation: Validation, journal: Any,
+                      hold_new: bool, cooling_hours: float) -> list[str]:
+    """The payee register's findings, recomputed from `journal`, for the plan's rows not yet
+    paid, that the plan does not state as they are now (none: the plan hides nothing)."""
+    from batchpay.engine.payee_keys import payee_values
+    from batchpay.engine.payees import HoldRules, check_rows, reported
+    from batchpay.statuses import NO_PAYOUT
+
+    rows = [(seq, c.row, c.payout.payout_ref, c.payout) for seq, c in
+            enumerate(validation.rows) if c.payout is not None]
+    ledger = journal.entries(ref for _, _, ref, _ in rows)
+    pending = [(seq, row, ref, payee_values(p)) for seq, row, ref, p in rows
+               if ledger.get(ref) is None or ledger[ref].status in NO_PAYOUT]
+    found = reported(check_rows(journal, pending, HoldRules(hold_new, cooling_hours)))
+    stated = {c.get("payout_ref"): c for c in document["payee_changes"]}
+    missing = []
+    for finding in found:
+        said = stated.get(finding["payout_ref"], {})
+        if any(said.get(k) != finding[k] for k in ("payee", "reason", "fields", "decision")):
+            missing.append(f"row {finding['row']} {finding['payout_ref']}: {finding['payee']} "
+                           f"{finding['reason']}")
+    return missing
