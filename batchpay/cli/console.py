@@ -66,9 +66,11 @@ def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: 
               journal: Path | None) -> None:
     """Add the console user NAME with a password (Argon2id-hashed) and a signing key.
 
-    Prints the user's approvers-file line: an approver's approvals verify with it.
+    Prints the user's approvers-file line: a maker's plans and an approver's approvals
+    verify with it.
     """
     from batchpay.console.accounts import Accounts, console_folder
+    from batchpay.console.signing import signer_line
 
     settings = settings_for(journal=journal)
     if password_stdin:
@@ -80,9 +82,10 @@ def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: 
     user = accounts.add(name, roles, password, replace=replace)
     click.echo(f"User {user.name}: {', '.join(user.roles)}; signing key "
                f"{accounts.fingerprint(user.name)}")
-    if "approver" in user.roles:
+    line = signer_line(accounts, user.name)
+    if line:
         click.echo("Its approvers-file line (for an approvers_file you keep yourself):")
-        click.echo(accounts.signer_line(user.name))
+        click.echo(line)
 
 
 @users.command("list")

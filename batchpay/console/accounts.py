@@ -8,8 +8,9 @@ Roles say what a user may do on the page:
     auditor    read everything (batches, runs, approvals, payees, the chain head), change nothing
 
 A user's Ed25519 key (`console/keys/NAME_ed25519`, 0600) is made with the user and held by
-the server: approving a batch on the page signs its plan with the approver's own key, so
-the plan's signatures say who approved, as `batchpay approve` does.
+the server: a batch's plan is signed with its maker's key, and approving it on the page
+signs it with the approver's own key, so the plan's signatures say who made and who
+approved it, as `batchpay plan` and `batchpay approve` do.
 """
 
 from __future__ import annotations
@@ -188,12 +189,6 @@ class Accounts:
         with os.fdopen(fd, "wb") as handle:
             handle.write(sshsig.private_text(key))
         return key
-
-    def signer_line(self, name: str) -> str:
-        """The user's allowed_signers line: `NAME ssh-ed25519 AAAA...`."""
-        from batchpay import sshsig
-
-        return f"{name} {sshsig.public_line(self.signing_key(name).public_key())}"
 
     def fingerprint(self, name: str) -> str:
         from batchpay import sshsig

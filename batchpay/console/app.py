@@ -277,8 +277,8 @@ async def review(request: Request, console: Console, caller: Caller) -> Response
 async def approve(request: Request, console: Console, caller: Caller) -> Response:
     require(caller, "approver")
     batch = get_batch(console, request)
-    await run_in_threadpool(work.approve, console.batches, batch, console.accounts,
-                            caller.user.name)
+    await run_in_threadpool(work.approve, console.settings, console.batches, batch,
+                            console.accounts, caller.user.name)
     return RedirectResponse(f"/batches/{batch.id}#approvals", status_code=303)
 
 

@@ -249,10 +249,11 @@ def _grouped(text: str) -> str:
     return f"{Decimal(text):,}" if text else ""
 
 
-def approve(batches: Batches, batch: Batch, accounts: Accounts, user: str) -> Batch:
+def approve(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
+            user: str) -> Batch:
     """The approver signs the batch's plan with their key; never the batch's maker."""
     _require_approvable(batch, user)
-    fingerprint = signing.approve(batch, accounts, user)
+    fingerprint = signing.approve(batch, accounts, user, settings)
     return _approved(batches, batch, user, fingerprint, "key held by the console")
 
 
@@ -318,7 +319,7 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
     options = RunOptions(
         sheet=batch.plan if plan is not None else batch.sheet, kind="run", out=batch.results,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
-        yes=True, interactive=False, approved=plan,
+        yes=True, interactive=False, approved=plan, maker=batch.maker,
         source_currency=signing.plan_source_currency(plan) if plan is not None else None)
     thread = threading.Thread(target=_pay, args=(release, batches, claimed, options),
                               name=f"pay {batch.id}", daemon=True)
@@ -486,8 +487,10 @@ def payees(settings: Settings) -> dict[str, Any]:
 
 def confirm_payee(settings: Settings, name: str, last4: str, user: str, method: str,
                   note: str) -> dict[str, Any]:
+    """`batchpay payees confirm`, recorded as by the signed-in user: the name a batch's plan
+    records as its maker, so that with payee_confirmed_by_other a batch's maker confirming
+    a payee alone leaves its rows held."""
     from batchpay.engine.payees import confirm
 
     with Journal(settings.journal) as journal:
-        return confirm(journal, name, last4.strip(), method=method, note=note,
-                       by=f"{user} (console)")
+        return confirm(journal, name, last4.strip(), method=method, note=note, by=user)

@@ -28,10 +28,14 @@ def test_users_add_and_list(tmp_path: Path) -> None:
                                 "auditor", "--password-stdin", "--journal", str(journal)],
                           input="a long enough password\n")
     assert added.exit_code == 0, added.output
-    assert "li-wei ssh-ed25519 AAAA" in added.output  # its approvers-file line
+    # its approvers-file line: an approver's key approves plans, and makes none
+    assert 'li-wei namespaces="batchpay-plan-v1" ssh-ed25519 AAAA' in added.output
     short = runner.invoke(cli, ["users", "add", "mia", "--role", "maker", "--password-stdin",
                                 "--journal", str(journal)], input="short\n")
     assert short.exit_code == 2 and "at least 12 characters" in short.output
+    maker = runner.invoke(cli, ["users", "add", "maya", "--role", "maker", "--password-stdin",
+                                "--journal", str(journal)], input="a long enough password\n")
+    assert 'maya namespaces="batchpay-plan-maker-v1" ssh-ed25519 AAAA' in maker.output
     twice = runner.invoke(cli, ["users", "add", "li-wei", "--role", "maker",
                                 "--password-stdin", "--journal", str(journal)],
                           input="a long enough password\n")

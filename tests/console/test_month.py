@@ -67,6 +67,9 @@ def test_the_month_with_an_approval(desk_factory) -> None:  # type: ignore[no-un
     assert [r[header.index("status")] for r in rows] == ["COMPLETED"] * 12
     run_sheet = {r[0]: r[1] for r in book["Run"].iter_rows(values_only=True) if r and r[0]}
     assert any("abe" in str(v) for v in run_sheet.values())  # the approver, on the Run sheet
+    # the maker, as the plan's signature names them: mia's principal and key, mia as its user
+    mias_key = desk.app.state.console.accounts.fingerprint("mia")
+    assert any(str(v).startswith(f"mia ({mias_key}), mia@") for v in run_sheet.values())
     paid = sandbox_payouts(desk.sandbox.url)  # one payout per row, to each row's account
     assert sorted(p["accountNumber"] for p in paid) == accounts and len(set(accounts)) == 12
 

@@ -5,6 +5,7 @@ new account (a wrong four refused, an auditor refused), and the next batch pays 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import openpyxl
 import pytest
@@ -61,3 +62,33 @@ def test_a_held_payee_is_confirmed_with_its_last_four_digits(desk: Desk, tmp_pat
     assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 1}
     paid = [p["accountNumber"] for p in sandbox_payouts(desk.sandbox.url)]
     assert len(paid) == 26 and paid.count("6222020000099998888") == 1
+
+
+def test_a_change_its_maker_alone_confirmed_stays_held_until_another_user_confirms(
+        desk_factory: Any, tmp_path: Path) -> None:
+    desk: Desk = desk_factory(payee_confirmed_by_other=True)
+    maker = desk.client("mia")
+    first = batch_id(maker.upload("november-payouts.xlsx"))
+    maker.post(f"/batches/{first}/review"), maker.post(f"/batches/{first}/pay")
+    wait_final(maker, first)
+
+    sheet, payee = changed_sheet(tmp_path, "december.xlsx", "DEC26-001")
+    held = batch_id(maker.upload(sheet))
+    assert maker.post(f"/batches/{held}/review").status_code == 303
+    assert maker.post("/payees/confirm", payee=payee, last4="8888", method="phone",
+                      note="").status_code == 200
+    # mia uploaded this batch: her word alone does not release her own batch's row
+    assert maker.post(f"/batches/{held}/review").status_code == 303
+    page = maker.http.get(f"/batches/{held}").text
+    assert "confirmed by mia, who makes this batch" in page
+    assert maker.post(f"/batches/{held}/pay").status_code == 409  # nothing to pay
+
+    assert desk.client("max").post("/payees/confirm", payee=payee, last4="8888",
+                                   method="email", note="").status_code == 200
+    assert maker.post(f"/batches/{held}/review").status_code == 303
+    assert maker.post(f"/batches/{held}/pay").status_code == 303
+    assert dict(wait_final(maker, held)["counts"]) == {"COMPLETED": 1}
+    paid = [p["accountNumber"] for p in sandbox_payouts(desk.sandbox.url)]
+    assert len(paid) == 26 and paid.count("6222020000099998888") == 1
+    history = desk.client("ada").http.get("/history").text  # each confirmer by their name
+    assert "<td>max</td><td>email</td>" in history and "<td>mia</td><td>phone</td>" in history

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -19,6 +20,13 @@ from tests.support.e2e import sandbox_payouts
 
 def batches_made(desk: Desk) -> int:
     return len(desk.app.state.console.batches.all())
+
+
+def approvals_of(batch: Any) -> list[Path]:
+    """The approvers' signatures beside the batch's plan (its maker's is apart)."""
+    from batchpay.engine.approval import signature_paths
+
+    return signature_paths(batch.plan)
 
 
 def reviewed_batch(desk: Desk, maker: str = "mia") -> str:
@@ -156,11 +164,11 @@ def test_a_maker_cannot_approve_their_own_batch(desk: Desk) -> None:
     answer = maker.post(f"/batches/{batch}/approve")
     assert answer.status_code == 403 and "cannot approve their own batch" in answer.text
     stored = desk.app.state.console.batches.get(batch)
-    assert list(stored.folder.glob("*.sig")) == [] and stored.meta["approvals"] == []
+    assert approvals_of(stored) == [] and stored.meta["approvals"] == []
     # someone else's approval is taken, signed with their own key
     approver = desk.client("abe")
     assert approver.post(f"/batches/{batch}/approve").status_code == 303
-    assert len(list(stored.folder.glob("*.sig"))) == 1
+    assert len(approvals_of(stored)) == 1
 
 
 def test_a_maker_cannot_slip_in_a_signature_made_with_their_own_key(desk: Desk) -> None:
@@ -174,7 +182,59 @@ def test_a_maker_cannot_slip_in_a_signature_made_with_their_own_key(desk: Desk) 
     approver = desk.client("abe")  # even posted by an approver, the maker's key is refused
     answer = approver.post(f"/batches/{batch}/signature", signature_text=armored)
     assert answer.status_code == 409 and "maker" in answer.text
-    assert list(stored.folder.glob("*.sig")) == []
+    assert approvals_of(stored) == []
+
+
+def test_the_plan_is_signed_by_the_console_user_who_made_the_batch(desk: Desk) -> None:
+    from batchpay import sshsig
+    from batchpay.engine import approval
+
+    batch = reviewed_batch(desk, maker="mia")
+    stored = desk.app.state.console.batches.get(batch)
+    plan = approval.read_plan(stored.plan)
+    maker = plan.document["maker"]
+    mias_key = desk.app.state.console.accounts.fingerprint("mia")
+    assert (maker["user"], maker["principals"], maker["key"]) == ("mia", ["mia"], mias_key)
+    signed = approval.maker_signature_path(stored.plan).read_text()
+    assert sshsig.fingerprint(sshsig.verify(signed, plan.data, approval.MAKER_NAMESPACE)) \
+        == mias_key
+
+
+def test_the_library_refuses_the_makers_principal_past_the_pages_own_check(desk: Desk) -> None:
+    from batchpay.console import signing
+    from batchpay.engine.approval import PlanRefused
+
+    console = desk.app.state.console
+    batch = console.batches.get(reviewed_batch(desk, maker="max"))  # max: maker and approver
+    with pytest.raises(PlanRefused, match="maker cannot approve"):
+        signing.approve(batch, console.accounts, "max", desk.settings)
+    # mia is a maker only: her key makes plans and approves none, not even someone else's
+    with pytest.raises(PlanRefused, match="cannot sign in batchpay-plan-v1"):
+        signing.approve(batch, console.accounts, "mia", desk.settings)
+    assert approvals_of(batch) == []
+    signing.approve(batch, console.accounts, "abe", desk.settings)
+    assert len(approvals_of(batch)) == 1
+
+
+def test_an_approvers_file_kept_by_the_team_must_list_the_makers_key(
+        desk_factory: Any, tmp_path: Path) -> None:
+    from batchpay.console.signing import signer_line
+
+    listed = tmp_path / "allowed_signers"
+    desk = desk_factory(approvers_file=listed, require_approval=True)
+    accounts = desk.app.state.console.accounts
+    listed.write_text(signer_line(accounts, "abe") + "\n")
+    maker = desk.client("mia")
+    batch = batch_id(maker.upload("november-payouts.xlsx"))
+    assert maker.post(f"/batches/{batch}/review").status_code == 303
+    page = maker.http.get(f"/batches/{batch}").text
+    assert "mia, who made this batch, cannot sign its plan" in page
+    stored = desk.app.state.console.batches.get(batch)
+    assert not stored.plan.exists() and stored.meta["stage"] == "checked"
+    listed.write_text(signer_line(accounts, "abe") + "\n" + signer_line(accounts, "mia") + "\n")
+    assert maker.post(f"/batches/{batch}/review").status_code == 303
+    assert desk.client("abe").post(f"/batches/{batch}/approve").status_code == 303
+    assert maker.post(f"/batches/{batch}/pay").status_code == 303
 
 
 def test_binding_beyond_loopback_needs_tls_and_users(desk: Desk, tmp_path: Path) -> None:
@@ -209,12 +269,12 @@ def test_an_uploaded_signature_approves_only_with_the_approvers_own_listed_key(
     assert refused.status_code == 409 and "not listed for abe" in refused.text
     maxs = sshsig.sign(desk.app.state.console.accounts.signing_key("max"), plan, NAMESPACE)
     assert approver.post(f"/batches/{batch}/signature", signature_text=maxs).status_code == 409
-    assert list(stored.folder.glob("*.sig")) == []
+    assert approvals_of(stored) == []
     # abe's own key (as `ssh-keygen -Y sign` with it would make the signature)
     own = sshsig.sign(desk.app.state.console.accounts.signing_key("abe"), plan, NAMESPACE)
     assert approver.post(f"/batches/{batch}/signature", signature_text=own).status_code == 303
     stored = desk.app.state.console.batches.get(batch)
-    assert stored.meta["stage"] == "approved" and len(list(stored.folder.glob("*.sig"))) == 1
+    assert stored.meta["stage"] == "approved" and len(approvals_of(stored)) == 1
 
 
 def test_text_from_a_sheet_is_shown_as_text_never_as_markup(desk: Desk) -> None:
