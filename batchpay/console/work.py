@@ -463,14 +463,18 @@ def history(settings: Settings, batches: Batches) -> dict[str, Any]:
 
 
 def payees(settings: Settings) -> dict[str, Any]:
-    """The register and the payees held now, each with its held details (accounts masked)."""
+    """The register and the payees held now, each with its held details (accounts masked)
+    and who confirmed those details already: with payee_confirmed_by_other, a batch its
+    confirmer uploaded holds them until another user confirms them too."""
     from batchpay.engine.payee_keys import masked
-    from batchpay.engine.payees import Register, held_details, register_lines
+    from batchpay.engine.payees import CONFIRMED, Register, held_details, register_lines
 
+    by_other = settings.payee_confirmed_by_other
     if not settings.journal.is_file():
-        return {"lines": [], "held": []}
+        return {"lines": [], "held": [], "by_other": by_other}
     with Journal(settings.journal) as journal:
         lines = register_lines(Register.load(journal))
+        confirmations = journal.events_of(CONFIRMED)
         names = sorted({c["payee"] for run in journal.runs()
                         for c in run.info.get("payee_changes", [])
                         if c.get("decision") == Status.HELD})
@@ -481,8 +485,12 @@ def payees(settings: Settings) -> dict[str, Any]:
                     continue
                 held.append({"payee": name, "account": masked(details["account_number"]),
                              "bank": details.get("bank_name", ""),
-                             "name": details.get("recipient_name", "")})
-    return {"lines": lines, "held": held}
+                             "name": details.get("recipient_name", ""),
+                             "confirmed": [f"{c.get('by', '?')} {str(c.get('at', ''))[:16]}"
+                                           .replace("T", " ") for c in confirmations
+                                           if c.get("payee") == name
+                                           and c.get("details") == details]})
+    return {"lines": lines, "held": held, "by_other": by_other}
 
 
 def confirm_payee(settings: Settings, name: str, last4: str, user: str, method: str,

@@ -82,6 +82,8 @@ def test_a_change_its_maker_alone_confirmed_stays_held_until_another_user_confir
     page = maker.http.get(f"/batches/{held}").text
     assert "confirmed by mia, who makes this batch" in page
     assert maker.post(f"/batches/{held}/pay").status_code == 409  # nothing to pay
+    payees = maker.http.get("/payees").text  # still held, and whose word it has so far
+    assert "another user confirms it too" in payees and "<td>mia 20" in payees
 
     assert desk.client("max").post("/payees/confirm", payee=payee, last4="8888",
                                    method="email", note="").status_code == 200
