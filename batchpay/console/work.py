@@ -317,10 +317,10 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
         before = [r.id for r in journal.runs() if r.input_sha256 == sha]
     claimed = batches.update(batch.id, pay={"sha256": sha, "runs_before": before})
     options = RunOptions(
-        sheet=batch.plan if plan is not None else batch.sheet, kind="run", out=batch.results,
+        sheet=batch.plan if plan is not None else batch.sheet, out=batch.results,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
         yes=True, interactive=False, approved=plan, maker=batch.maker,
-        source_currency=signing.plan_source_currency(plan) if plan is not None else None)
+        **(signing.plan_run(plan) if plan is not None else {"kind": "run"}))
     thread = threading.Thread(target=_pay, args=(release, batches, claimed, options),
                               name=f"pay {batch.id}", daemon=True)
     thread.start()

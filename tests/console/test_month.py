@@ -7,6 +7,7 @@ and when the same sheet is then run from the command line on the same journal.""
 from __future__ import annotations
 
 import io
+import json
 import time
 from typing import Any
 
@@ -203,3 +204,44 @@ def test_two_approvals_when_the_settings_ask_for_two(desk_factory) -> None:  # t
     assert maker.post(f"/batches/{batch}/pay").status_code == 303
     assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 25}
     assert len(sandbox_payouts(desk.sandbox.url)) == 25
+
+
+def test_a_results_workbook_is_planned_and_its_failed_row_paid_again(  # type: ignore[no-untyped-def]
+        desk_factory, tmp_path) -> None:
+    """The month's correction in approval mode: a row the bank refused is fixed in the
+    results workbook, which is uploaded, planned as `rerun` reads it, approved and paid."""
+    from tests.support.e2e import by_ref, edit_results
+
+    desk: Desk = desk_factory(require_approval=True, sandbox={"settle_seconds": 0.05})
+    maker, approver = desk.client("mia"), desk.client("abe")
+    book = openpyxl.load_workbook(SAMPLES / "november-payouts-corrected.xlsx")
+    header = [c.value for c in book["Payouts"][1]]
+    book["Payouts"].cell(row=2, column=header.index("remark") + 1).value = "fail"
+    book.save(tmp_path / "november.xlsx")
+    batch = batch_id(maker.upload(tmp_path / "november.xlsx"))
+    maker.post(f"/batches/{batch}/review")
+    approver.post(f"/batches/{batch}/approve")
+    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    wait_final(maker, batch)
+    results = tmp_path / "november-results.xlsx"
+    for _ in range(40):
+        maker.post(f"/batches/{batch}/refresh")
+        results.write_bytes(maker.http.get(f"/batches/{batch}/files/results").content)
+        if by_ref(results)["NOV26-M01"]["status"] == "REFUNDED":
+            break
+        time.sleep(0.2)
+    assert by_ref(results)["NOV26-M01"]["status"] == "REFUNDED"
+    assert len(sandbox_payouts(desk.sandbox.url)) == 12
+
+    edit_results(results, "NOV26-M01", remark=None, account_number="6222020000012420000")
+    again = batch_id(maker.upload(results))
+    assert maker.post(f"/batches/{again}/review").status_code == 303
+    stored = desk.app.state.console.batches.get(again)
+    document = json.loads(stored.plan.read_text())
+    assert document["input"] == "results workbook"
+    assert [r["payout_ref"] for r in document["rows"]] == ["NOV26-M01"]
+    assert approver.post(f"/batches/{again}/approve").status_code == 303
+    assert maker.post(f"/batches/{again}/pay").status_code == 303
+    assert dict(wait_final(maker, again)["counts"]) == {"COMPLETED": 1}
+    paid = [p["accountNumber"] for p in sandbox_payouts(desk.sandbox.url)]
+    assert len(paid) == 13 and paid.count("6222020000012420000") == 1
