@@ -269,8 +269,9 @@ async def batch_page(request: Request, console: Console, caller: Caller) -> Resp
 async def review(request: Request, console: Console, caller: Caller) -> Response:
     require(caller, "maker")
     batch = get_batch(console, request)
+    release = frozenset(v for v in request.state.form.getlist("release") if isinstance(v, str))
     await run_in_threadpool(work.review, console.settings, console.batches, batch,
-                            console.accounts)
+                            console.accounts, release=release)
     return RedirectResponse(f"/batches/{batch.id}#review", status_code=303)
 
 

@@ -44,6 +44,7 @@ class Review:
     currencies: dict[str, dict[str, Any]]
     expires_at: str
     payee_changes: list[dict[str, Any]]
+    released: dict[str, list[str]]  # repeats the maker released: payout_ref → earlier refs
 
 
 def make_review(settings: Settings, options: RunOptions, reporter: Reporter, connect: Opener,
@@ -70,7 +71,8 @@ def make_review(settings: Settings, options: RunOptions, reporter: Reporter, con
     return Review(made.dry_run.run_id, made.identifier,
                   made.short_code if made.identifier else "", made.refused,
                   list(made.dry_run.notes), dict(document.get("currencies", {})),
-                  str(document.get("expires_at", "")), list(made.dry_run.payee_changes))
+                  str(document.get("expires_at", "")), list(made.dry_run.payee_changes),
+                  dict(made.dry_run.released))
 
 
 def approve(batch: Batch, accounts: Accounts, approver: str, settings: Settings) -> str:

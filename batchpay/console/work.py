@@ -143,15 +143,17 @@ def saved_check(batch: Batch) -> CheckView:
 
 
 def review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts, *,
-           wait: float = 15.0) -> Batch:
+           wait: float = 15.0, release: frozenset[str] = frozenset()) -> Batch:
     """Start the dry run and plan of a checked batch (quotes, fees, wallets, payees, held
     rows) in a thread, and wait for it up to `wait` seconds: a large sheet's review goes on
-    while its page says so (stage `reviewing`)."""
+    while its page says so (stage `reviewing`). `release`: payout_refs the maker pays
+    although they repeat a recent payment (`plan --allow-repeat`); the plan lists them."""
     if not (batch.meta.get("check") or {}).get("ok"):
         raise BatchRefused("Only a sheet whose every row passed the check is reviewed: fix "
                            "the rows and upload it again.")
     started = batches.start_review(batch.id)
-    thread = threading.Thread(target=_review, args=(settings, batches, started, accounts),
+    thread = threading.Thread(target=_review, args=(settings, batches, started, accounts,
+                                                    release),
                               name=f"review {batch.id}", daemon=True)
     thread.start()
     thread.join(wait)
@@ -167,9 +169,11 @@ def review_progress(batch_id: str) -> tuple[int, int] | None:
     return (reporter.done_rows, reporter.total) if reporter and reporter.total else None
 
 
-def _review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts) -> None:
+def _review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
+            release: frozenset[str]) -> None:
     options = RunOptions(sheet=batch.sheet, dry_run=True, out=batch.plan_workbook,
-                         concurrency=settings.concurrency, max_rps=settings.max_rps)
+                         concurrency=settings.concurrency, max_rps=settings.max_rps,
+                         allow_repeat=release)
     reporter = _REVIEWS[batch.id] = PageReporter()
     try:
         _reviewed(settings, batches, batch, accounts, options, reporter)
@@ -197,6 +201,7 @@ def _reviewed(settings: Settings, batches: Batches, batch: Batch, accounts: Acco
                        "short_code": made.short_code, "refused": made.refused,
                        "notes": made.notes, "currencies": made.currencies,
                        "expires_at": made.expires_at, "payee_changes": made.payee_changes,
+                       "released": made.released,
                        "at": datetime.now(UTC).isoformat(timespec="seconds")})
 
 
@@ -220,6 +225,7 @@ def review_view(settings: Settings, batch: Batch) -> dict[str, Any]:
     with Journal(settings.journal) as journal:
         run = find_run(journal, data["run_id"])
         rows = list(result_rows(journal, run))
+        holds, columns = journal.run_holds(run.id), list(run.input_columns)
         started, sandbox = run.started_at, bool(run.info.get("sandbox"))
     summary = summarize(rows)
     lines = []
@@ -237,7 +243,11 @@ def review_view(settings: Settings, batch: Batch) -> dict[str, Any]:
             _grouped(data.get("currencies", {}).get(currency, {}).get("ceiling", ""))))
     at = datetime.fromisoformat(started.replace("Z", "+00:00"))
     age = int((datetime.now(UTC) - at).total_seconds() // 60)
-    held = [{"row": r.row, "error": r.error} for r in rows if r.status == Status.HELD]
+    # a repeat of a recent payment, or one the service holds and the journal does not, is
+    # the maker's to release (`plan --allow-repeat`); a held payee is confirmed instead
+    held = [{"row": r.row, "error": r.error, "ref": (ref := input_ref(list(r.inputs), columns)),
+             "releasable": holds.get(ref, "") in ("hold.repeat", "hold.service")}
+            for r in rows if r.status == Status.HELD]
     failed = [{"row": r.row, "status": r.status, "error": r.error} for r in rows
               if r.status not in (Status.NOT_SENT, Status.HELD)]
     return {"lines": lines, "quoted_at": started[:19].replace("T", " "), "age_minutes": age,
@@ -320,7 +330,8 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
         sheet=batch.plan if plan is not None else batch.sheet, out=batch.results,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
         yes=True, interactive=False, approved=plan, maker=batch.maker,
-        **(signing.plan_run(plan) if plan is not None else {"kind": "run"}))
+        **(signing.plan_run(plan) if plan is not None else {
+            "kind": "run", "allow_repeat": frozenset(batch.meta["review"].get("released", {}))}))
     thread = threading.Thread(target=_pay, args=(release, batches, claimed, options),
                               name=f"pay {batch.id}", daemon=True)
     thread.start()

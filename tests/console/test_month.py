@@ -245,3 +245,44 @@ def test_a_results_workbook_is_planned_and_its_failed_row_paid_again(  # type: i
     assert dict(wait_final(maker, again)["counts"]) == {"COMPLETED": 1}
     paid = [p["accountNumber"] for p in sandbox_payouts(desk.sandbox.url)]
     assert len(paid) == 13 and paid.count("6222020000012420000") == 1
+
+
+@pytest.mark.parametrize("require_approval", [True, False])
+def test_a_repeat_the_maker_releases_is_planned_and_paid_once(  # type: ignore[no-untyped-def]
+        desk_factory, tmp_path, require_approval: bool) -> None:
+    """Two of last batch's payments again under new refs: both held as repeats; the maker
+    releases one (`plan --allow-repeat`), the plan lists it, and it alone is paid."""
+    desk: Desk = desk_factory(require_approval=require_approval)
+    maker, approver = desk.client("mia"), desk.client("abe")
+    first = batch_id(maker.upload("november-payouts-corrected.xlsx"))
+    maker.post(f"/batches/{first}/review")
+    if require_approval:
+        approver.post(f"/batches/{first}/approve")
+    maker.post(f"/batches/{first}/pay")
+    wait_final(maker, first)
+
+    book = openpyxl.load_workbook(SAMPLES / "november-payouts-corrected.xlsx")
+    sheet = book["Payouts"]
+    header = [c.value for c in sheet[1]]
+    sheet.delete_rows(4, sheet.max_row)
+    for n in (1, 2):
+        sheet.cell(row=n + 1, column=header.index("payout_ref") + 1).value = f"DEC-{n}"
+    book.save(tmp_path / "december.xlsx")
+    again = batch_id(maker.upload(tmp_path / "december.xlsx"))
+    assert maker.post(f"/batches/{again}/review").status_code == 303
+    page = maker.http.get(f"/batches/{again}").text
+    assert "possible duplicate payment" in page and ">Review again<" in page
+    assert 'name="release" value="DEC-1"' in page and 'name="release" value="DEC-2"' in page
+    assert maker.post(f"/batches/{again}/review", release="DEC-1").status_code == 303
+    document = json.loads(desk.app.state.console.batches.get(again).plan.read_text())
+    assert [r["payout_ref"] for r in document["rows"]] == ["DEC-1"]
+    assert list(document["released_repeats"]) == ["DEC-1"]
+    assert "Released by mia: DEC-1 repeats NOV26-M01" in maker.http.get(f"/batches/{again}").text
+    assert "released by the maker: DEC-1" in approver.http.get(f"/batches/{again}").text
+    if require_approval:
+        assert approver.post(f"/batches/{again}/approve").status_code == 303
+    assert maker.post(f"/batches/{again}/pay").status_code == 303
+    # a plan pays its rows only; a sheet paid unapproved holds DEC-2 again
+    held = {} if require_approval else {"HELD": 1}
+    assert dict(wait_final(maker, again)["counts"]) == {"COMPLETED": 1, **held}
+    assert len(sandbox_payouts(desk.sandbox.url)) == 13
