@@ -10,7 +10,7 @@ from typing import Any
 import openpyxl
 import pytest
 
-from tests.console.conftest import SAMPLES, Desk, batch_id
+from tests.console.conftest import SAMPLES, Desk, Signed, batch_id
 from tests.console.test_month import wait_final
 from tests.support.e2e import sandbox_payouts
 
@@ -30,15 +30,21 @@ def changed_sheet(tmp_path: Path, name: str, ref: str) -> tuple[Path, str]:
     return path, str(sheet.cell(row=2, column=header.index("company_id") + 1).value)
 
 
-def test_a_held_payee_is_confirmed_with_its_last_four_digits(desk: Desk, tmp_path: Path) -> None:
-    maker = desk.client("mia")
+def held_after_a_month(maker: Signed, tmp_path: Path) -> tuple[str, str]:
+    """November paid by `maker`; then a batch paying its first payee on a new account,
+    reviewed (and so held). Returns that batch and the payee."""
     first = batch_id(maker.upload("november-payouts.xlsx"))
     maker.post(f"/batches/{first}/review"), maker.post(f"/batches/{first}/pay")
     wait_final(maker, first)
-
     sheet, payee = changed_sheet(tmp_path, "december.xlsx", "DEC26-001")
     held = batch_id(maker.upload(sheet))
     assert maker.post(f"/batches/{held}/review").status_code == 303
+    return held, payee
+
+
+def test_a_held_payee_is_confirmed_with_its_last_four_digits(desk: Desk, tmp_path: Path) -> None:
+    maker = desk.client("mia")
+    held, payee = held_after_a_month(maker, tmp_path)
     page = maker.http.get(f"/batches/{held}").text
     assert "Rows held" in page and payee in page
     assert maker.post(f"/batches/{held}/pay").status_code == 409  # the review pays nothing
@@ -68,13 +74,7 @@ def test_a_change_its_maker_alone_confirmed_stays_held_until_another_user_confir
         desk_factory: Any, tmp_path: Path) -> None:
     desk: Desk = desk_factory(payee_confirmed_by_other=True)
     maker = desk.client("mia")
-    first = batch_id(maker.upload("november-payouts.xlsx"))
-    maker.post(f"/batches/{first}/review"), maker.post(f"/batches/{first}/pay")
-    wait_final(maker, first)
-
-    sheet, payee = changed_sheet(tmp_path, "december.xlsx", "DEC26-001")
-    held = batch_id(maker.upload(sheet))
-    assert maker.post(f"/batches/{held}/review").status_code == 303
+    held, payee = held_after_a_month(maker, tmp_path)
     assert maker.post("/payees/confirm", payee=payee, last4="8888", method="phone",
                       note="").status_code == 200
     # mia uploaded this batch: her word alone does not release her own batch's row
