@@ -163,4 +163,7 @@ def plan_summary(batch: Batch) -> list[str]:
     recomputed from its rows (its maker's signature is checked when it is approved)."""
     if not batch.plan.is_file():
         return []
-    return approval.summary_lines(approval.read_plan(batch.plan), largest=10)
+    try:
+        return approval.summary_lines(approval.read_plan(batch.plan), largest=10)
+    except approval.PlanRefused as exc:  # made by an earlier batchpay: the page still shows
+        return [f"{exc.message} Review the batch again to make a new plan."]

@@ -286,3 +286,25 @@ def test_a_repeat_the_maker_releases_is_planned_and_paid_once(  # type: ignore[n
     held = {} if require_approval else {"HELD": 1}
     assert dict(wait_final(maker, again)["counts"]) == {"COMPLETED": 1, **held}
     assert len(sandbox_payouts(desk.sandbox.url)) == 13
+
+
+def test_a_plan_the_library_no_longer_takes_is_shown_and_reviewed_again(  # type: ignore[no-untyped-def]
+        desk_factory) -> None:
+    """A batch reviewed by an earlier batchpay (a version 1 plan): its page still shows,
+    saying why; approving it is refused; Review again makes a plan that is approved and
+    paid."""
+    desk: Desk = desk_factory(require_approval=True)
+    maker, approver = desk.client("mia"), desk.client("abe")
+    batch = batch_id(maker.upload("november-payouts-corrected.xlsx"))
+    maker.post(f"/batches/{batch}/review")
+    plan = desk.app.state.console.batches.get(batch).plan
+    plan.write_text(json.dumps({**json.loads(plan.read_text()), "version": 1}))
+    page = approver.http.get(f"/batches/{batch}")
+    assert page.status_code == 200 and "not a batchpay plan of version 2" in page.text
+    assert approver.post(f"/batches/{batch}/approve").status_code == 409
+    assert ">Review again<" in maker.http.get(f"/batches/{batch}").text
+    assert maker.post(f"/batches/{batch}/review").status_code == 303
+    assert approver.post(f"/batches/{batch}/approve").status_code == 303
+    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 12}
+    assert len(sandbox_payouts(desk.sandbox.url)) == 12
