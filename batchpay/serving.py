@@ -107,13 +107,14 @@ def guarded_protocol(head_timeout: float, max_idle: int) -> type:
     return GuardedH11Protocol
 
 
-def uvicorn_server(app: Any) -> Any:
+def uvicorn_server(app: Any, **tls: Any) -> Any:
+    """`tls`: uvicorn's ssl_certfile and ssl_keyfile, to serve HTTPS."""
     import uvicorn
 
     return uvicorn.Server(uvicorn.Config(
         app, log_level="warning", access_log=False, lifespan="on", loop="asyncio",
         timeout_graceful_shutdown=3, backlog=ACCEPT_BATCH,
-        http=guarded_protocol(HEAD_TIMEOUT_SECONDS, MAX_IDLE_CONNECTIONS),
+        http=guarded_protocol(HEAD_TIMEOUT_SECONDS, MAX_IDLE_CONNECTIONS), **tls,
     ))
 
 
@@ -154,9 +155,9 @@ class ServerThread:
         self.stop()
 
 
-def serve_foreground(app: Any, sock: socket.socket) -> None:
+def serve_foreground(app: Any, sock: socket.socket, **tls: Any) -> None:
     """Serve on a bound socket until Ctrl-C (or SIGTERM)."""
-    server = uvicorn_server(app)
+    server = uvicorn_server(app, **tls)
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled: we are done

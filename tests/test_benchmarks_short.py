@@ -23,6 +23,12 @@ EXPECTED = {
         rf"^rows=500 plan_mb={NUMBER} sign_s={NUMBER} read_s={NUMBER} verify_s={NUMBER} "
         rf"rebuild_s={NUMBER}$",
     ],
+    "bench_console.py": [
+        rf"^first_page_s={NUMBER} idle_rss_mb={NUMBER}$",
+        rf"^case=sample rows=25 upload_check_s={NUMBER}$",
+        rf"^case=sheet rows=200 upload_check_s={NUMBER} review_s={NUMBER} pay_s={NUMBER} "
+        rf"progress_ms={NUMBER} peak_rss_mb={NUMBER} paid=200 counts=\[COMPLETED=200\]$",
+    ],
     "bench_engine.py": [
         rf"^concurrency=4 rows=32 rows_per_s={NUMBER} bound=40\.0 share={NUMBER}% ",
         rf"^concurrency=16 rows=32 rows_per_s={NUMBER} bound=160\.0 share={NUMBER}% ",

@@ -124,6 +124,9 @@ class Maker:
     key: Ed25519PrivateKey
     fingerprint: str
     principals: list[str]
+    # who makes the plan, as the plan's maker.user records it (payee_confirmed_by_other
+    # compares it with who confirmed a payee): the OS user, or a console's signed-in user
+    user: str = ""
 
 
 def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run_id: str,
@@ -145,7 +148,7 @@ def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run
         "version": PLAN_VERSION, "created_at": now.isoformat().replace("+00:00", "Z"),
         "expires_at": (now + timedelta(seconds=max(1, math.ceil(hours * 3600)))
                        ).isoformat().replace("+00:00", "Z"),
-        "maker": {"user": operator(), "host": platform.node(), "key": maker.fingerprint,
+        "maker": {"user": maker.user or operator(), "host": platform.node(), "key": maker.fingerprint,
                   "principals": maker.principals},
         "service": {"base_url": settings.base_url or "embedded",
                     "key_fingerprint": settings.key_fingerprint},

@@ -566,6 +566,13 @@ class Journal:
         return [json.loads(r[0]) for r in self.db.execute(
             "SELECT data FROM events WHERE kind = ? ORDER BY seq", (kind,))]
 
+    def run_holds(self, run_id: str) -> dict[str, str]:
+        """payout_ref → the kind of hold a run recorded for it (hold.payee, hold.repeat,
+        hold.service), for a page to say which holds --allow-repeat may release."""
+        return {ref: kind for ref, kind in self.db.execute(
+            "SELECT payout_ref, kind FROM events WHERE run_id = ? AND kind LIKE 'hold.%' "
+            "AND kind != 'hold.released' ORDER BY seq", (run_id,))}
+
     def record_note(self, kind: str, data: dict[str, Any], run_id: str = "") -> None:
         with self.transaction():
             self._event(kind, run_id=run_id, data=data)

@@ -100,6 +100,9 @@ class RunOptions:
     # an approved plan (batchpay.engine.approval.CheckedPlan): its rows are the input, its
     # ceilings bound the debit, its id, maker and approvers go into the run's record
     approved: CheckedPlan | None = None
+    # who makes the batch, when not the OS user (a console's signed-in user): their own
+    # payee confirmations do not count with payee_confirmed_by_other
+    maker: str = ""
 
     @property
     def record_kind(self) -> str:
@@ -289,7 +292,7 @@ class _Batch:
                          skip_invalid=self.options.skip_invalid,
                          allow_repeat=self.options.allow_repeat, service=service,
                          maker=o.document["maker"]["user"] if (o := self.options.approved)
-                         else operator())
+                         else self.options.maker or operator())
 
     async def _read_service_ledger(self, client: PayoutClient) -> ServiceLedger:
         """The service's payouts of the service check's window (engine.service_ledger), with

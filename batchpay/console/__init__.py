@@ -1,0 +1,17 @@
+"""`batchpay serve`: the month in a browser, for makers, approvers and auditors.
+
+The console is a thin web front over the library the commands use; it holds no engine of
+its own:
+
+    accounts   users, roles, Argon2id password hashes, each user's server-held signing key
+    sessions   one-time login links, server-side sessions, form tokens
+    guard      what every request passes first: Host header, cross-site refusal, headers
+    batches    an uploaded sheet's folder and state (checked, reviewed, approved, paying)
+    work       the calls into the library: check, review, pay, progress, history, payees
+    signing    the one place that calls the plan and approval library
+    app        the pages and forms (translation only), templates/ and static/
+    server     binding (loopback, or TLS), the login link, uvicorn
+
+Everything lives beside the journal (its folder's `console/`), so the console and the
+commands share one journal: a sheet paid from either is never paid twice.
+"""

@@ -1,0 +1,217 @@
+"""A batch: one uploaded sheet and what the month did with it, in a folder of its own.
+
+    console/batches/ID/
+        meta.json               who uploaded it and when, its SHA-256, its stage, who
+                                approved or rejected it, who paid it and the run's id
+        NAME.xlsx               the sheet as uploaded (read by check, review and pay)
+        NAME-checked.xlsx       the sheet with every row's messages ("your sheet + messages")
+        NAME.plan.json/.xlsx    the review: the plan an approver signs, and its workbook
+        NAME.plan.json.sig      the approvals
+        pay.claim               made once, with O_EXCL, by the one Pay that goes ahead
+        NAME-results.xlsx       the results workbook (and -results-synced.xlsx, refreshed)
+
+The stages, in order: uploaded → checked → (reviewing →) reviewed → approved (or rejected)
+→ paying → paid.
+The claim file is what makes Pay once: a second press, a second tab or a second server on
+the same folder finds it there and is refused, whatever the page showed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from batchpay.errors import UsageError
+from batchpay.files import private_dir, replaced_atomically
+
+STAGES = ("uploaded", "checked", "reviewing", "reviewed", "approved", "rejected", "paying",
+          "paid")
+SHEET_SUFFIXES = (".xlsx", ".csv")
+_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
+
+
+class BatchRefused(UsageError):
+    """What the page may not do to a batch now (shown on the page, nothing changed)."""
+
+    status_code = 409
+
+
+class NotYours(BatchRefused):
+    """What this user may never do to this batch (their own batch's approval)."""
+
+    status_code = 403
+
+
+@dataclass
+class Batch:
+    folder: Path
+    meta: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return str(self.meta["id"])
+
+    @property
+    def stage(self) -> str:
+        return str(self.meta["stage"])
+
+    @property
+    def maker(self) -> str:
+        return str(self.meta["maker"])
+
+    @property
+    def sheet(self) -> Path:
+        return self.folder / self.meta["file"]
+
+    @property
+    def stem(self) -> Path:
+        return self.folder / Path(self.meta["file"]).stem
+
+    @property
+    def checked(self) -> Path:
+        return self.stem.with_name(self.stem.name + "-checked.xlsx")
+
+    @property
+    def plan(self) -> Path:
+        return self.stem.with_name(self.stem.name + ".plan.json")
+
+    @property
+    def plan_workbook(self) -> Path:
+        return self.stem.with_name(self.stem.name + ".plan.xlsx")
+
+    @property
+    def results(self) -> Path:
+        return self.stem.with_name(self.stem.name + "-results.xlsx")
+
+    @property
+    def synced(self) -> Path:
+        """The results workbook as the latest refresh (`batchpay sync`) wrote it."""
+        return self.stem.with_name(self.stem.name + "-results-synced.xlsx")
+
+    @property
+    def latest_results(self) -> Path:
+        return self.synced if self.synced.is_file() else self.results
+
+    @property
+    def claim(self) -> Path:
+        return self.folder / "pay.claim"
+
+
+def safe_name(filename: str) -> str:
+    """The uploaded file's own name, reduced to what is safe on any disk; its type kept."""
+    base = Path(filename.replace("\\", "/")).name
+    stem, suffix = os.path.splitext(base)
+    if suffix.lower() not in SHEET_SUFFIXES:
+        raise BatchRefused(f"{base or 'The file'} is not a payout sheet: upload an .xlsx or a "
+                           ".csv file.")
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.")[:80] or "sheet"
+    return stem + suffix.lower()
+
+
+class Batches:
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+        self._lock = threading.Lock()
+
+    def create(self, filename: str, data: bytes, maker: str) -> Batch:
+        name = safe_name(filename)
+        now = datetime.now(UTC)
+        batch_id = now.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+        folder = private_dir(self.folder / batch_id)
+        fd = os.open(folder / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        meta = {"id": batch_id, "file": name, "uploaded_name": filename[:200],
+                "sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
+                "maker": maker, "uploaded_at": now.isoformat(timespec="seconds"),
+                "stage": "uploaded", "approvals": []}
+        batch = Batch(folder, meta)
+        self.save(batch)
+        return batch
+
+    def save(self, batch: Batch) -> None:
+        with replaced_atomically(batch.folder / "meta.json") as partial:
+            fd = os.open(partial, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(batch.meta, handle, indent=2, sort_keys=True, ensure_ascii=False)
+
+    def get(self, batch_id: str) -> Batch | None:
+        if not _ID.match(batch_id):
+            return None
+        path = self.folder / batch_id / "meta.json"
+        if not path.is_file():
+            return None
+        return Batch(path.parent, json.loads(path.read_text(encoding="utf-8")))
+
+    def all(self) -> list[Batch]:
+        """Every batch, newest first."""
+        if not self.folder.is_dir():
+            return []
+        found = (self.get(p.name) for p in self.folder.iterdir() if p.is_dir())
+        return sorted((b for b in found if b is not None), key=lambda b: b.id, reverse=True)
+
+    def same_file(self, batch: Batch) -> list[Batch]:
+        """Earlier batches of the same bytes: "this file was already uploaded (paid) by ..."."""
+        return [b for b in self.all() if b.id != batch.id and b.meta["sha256"] == batch.meta[
+            "sha256"]]
+
+    def update(self, batch_id: str, **changes: Any) -> Batch:
+        with self._lock:
+            batch = self.get(batch_id)
+            if batch is None:
+                raise BatchRefused("No such batch.")
+            batch.meta.update(changes)
+            self.save(batch)
+            return batch
+
+    def start_review(self, batch_id: str) -> Batch:
+        """The batch's one review under way (a second press waits for the first)."""
+        with self._lock:
+            batch = self.get(batch_id)
+            if batch is None:
+                raise BatchRefused("No such batch.")
+            if batch.stage not in ("checked", "reviewed", "rejected"):
+                raise BatchRefused(f"This batch is {batch.stage}: its review cannot change now.")
+            batch.meta.update(stage="reviewing", before_review=batch.stage, review_error="")
+            self.save(batch)
+            return batch
+
+    def claim_payment(self, batch_id: str, user: str) -> Batch:
+        """The one Pay of a batch: later ones (any tab, any server on this folder) refused."""
+        with self._lock:
+            batch = self.get(batch_id)
+            if batch is None:
+                raise BatchRefused("No such batch.")
+            try:
+                fd = os.open(batch.claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            except FileExistsError:
+                raise BatchRefused(
+                    "This batch is already being paid or was paid: a batch is paid once.",
+                    hint="Its progress and results are on its page.") from None
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(f"{user} {now}\n")
+            batch.meta.update(stage="paying", paid_by=user, paid_at=now,
+                              before_paying=batch.stage)
+            self.save(batch)
+            return batch
+
+    def release_payment(self, batch_id: str, error: str, hint: str) -> Batch:
+        """Undo a claim whose run never started (nothing was sent): Pay can be pressed again."""
+        with self._lock:
+            batch = self.get(batch_id)
+            if batch is None:
+                raise BatchRefused("No such batch.")
+            batch.meta.update(stage=batch.meta.get("before_paying", "reviewed"),
+                              paid_by=None, paid_at=None, pay=None, error=error, hint=hint)
+            self.save(batch)
+            batch.claim.unlink(missing_ok=True)
+            return batch

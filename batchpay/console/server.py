@@ -1,0 +1,100 @@
+"""Serving the console: where it may listen, over what, and the login link it prints.
+
+On loopback (127.0.0.1, ::1, localhost) it serves plain HTTP to this machine only. Any other
+address is refused unless a TLS certificate and key are given and at least one user with a
+password exists: a team's console is reached over HTTPS by named users, never by a link
+that crossed a network in clear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from batchpay.config import Settings, is_loopback_host
+from batchpay.console.accounts import ROLES, Accounts, console_folder
+from batchpay.console.guard import allowed_hosts
+from batchpay.errors import UsageError
+
+OWNER = "owner"  # who the printed login link signs in unless --user names another
+
+
+@dataclass
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    server_name: str | None = None
+    user: str | None = None
+
+
+def prepare(settings: Settings, options: ServeOptions, port: int) -> tuple[Any, str, Accounts]:
+    """The app and the login user, once the binding is allowed (UsageError otherwise);
+    `port` is the one bound (a free one when --port 0)."""
+    from batchpay.console.app import create_app
+
+    https = options.tls_cert is not None
+    if (options.tls_cert is None) != (options.tls_key is None):
+        raise UsageError("Give both --tls-cert and --tls-key, or neither.")
+    for path in (options.tls_cert, options.tls_key):
+        if path is not None and not path.is_file():
+            raise UsageError(f"No file {path}.")
+    accounts = Accounts(console_folder(settings.journal))
+    if not is_loopback_host(options.host):
+        if not https:
+            raise UsageError(
+                f"The console listens on {options.host} only over HTTPS: give --tls-cert "
+                "and --tls-key.", hint="Or leave --host at 127.0.0.1 to use it from this "
+                "machine only.")
+        if options.host in ("0.0.0.0", "::") and not options.server_name:
+            raise UsageError(f"Listening on {options.host}, the console needs the name users "
+                             "type to reach it: give --server-name (e.g. "
+                             "payouts.example.com); other Host headers are refused.")
+        if not any(u.password for u in accounts.users()):
+            raise UsageError("A console others can reach needs user accounts: add them with "
+                             "`batchpay users add NAME --role maker` (and approver, auditor).")
+    login = options.user or OWNER
+    if options.user is not None:
+        if accounts.get(options.user) is None:
+            raise UsageError(f"No console user {options.user}.",
+                             hint="`batchpay users list` shows them.")
+    elif accounts.get(OWNER) is None:
+        accounts.add(OWNER, ROLES, None)  # signs in by the printed link only
+    app = create_app(settings, allowed_hosts=allowed_hosts(
+        options.host, port, options.server_name), https=https)
+    return app, login, accounts
+
+
+def serve(settings: Settings, options: ServeOptions, say: Callable[[str], None]) -> None:
+    """Serve until Ctrl-C, after printing the one-time login link."""
+    from batchpay.serving import bind
+
+    prepare(settings, options, options.port)  # refusals before the port is taken
+    sock = bind(options.host, options.port, "console")
+    port = sock.getsockname()[1]
+    try:
+        app, login, _accounts = prepare(settings, options, port)
+    except BaseException:
+        sock.close()
+        raise
+    scheme = "https" if options.tls_cert else "http"
+    name = options.server_name or options.host
+    shown = f"[{name}]" if ":" in name else name
+    token = app.state.console.sessions.login_link(login)
+    say(f"batchpay console for the journal {settings.journal}")
+    say(f"Sign in as {login} (one-time link, valid 15 minutes): "
+        f"{scheme}://{shown}:{port}/login/{token}")
+    say("Ctrl-C stops the console; a payment under way stops with it and goes on with "
+        "`batchpay run` or `batchpay sync` (nothing is paid twice).")
+    _run(app, sock, options)
+
+
+def _run(app: Any, sock: Any, options: ServeOptions) -> None:
+    from batchpay.serving import serve_foreground
+
+    tls = ({"ssl_certfile": str(options.tls_cert), "ssl_keyfile": str(options.tls_key)}
+           if options.tls_cert is not None else {})
+    serve_foreground(app, sock, **tls)

@@ -1,0 +1,90 @@
+"""Sign-in and sessions, kept in the server's memory only.
+
+A session is a random 128-bit id in a `__Host-` cookie (Secure, HttpOnly, SameSite=Strict,
+Path=/, no Domain): the browser sends it to this origin only and no script can read it.
+Signing out, or restarting the server, ends every session held. Each session carries its
+own form token: a page's forms post it back, so a form on another site cannot act in it.
+
+The login link `serve` prints carries a one-time token of 128 bits: opened once, it becomes
+a session and is spent.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+
+COOKIE = "__Host-batchpay-session"
+IDLE_SECONDS = 8 * 3600  # a session unused for a working day ends
+LINK_SECONDS = 15 * 60  # a login link not opened within 15 minutes is void
+
+
+def new_secret() -> str:
+    """128 random bits, URL-safe."""
+    return secrets.token_urlsafe(16)
+
+
+@dataclass
+class Session:
+    id: str
+    user: str
+    form_token: str
+    started: float = field(default_factory=time.monotonic)
+    seen: float = field(default_factory=time.monotonic)
+
+    def token_matches(self, given: str | None) -> bool:
+        return bool(given) and hmac.compare_digest(str(given), self.form_token)
+
+
+class Sessions:
+    def __init__(self) -> None:
+        self._sessions: dict[str, Session] = {}
+        self._links: dict[str, tuple[str, float]] = {}  # token → (user, made at)
+        self._lock = threading.Lock()
+
+    def login_link(self, user: str) -> str:
+        """A one-time token that signs `user` in (see `redeem`)."""
+        token = new_secret()
+        with self._lock:
+            self._links[token] = (user, time.monotonic())
+        return token
+
+    def redeem(self, token: str) -> Session | None:
+        """The link's session, once; a spent, unknown or stale token gives None."""
+        with self._lock:
+            found = self._links.pop(token, None)
+        if found is None or time.monotonic() - found[1] > LINK_SECONDS:
+            return None
+        return self.start(found[0])
+
+    def start(self, user: str) -> Session:
+        session = Session(new_secret(), user, new_secret())
+        with self._lock:
+            self._sessions[session.id] = session
+        return session
+
+    def get(self, session_id: str | None) -> Session | None:
+        if not session_id:
+            return None
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return None
+            now = time.monotonic()
+            if now - session.seen > IDLE_SECONDS:
+                del self._sessions[session_id]
+                return None
+            session.seen = now
+            return session
+
+    def end(self, session_id: str) -> None:
+        with self._lock:
+            self._sessions.pop(session_id, None)
+
+    def end_user(self, user: str) -> None:
+        with self._lock:
+            for sid in [s.id for s in self._sessions.values() if s.user == user]:
+                del self._sessions[sid]

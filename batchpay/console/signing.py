@@ -1,0 +1,169 @@
+"""Every call the console makes into the plan and approval library, in one place.
+
+The console's review is `batchpay plan` (a dry run written as NAME.plan.json, signed by the
+maker: the console user who uploaded the batch, with their server-held key), its Approve is
+`batchpay approve` with the approver's server-held key (or a signature the approver made
+with their own key and uploaded), and its Pay of an approved batch is `batchpay run --plan`.
+When that library's contract changes, this module is what follows it.
+
+Who may make and approve is the settings' `approvers_file` when one is set (its lines for
+the console's users are printed by `batchpay users add`), else the console's own list of
+its users' keys, written here before each use: a maker's key for making plans, an
+approver's for approving them (`namespaces=` on each line), both for a user with both
+roles. The library counts approvals by principal and never the maker's principal; the
+console adds its own refusal by user (`work._require_approvable`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from batchpay import sshsig
+from batchpay.config import Settings
+from batchpay.console.accounts import Accounts
+from batchpay.console.batches import Batch, BatchRefused
+from batchpay.engine import approval, planning
+from batchpay.engine.runner import Reporter, RunOptions
+from batchpay.errors import SignatureError
+from batchpay.files import replaced_atomically
+from batchpay.service import Opener
+
+
+@dataclass
+class Review:
+    """What the review shows of a plan: its id, short code, totals, expiry, and the dry run."""
+
+    run_id: str
+    plan_id: str
+    short_code: str
+    refused: str
+    notes: list[str]
+    currencies: dict[str, dict[str, Any]]
+    expires_at: str
+    payee_changes: list[dict[str, Any]]
+    released: dict[str, list[str]]  # repeats the maker released: payout_ref → earlier refs
+
+
+def make_review(settings: Settings, options: RunOptions, reporter: Reporter, connect: Opener,
+                batch: Batch, accounts: Accounts) -> Review:
+    """A dry run of the batch's sheet, written as the batch's plan and signed by its maker
+    (the console user who uploaded it) with their server-held key. The plan and the dry run
+    record that user as the maker: with payee_confirmed_by_other, a payee change they alone
+    confirmed stays held."""
+    release = release_settings(settings, accounts)
+    key = accounts.signing_key(batch.maker)
+    try:
+        maker = approval.maker_of(release, key)
+    except approval.PlanRefused as exc:
+        raise approval.PlanRefused(
+            f"{batch.maker}, who made this batch, cannot sign its plan: {exc.message}",
+            hint=f"List {batch.maker}'s key for making plans in the approvers file "
+            f"{release.approvers_file}: `batchpay users add {batch.maker} --role maker "
+            "--replace` prints its line.") from exc
+    files = planning.PlanFiles(batch.plan, batch.plan_workbook)
+    made = planning.make_plan(release, dataclasses.replace(options, maker=batch.maker),
+                              reporter, connect, files,
+                              maker=dataclasses.replace(maker, user=batch.maker))
+    document = made.document or {}
+    return Review(made.dry_run.run_id, made.identifier,
+                  made.short_code if made.identifier else "", made.refused,
+                  list(made.dry_run.notes), dict(document.get("currencies", {})),
+                  str(document.get("expires_at", "")), list(made.dry_run.payee_changes),
+                  dict(made.dry_run.released))
+
+
+def approve(batch: Batch, accounts: Accounts, approver: str, settings: Settings) -> str:
+    """Sign the batch's plan with the approver's server-held key, as `batchpay approve`
+    does: the maker's signature checked first, and the library refuses any key of the
+    maker's principal. Returns the key's fingerprint."""
+    release = release_settings(settings, accounts)
+    checked = approval.review(batch.plan, release)
+    return approval.approve(checked, accounts.signing_key(approver), release).fingerprint
+
+
+def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
+                  settings: Settings) -> str:
+    """An SSHSIG signature of the plan the approver made with their own key (`ssh-keygen -Y
+    sign -n batchpay-plan-v1`, or `batchpay approve`): kept beside the plan once it verifies
+    with a key the approvers file lists for approving under the approver's own name (a
+    signature that would not release the plan is never kept: it would block the batch's
+    payment)."""
+    release = release_settings(settings, accounts)
+    checked = approval.review(batch.plan, release)
+    try:
+        key = sshsig.verify(armored, checked.data, approval.NAMESPACE)
+    except SignatureError as exc:
+        raise BatchRefused(f"This is not a signature of this batch's plan: {exc}.") from exc
+    print_ = sshsig.fingerprint(key)
+    names, refusals = sshsig.principals_of(approval.signers_of(release), key,
+                                           approval.NAMESPACE, datetime.now(UTC))
+    if print_ == checked.document["maker"]["key"] or set(names) & set(checked.maker):
+        raise BatchRefused("This is the maker's own key: a batch is approved by someone else.")
+    if approver not in names:
+        why = f" ({'; '.join(refusals)})" if refusals else ""
+        raise BatchRefused(f"The key {print_} is not listed for {approver} in the approvers "
+                           f"file {release.approvers_file} for approving plans{why}: only a "
+                           "signature by your own listed key approves.")
+    path = approval.next_signature_path(batch.plan)
+    path.write_text(armored, encoding="utf-8")
+    return print_
+
+
+# what each role's key signs: a maker's key makes plans, an approver's approves them
+ROLE_NAMESPACES = {"maker": approval.MAKER_NAMESPACE, "approver": approval.NAMESPACE}
+
+
+def signer_line(accounts: Accounts, name: str) -> str:
+    """The user's allowed_signers line, limited to what their roles sign: `NAME
+    namespaces="..." ssh-ed25519 AAAA...`; "" for a user who signs nothing (an auditor)."""
+    user = accounts.get(name)
+    spaces = [ROLE_NAMESPACES[r] for r in (user.roles if user else ()) if r in ROLE_NAMESPACES]
+    if not spaces:
+        return ""
+    public = sshsig.public_line(accounts.signing_key(name).public_key())
+    return f'{name} namespaces="{",".join(spaces)}" {public}'
+
+
+def release_settings(settings: Settings, accounts: Accounts) -> Settings:
+    """The settings a plan is made and released under: the console's approvers file (its
+    makers' and approvers' keys) unless one is set."""
+    if settings.approvers_file is not None:
+        return settings
+    path = accounts.folder / "approvers"
+    lines = [line for user in accounts.users() if (line := signer_line(accounts, user.name))]
+    text = "".join(line + "\n" for line in lines)
+    if not (path.is_file() and path.read_text(encoding="utf-8") == text):
+        with replaced_atomically(path) as partial:
+            partial.write_text(text, encoding="utf-8")
+    return dataclasses.replace(settings, approvers_file=path)
+
+
+def approved_plan(batch: Batch, settings: Settings) -> Any:
+    """The batch's plan with its signatures checked (`run --plan`'s gate), for `RunOptions`."""
+    checked = approval.read_plan(batch.plan)
+    approval.check_release(checked, settings)
+    return checked
+
+
+def plan_run(plan: Any) -> dict[str, Any]:
+    """What `run --plan` takes from the plan besides its rows: a results workbook's plan is
+    paid as `rerun` reads it (a FAILED or REFUNDED row goes again), in the plan's source
+    currency, with the repeats its maker released (the approver signed them)."""
+    document = plan.document
+    return {"kind": "rerun" if document.get("input") == "results workbook" else "run",
+            "source_currency": document["source_currency"] or None,
+            "allow_repeat": frozenset(document.get("released_repeats", {}))}
+
+
+def plan_summary(batch: Batch) -> list[str]:
+    """The approver's reading of the plan, as `batchpay approve` prints it: the figures
+    recomputed from its rows (its maker's signature is checked when it is approved)."""
+    if not batch.plan.is_file():
+        return []
+    try:
+        return approval.summary_lines(approval.read_plan(batch.plan), largest=10)
+    except approval.PlanRefused as exc:  # made by an earlier batchpay: the page still shows
+        return [f"{exc.message} Review the batch again to make a new plan."]

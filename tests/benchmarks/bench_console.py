@@ -1,0 +1,169 @@
+"""Benchmark the web console: `batchpay serve` as its own process, driven over HTTP.
+
+    python tests/benchmarks/bench_console.py [--rows 10000] [--short]
+
+Against a sandbox process, prints:
+- first_page_s: from starting `batchpay serve` to the first page shown after the login
+  link (process start-up included), and the serve process's memory then (idle);
+- upload + check of the 25-row sample and of an N-row sheet (the request's wall time);
+- for the N-row sheet: the review (a dry run: every row quoted), the payment until every
+  row is final, one progress read of N rows, and the serve process's peak memory over it
+  all, with the sandbox's payout count (one per row).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from batchpay.sheet.columns import COLUMN_NAMES  # noqa: E402
+from tests.benchmarks.bench_intake import make_rows  # noqa: E402
+from tests.support.processes import (  # noqa: E402
+    benchmark_rows,
+    runner_env,
+    sandbox_process,
+)
+from tests.support.sheets import write_grid  # noqa: E402
+
+COOKIE = "__Host-batchpay-session"
+
+
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class Console:
+    """The serve process and a client holding its session (sent by hand: the cookie is
+    Secure, and this client talks plain HTTP to loopback as a browser may)."""
+
+    def __init__(self, env: dict[str, str], folder: Path) -> None:
+        self.log = folder / "serve.log"
+        self.started = time.perf_counter()
+        with self.log.open("w") as err:
+            self.proc = __import__("subprocess").Popen(
+                [sys.executable, "-m", "batchpay", "serve", "--port", "0"], env=env,
+                stdout=err, stderr=err)
+        link = self._link()
+        self.base = link.split("/login/")[0]
+        self.http = httpx.Client(base_url=self.base, timeout=600)
+        answer = self.http.get(link, follow_redirects=False)
+        self.session = answer.cookies[COOKIE]
+        page = self.get("/")
+        assert page.status_code == 200, page.text
+        self.first_page_s = time.perf_counter() - self.started
+        self.csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        self.peak = 0.0
+        self._sampling = True
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def _link(self) -> str:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            found = re.search(r"(http://\S+/login/\S+)", self.log.read_text())
+            if found:
+                return found.group(1)
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise RuntimeError(f"serve did not start: {self.log.read_text()}")
+
+    def _sample(self) -> None:
+        while self._sampling and self.proc.poll() is None:
+            self.peak = max(self.peak, rss_mb(self.proc.pid))
+            time.sleep(0.05)
+
+    def get(self, path: str) -> httpx.Response:
+        return self.http.get(path, headers={"Cookie": f"{COOKIE}={self.session}"})
+
+    def post(self, path: str, files: dict[str, tuple[str, bytes]] | None = None) -> httpx.Response:
+        answer = self.http.post(path, data={"csrf": self.csrf}, files=files,
+                                headers={"Cookie": f"{COOKIE}={self.session}"})
+        assert answer.status_code == 303, (path, answer.status_code, answer.text[:2000])
+        return answer
+
+    def upload(self, path: Path) -> tuple[str, float]:
+        started = time.perf_counter()
+        answer = self.post("/upload", files={"sheet": (path.name, path.read_bytes())})
+        return answer.headers["location"].rsplit("/", 1)[1], time.perf_counter() - started
+
+    def stop(self) -> None:
+        self._sampling = False
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+def build(path: Path, rows: int) -> None:
+    """bench_intake's rows, all paid from NGN (its USD rows ask more than the sandbox's
+    500,000 CNY limit)."""
+    at = list(COLUMN_NAMES).index("source_currency")
+    grid = make_rows(rows)
+    for row in grid:
+        row[at] = "NGN"
+    write_grid(path, list(COLUMN_NAMES), grid, constant_memory=True)
+
+
+def main() -> None:
+    rows = benchmark_rows(__doc__ or "", default=10000, short=200)
+    with tempfile.TemporaryDirectory(prefix="bench-console-") as name:
+        folder = Path(name)
+        sheet = folder / f"payouts-{rows}.xlsx"
+        build(sheet, rows)
+        with sandbox_process("--settle-seconds", "0.5", state=folder / "sandbox.sqlite3") as url:
+            for currency in ("NGN", "USD"):  # a wallet for every row: the review compares
+                httpx.put(f"{url}/_sandbox/wallet", json={"currency": currency,
+                                                          "balance": "1000000000000000"},
+                          timeout=10).raise_for_status()
+            env = runner_env(url, folder / "journal" / "journal.sqlite3")
+            env["PYTHONPATH"] = str(REPO)
+            console = Console(env, folder)
+            try:
+                time.sleep(1.0)
+                idle = rss_mb(console.proc.pid)
+                print(f"first_page_s={console.first_page_s:.2f} idle_rss_mb={idle:.0f}")
+                _, sample_s = console.upload(REPO / "samples" / "november-payouts.xlsx")
+                print(f"case=sample rows=25 upload_check_s={sample_s:.2f}")
+                batch, check_s = console.upload(sheet)
+                page = console.get(f"/batches/{batch}").text
+                assert "Every row passed the check." in page, page[:3000]
+                started = time.perf_counter()
+                console.post(f"/batches/{batch}/review")
+                while "This page refreshes itself" in console.get(f"/batches/{batch}").text:
+                    time.sleep(0.5)  # a long review goes on after the request
+                review_s = time.perf_counter() - started
+                started = time.perf_counter()
+                console.post(f"/batches/{batch}/pay")
+                while True:
+                    state = console.get(f"/batches/{batch}/progress").json()
+                    if state["finished"]:
+                        break
+                    time.sleep(0.5)
+                pay_s = time.perf_counter() - started
+                started = time.perf_counter()
+                console.get(f"/batches/{batch}/progress")
+                progress_ms = (time.perf_counter() - started) * 1000
+                peak = max(console.peak, rss_mb(console.proc.pid, "VmHWM"))
+            finally:
+                console.stop()
+            paid = len(httpx.get(f"{url}/_sandbox/payouts", params={"limit": 100000},
+                                 timeout=60).json()["data"])
+            counts = " ".join(f"{s}={n}" for s, n in state["counts"])
+            print(f"case=sheet rows={rows} upload_check_s={check_s:.2f} review_s={review_s:.1f} "
+                  f"pay_s={pay_s:.1f} progress_ms={progress_ms:.0f} peak_rss_mb={peak:.0f} "
+                  f"paid={paid} counts=[{counts}]")
+
+
+
+if __name__ == "__main__":
+    main()

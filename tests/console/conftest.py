@@ -1,0 +1,93 @@
+"""The console under test: a sandbox served for real, the console's app over the same
+settings the commands load (the sandbox's URL and key, a journal under tmp_path), and its
+users: a maker, an approver, an auditor and one user with both maker and approver roles."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from batchpay.config import Settings, load_settings
+from batchpay.console.accounts import ROLES, Accounts, console_folder
+from batchpay.console.app import create_app
+from batchpay.sandbox.server import RunningSandbox
+
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+PASSWORD = "correct horse battery"
+USERS = {"mia": ("maker",), "abe": ("approver",), "ada": ("auditor",),
+         "max": ("maker", "approver")}
+
+
+@dataclass
+class Desk:
+    """One console app, its settings, the sandbox it pays through."""
+
+    app: Any
+    settings: Settings
+    sandbox: RunningSandbox
+
+    def client(self, user: str) -> Signed:
+        """A browser-like client signed in as `user` (by a one-time login link)."""
+        client = TestClient(self.app, base_url="https://testserver")
+        token = self.app.state.console.sessions.login_link(user)
+        answer = client.get(f"/login/{token}", follow_redirects=False)
+        assert answer.status_code == 303, answer.text
+        return Signed(client, form_token(client.get("/").text))
+
+
+@dataclass
+class Signed:
+    http: TestClient
+    csrf: str
+
+    def post(self, path: str, **fields: Any) -> Any:
+        files = fields.pop("files", None)
+        return self.http.post(path, data={"csrf": self.csrf, **fields}, files=files,
+                              follow_redirects=False)
+
+    def upload(self, sample: str | Path, data: bytes | None = None) -> Any:
+        path = Path(sample) if Path(sample).is_absolute() else SAMPLES / sample
+        body = data if data is not None else path.read_bytes()
+        return self.post("/upload", files={"sheet": (path.name, body)})
+
+
+def form_token(page: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert found, page[:500]
+    return found.group(1)
+
+
+def batch_id(answer: Any) -> str:
+    assert answer.status_code == 303, answer.text
+    return str(answer.headers["location"]).rsplit("/", 1)[1]
+
+
+@pytest.fixture
+def desk_factory(cli_sandbox: Callable[..., RunningSandbox]) -> Callable[..., Desk]:
+    """make(**settings overrides, max_upload_bytes=None, sandbox=dict of SandboxConfig)."""
+
+    def make(*, max_upload_bytes: int | None = None, sandbox: dict[str, Any] | None = None,
+             **overrides: Any) -> Desk:
+        running = cli_sandbox(**(sandbox or {}))
+        settings = dataclasses.replace(load_settings(), **overrides)
+        accounts = Accounts(console_folder(settings.journal))
+        accounts.add("owner", ROLES, None)
+        for name, roles in USERS.items():
+            accounts.add(name, roles, PASSWORD)
+        app = create_app(settings, allowed_hosts={"testserver"}, https=False,
+                         max_upload_bytes=max_upload_bytes)
+        return Desk(app, settings, running)
+
+    return make
+
+
+@pytest.fixture
+def desk(desk_factory: Callable[..., Desk]) -> Desk:
+    return desk_factory()
