@@ -104,6 +104,11 @@ class Settings:
     # a row paying an account the amount it was paid within this many days is HELD (0: never);
     # shorter than any month, so that last month's equal salary is not a duplicate
     repeat_window_days: int = 20
+    # how far back the service's own payout list is read before paying (0: not read). A
+    # payout_ref found there is never a false match, so it holds over this whole window, long
+    # enough for a journal lost or rolled back and last month's sheet run again; the account
+    # and amount match holds within repeat_window_days only
+    service_check_days: int = 62
     # payee change control: hold payees never paid before too; keep a confirmed change held
     hold_new_payees: bool = False
     payee_change_hold_hours: float = 0.0

@@ -5,9 +5,10 @@ A `batchpay.toml` in the current folder comes with the folder: a shared drive, a
 archive, a cloned repository. It is merged over the user's own settings file, so that a
 project can name its service or its sheet limits, but it may never loosen what keeps a
 payout from going twice or to the wrong account (turn approval off, name other approvers,
-another journal, shorter repeat window...): such a file is refused, naming the file and the
-settings, before anything is read or sent. Only the user's own file (and, for the journal,
-an environment variable when the user's file names no journal) loosens a control.
+another journal, shorter repeat window, the service's list read less far back...): such a
+file is refused, naming the file and the settings, before anything is read or sent. Only
+the user's own file (and, for the journal, an environment variable when the user's file
+names no journal) loosens a control.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ _RANGES: dict[str, tuple[float, float | None, bool]] = {
     "max_cells": (1, None, True),
     "sync_max_pages": (1, None, True),
     "repeat_window_days": (0, None, True),
+    "service_check_days": (0, None, True),
     "payee_change_hold_hours": (0, None, True),
     "approvals_required": (1, 2, True),
     "plan_hours": (0, None, False),
@@ -100,6 +102,7 @@ CONTROLS: dict[str, Callable[[Any, Any], bool]] = {
     "approvals_required": _lower,
     "hold_new_payees": _turned_off,
     "repeat_window_days": _lower,
+    "service_check_days": _lower,  # 0 turns the service's list check off
     "payee_change_hold_hours": _lower,
     "plan_hours": _higher,  # a plan that stays valid longer
     "plan_tolerance": _higher,  # a higher ceiling over the approved quotes

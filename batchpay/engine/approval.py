@@ -50,6 +50,7 @@ from batchpay.engine.plan_checks import (
     unstated_findings,
 )
 from batchpay.engine.records import operator
+from batchpay.engine.repeats import control_settings
 from batchpay.sheet.read import Sheet, SheetRow
 from batchpay.statuses import Status
 
@@ -128,12 +129,18 @@ class Maker:
 def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run_id: str,
                chain_head: str, maker: Maker, hours: float, tolerance: Decimal,
                source_currency: str | None,
-               payee_changes: Iterable[dict[str, Any]] = ()) -> dict[str, Any]:
-    """The plan document (made canonical by `canonical_bytes`)."""
+               payee_changes: Iterable[dict[str, Any]] = (), results_workbook: bool = False,
+               held: Iterable[ResultRow] = (),
+               released: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """The plan document (made canonical by `canonical_bytes`). `results_workbook`: the
+    input is one, paid as `rerun` would (a FAILED row goes again); `held`: the rows the
+    checks held out of the plan; `released`: the repeats the maker released (payout_ref →
+    the earlier payout_refs)."""
     now = datetime.now(UTC).replace(microsecond=0)
     planned = [{"row": r.row, "payout_ref": r.payout_ref, "source_currency": r.source_currency,
                 "values": r.values, "amount": r.amount, "total_debit": r.total_debit}
                for r in rows]
+    refs = {r["payout_ref"] for r in planned}
     return {
         "version": PLAN_VERSION, "created_at": now.isoformat().replace("+00:00", "Z"),
         "expires_at": (now + timedelta(seconds=max(1, math.ceil(hours * 3600)))
@@ -151,6 +158,13 @@ def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run
         # what the payee register found (new, changed and held payees; accounts masked)
         "payee_changes": [{k: v for k, v in c.items() if k != "details"}
                           for c in payee_changes],
+        # what the maker decided, for the approver: the settings of the checks that hold
+        # rows, the rows held out and why, the repeats released
+        "controls": control_settings(settings),
+        "input": "results workbook" if results_workbook else "sheet",
+        "held": [{"row": r.row, "why": r.error} for r in held],
+        "released_repeats": {ref: earlier for ref, earlier in sorted((released or {}).items())
+                             if ref in refs},
     }
 
 
@@ -506,8 +520,9 @@ def summary_lines(plan: CheckedPlan, largest: int = 5) -> list[str]:
     controls = document.get("controls")
     if controls:
         lines.append(f"  holds: a repeat of a payment made within {controls['repeat_window_days']}"
-                     f" day(s) (0: not checked); new payees held: "
-                     f"{'yes' if controls['hold_new_payees'] else 'no'}")
+                     f" day(s) (0: not checked); the service's payout list read back "
+                     f"{controls['service_check_days']} day(s) (0: not read); new payees "
+                     f"held: {'yes' if controls['hold_new_payees'] else 'no'}")
     changes = document.get("payee_changes", [])
     if changes:
         lines.append(f"  payees new, changed or held ({len(changes)}):")

@@ -48,8 +48,8 @@ SHAPE: dict[str, set[str]] = {
     "sheet": {"name", "sha256", "columns"},
     "row": {"row", "payout_ref", "source_currency", "values", "amount", "total_debit"},
     "currency": {"NbOfTxs", "CtrlSum", "quoted_debit", "ceiling"},
-    "controls": {"repeat_window_days", "hold_new_payees", "payee_change_hold_hours",
-                 "payee_confirmed_by_other", "require_approval"},
+    "controls": {"repeat_window_days", "service_check_days", "hold_new_payees",
+                 "payee_change_hold_hours", "payee_confirmed_by_other", "require_approval"},
     "held": {"row", "why"},
 }
 INPUTS = ("sheet", "results workbook")

@@ -31,7 +31,6 @@ from batchpay.engine.approval import (
 )
 from batchpay.engine.journal import Journal
 from batchpay.engine.render import find_run, render_run, result_rows
-from batchpay.engine.repeats import control_settings
 from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input, run_batch
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
@@ -113,15 +112,10 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
                           chain_head=head, maker=maker, hours=settings.plan_hours,
                           tolerance=Decimal(str(settings.plan_tolerance)),
                           source_currency=options.source_currency,
-                          payee_changes=outcome.payee_changes)
-    document["controls"] = control_settings(settings)  # what decided the holds, signed too
-    # `run --plan` pays a results workbook's plan as `rerun` would (a FAILED row goes again)
-    document["input"] = "results workbook" if options.kind == "rerun" else "sheet"
-    # what the maker decided, for the approver: rows held out and why, repeats released
-    refs = {r.payout_ref for r in rows}
-    document["held"] = [{"row": r.row, "why": r.error} for r in dry if r.status == "HELD"]
-    document["released_repeats"] = {ref: earlier for ref, earlier in sorted(
-        outcome.released.items()) if ref in refs}
+                          payee_changes=outcome.payee_changes,
+                          results_workbook=options.kind == "rerun",
+                          held=[r for r in dry if r.status == "HELD"],
+                          released=outcome.released)
     data = canonical_bytes(document)
     for stale in signature_paths(files.plan):  # approvals of a plan this one replaces
         stale.unlink()

@@ -27,7 +27,8 @@ RUN_INFO_FIELDS = (
     ("tool_version", "batchpay version"), ("sheet", "input file"),
     ("input_sha256", "input SHA-256"), ("service", "service"), ("base_url", "base URL"),
     ("key_fingerprint", "API key fingerprint"), ("journal", "journal file"),
-    ("settings", "settings"), ("plan_id", "approved plan"), ("plan_maker", "plan made by"),
+    ("settings", "settings"), ("service_list_check", "service payout list checked"),
+    ("plan_id", "approved plan"), ("plan_maker", "plan made by"),
     ("plan_approvers", "plan approved by"),
     ("outcome", "outcome"), ("totals", "totals per currency"),
 )
@@ -91,8 +92,8 @@ def run_info(journal: Journal, run: RunRecord) -> list[tuple[str, str]]:
     pairs = []
     for key, label in RUN_INFO_FIELDS:
         value = values.get(key, "")
-        if key.startswith("plan_") and not value:
-            continue  # a run without an approved plan
+        if (key.startswith("plan_") or key == "service_list_check") and not value:
+            continue  # a run without an approved plan, or one that read no payout list
         if key == "settings" and isinstance(value, dict):
             pairs += [(f"setting: {k}", _setting(v)) for k, v in value.items()]
         elif key == "totals" and isinstance(value, dict):

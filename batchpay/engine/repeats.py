@@ -67,6 +67,7 @@ def payment_key(account: Any, amount: Any, source_currency: Any, currency: Any, 
 def control_settings(settings: Any) -> dict[str, Any]:
     """The settings of the checks that hold rows, as the Run sheet and the plan record them."""
     return {"repeat_window_days": settings.repeat_window_days,
+            "service_check_days": settings.service_check_days,
             "hold_new_payees": settings.hold_new_payees,
             "payee_change_hold_hours": settings.payee_change_hold_hours,
             "payee_confirmed_by_other": settings.payee_confirmed_by_other,

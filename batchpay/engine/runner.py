@@ -243,7 +243,7 @@ class _Batch:
             # before the plan: plan_rows copies each row's warnings into the run rows
             await self._check_bank_names(client)
             plan = self._plan()
-            if plan.send and self.settings.repeat_window_days:
+            if plan.send and self.settings.service_check_days:
                 # the journal's plan, checked against the service's own list of payouts
                 plan = self._plan(await self._read_service_ledger(client))
             run = RunRecord(
@@ -292,10 +292,16 @@ class _Batch:
                          else operator())
 
     async def _read_service_ledger(self, client: PayoutClient) -> ServiceLedger:
-        """The service's payouts of the repeat window (engine.service_ledger), with progress."""
-        days, cap = self.settings.repeat_window_days, self.settings.sync_max_pages
-        self.reporter.note(f"Checking the service's own payout list (the last {days} days, "
-                           "pages of 100) for payments this journal did not make.")
+        """The service's payouts of the service check's window (engine.service_ledger), with
+        progress; a longer repeat window widens it, so that its account and amount match
+        sees as far back as the journal's own repeat check."""
+        repeat = self.settings.repeat_window_days
+        days, cap = max(self.settings.service_check_days, repeat), self.settings.sync_max_pages
+        by_amount = (f"; account and amount over the last {repeat} days" if repeat
+                     else "; not by account and amount")
+        self.reporter.note(f"Checking the service's own payout list (payout_ref over the last "
+                           f"{days} days{by_amount}; pages of 100) for payments this journal "
+                           "did not make.")
         started: list[int] = []
 
         def progress(done: int, at_most: int) -> None:
@@ -307,11 +313,14 @@ class _Batch:
                 self.reporter.advance()
 
         try:
-            ledger = await read_service_ledger(client, self.journal, days=days, max_pages=cap,
+            ledger = await read_service_ledger(client, self.journal, days=days,
+                                               repeat_days=repeat, max_pages=cap,
                                                progress=progress)
         finally:
             self.reporter.done()
         self.service_check = {"since": f"{ledger.since:%Y-%m-%dT%H:%M:%SZ}",
+                              "amount_since": f"{ledger.repeat_since:%Y-%m-%dT%H:%M:%SZ}"
+                              if ledger.repeat_since else "",
                               "pages": ledger.pages, "payouts_seen": ledger.seen,
                               "complete": ledger.complete}
         if not ledger.complete:

@@ -4,12 +4,19 @@ The service has no idempotency key, so the journal is what keeps a payout_ref fr
 paid twice. A journal can be lost (deleted, a new laptop), replaced by an older copy, or
 be another one (`--journal` at a fresh file, a colleague's); a payment can be made in the
 provider's dashboard. None of these are in the journal, all of them are in the service's
-payout list. So before a run sends anything, the list of the last `repeat_window_days` days
+payout list. So before a run sends anything, the list of the last `service_check_days` days
 is read (pages of 100, through the same client: paced, counted in the rate budget), and a
 row about to be sent is HELD when a payout there that this journal did not make (its quote
 id is in none of the journal's payout requests), that may have paid (PENDING, PROCESSING,
-COMPLETED), carries its payout_ref or pays the same account the same amount in the same
-currencies. `--allow-repeat PAYOUT_REF` releases it (an event of the chain).
+COMPLETED), carries its payout_ref or, within the last `repeat_window_days` days, pays the
+same account the same amount in the same currencies. `--allow-repeat PAYOUT_REF` releases
+it (an event of the chain).
+
+Two memories of different lengths: a payout_ref is one payment, so finding it is never a
+false match and holds over the whole window (62 days by default: a journal lost or rolled
+back, then last month's sheet run again weeks later, is still caught). The same account and
+amount is a guess that a recurring salary would trip a month later, so it holds only within
+the repeat window (20 days), as the journal's own repeat check does.
 
 Carrying the payout_ref: batchpay writes it into the payout's `remark` as `ref:<payout_ref>`
 (a row's own remark first, then a space: `Invoice 0001 ref:R-0001`), which is also what the
@@ -68,6 +75,7 @@ class Outside:
     ref: str | None  # the payout_ref its remark carries
     keys: frozenset[tuple[str, ...]]  # payment keys (engine.repeats.payment_key)
     account: str
+    when: datetime | None = None  # its creation time; None: undated
 
     def describe(self) -> str:
         return (f"paid on {self.created[:10] or 'an unknown day'} reference "
@@ -76,9 +84,12 @@ class Outside:
 
 @dataclass
 class ServiceLedger:
-    """What the service's list holds within the window, this journal's own payouts left out."""
+    """What the service's list holds within the window, this journal's own payouts left out:
+    by payout_ref over the whole window, by payment key since `repeat_since` only (None: not
+    at all, the repeat check being off)."""
 
     since: datetime
+    repeat_since: datetime | None = None
     by_ref: dict[str, list[Outside]] = field(default_factory=dict)
     by_key: dict[tuple[str, ...], list[Outside]] = field(default_factory=dict)
     pages: int = 0
@@ -88,6 +99,9 @@ class ServiceLedger:
     def add(self, payout: Outside) -> None:
         if payout.ref:
             self.by_ref.setdefault(payout.ref.upper(), []).append(payout)
+        if self.repeat_since is None or (payout.when is not None
+                                         and payout.when < self.repeat_since):
+            return  # an equal payment that long ago is a recurring one, not a duplicate
         for key in payout.keys:
             self.by_key.setdefault(key, []).append(payout)
 
@@ -137,20 +151,23 @@ def _outside(payout: Payout) -> Outside:
                         target_amount=target.get("amount"))}
     return Outside(payout.id, payout.reference_number or "", payout.state, payout.created or "",
                    ref_in_remark(payout.remark), frozenset(k for k in keys if k is not None),
-                   str(account or ""))
+                   str(account or ""), _created(payout))
 
 
 async def read_service_ledger(client: PayoutClient, journal: Journal, *, days: int,
-                              max_pages: int,
+                              repeat_days: int, max_pages: int,
                               progress: Callable[[int, int], None] | None = None,
                               now: datetime | None = None) -> ServiceLedger:
-    """Read the service's payouts of the last `days` days (at most `max_pages` pages).
+    """Read the service's payouts of the last `days` days (at most `max_pages` pages); their
+    account and amount count for the last `repeat_days` days only (0: not at all).
 
     The list's order is not documented: the first page tells it (the sandbox lists oldest
     first). Oldest first, the pages are read from the last one back; newest first, onwards;
     either way until a page reaches back past the window's start. `progress(done, at_most)`
     is told after each page."""
-    ledger = ServiceLedger(since=(now or datetime.now(UTC)) - timedelta(days=days))
+    now = now or datetime.now(UTC)
+    ledger = ServiceLedger(since=now - timedelta(days=days), repeat_since=now - timedelta(
+        days=repeat_days) if repeat_days else None)
     first = await client.list_payouts(page=0, size=PAGE_SIZE)
     ledger.pages = 1
     pages = [first.items]

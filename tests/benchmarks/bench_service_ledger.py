@@ -1,12 +1,14 @@
 """Benchmark the check of the service's own payout list before paying: requests and seconds.
 
     python tests/benchmarks/bench_service_ledger.py [--history 3000] [--limit 100/min]
+                                                    [--days 62]
     python tests/benchmarks/bench_service_ledger.py --short      # 300 payouts, for CI
 
 A sandbox (in a thread, rate-limited with `--rate-limit LIMIT`: 429 beyond it) is seeded
-with HISTORY payouts made by someone else, all within the repeat window. The list is then
-read as a run reads it before paying (engine.service_ledger), through the client and its
-pacing, in two ways:
+with HISTORY payouts made by someone else, all within the window read (`--days`, the
+default of service_check_days; what the list costs is the payouts in the window: 3,000 a
+month is about 6,200 in 62 days). The list is then read as a run reads it before paying
+(engine.service_ledger), through the client and its pacing, in two ways:
 
   windows  the provider's sliding windows kept by the client (what a run does against the
            real service): a fresh budget lets the pages go at once;
@@ -14,7 +16,7 @@ pacing, in two ways:
 
 and a third time with the window's budget already spent by the run's other requests
 (`spent`: a full window, the worst case). Prints one line per way:
-    way=windows history=3000 limit=100/min requests=30 seconds=0.9 429s=0 held_keys=3000
+    way=windows history=3000 days=62 limit=100/min requests=30 seconds=0.9 429s=0 held_refs=3000
 and exits 1 when a 429 was answered or the requests differ from ceil(HISTORY / 100).
 """
 
@@ -30,6 +32,7 @@ from decimal import Decimal
 
 import httpx
 
+from batchpay.config import Settings
 from batchpay.engine.journal import Journal
 from batchpay.engine.service_ledger import read_service_ledger
 from batchpay.provider.client import PayoutClient
@@ -63,11 +66,12 @@ def seed(running: object, history: int) -> None:
                           "account": {"accountNumber": f"99{n:017d}", "bankName": "中国银行"}}})
 
 
-async def scan(url: str, key: str, pacer: Pacer) -> tuple[int, float, int]:
+async def scan(url: str, key: str, pacer: Pacer, days: int) -> tuple[int, float, int]:
     with Journal(":memory:") as journal:
         async with PayoutClient(url, key, pacer=pacer, concurrency=1) as client:
             started = time.perf_counter()
-            ledger = await read_service_ledger(client, journal, days=45, max_pages=200)
+            ledger = await read_service_ledger(client, journal, days=days, repeat_days=20,
+                                               max_pages=200)
             seconds = time.perf_counter() - started
             return client.requests_sent, seconds, len(ledger.by_ref)
 
@@ -81,6 +85,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--history", type=int, default=3000)
     parser.add_argument("--limit", default="100/min")
+    parser.add_argument("--days", type=int, default=Settings.service_check_days)
     parser.add_argument("--short", action="store_true")
     parser.add_argument("--no-spent", action="store_true", help="skip the full-window case")
     args = parser.parse_args()
@@ -111,11 +116,13 @@ def main() -> int:
                 used = 0
             pacer = make()
             before = refused(running.url)
-            requests, seconds, held = asyncio.run(scan(running.url, running.api_key, pacer))
+            requests, seconds, held = asyncio.run(scan(running.url, running.api_key, pacer,
+                                                           args.days))
             answered_429 = refused(running.url) - before
             used += requests
-            print(f"way={name} history={history} limit={args.limit} requests={requests} "
-                  f"seconds={seconds:.1f} 429s={answered_429} held_refs={held}")
+            print(f"way={name} history={history} days={args.days} limit={args.limit} "
+                  f"requests={requests} seconds={seconds:.1f} 429s={answered_429} "
+                  f"held_refs={held}")
             failed |= answered_429 > 0 or requests != math.ceil(history / 100)
     finally:
         running.stop()

@@ -63,7 +63,8 @@ def test_the_plan_carries_the_repeat_settings(service: Any, tmp_path: Path) -> N
     made = batchpay("plan", str(sheet), "--json", "--key", str(maya(tmp_path)), env=MAKER)
     assert made.exit_code == 0, made
     document = json.loads((tmp_path / "dec.plan.json").read_text())
-    assert document["controls"] == {"repeat_window_days": 30, "hold_new_payees": False,
+    assert document["controls"] == {"repeat_window_days": 30, "service_check_days": 62,
+                                    "hold_new_payees": False,
                                     "payee_change_hold_hours": 0.0, "payee_confirmed_by_other": False,
                                     "require_approval": True}
     shown = batchpay("approve", str(tmp_path / "dec.plan.json"), "--short-code", "X", "--yes")

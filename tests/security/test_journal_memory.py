@@ -29,7 +29,7 @@ from batchpay.engine.sync import sync_run
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Service
 from batchpay.sheet.validate import read_payouts
-from tests.support.e2e import batchpay, by_ref, sandbox_payouts
+from tests.support.e2e import batchpay, by_ref, results, sandbox_payouts
 from tests.support.processes import (
     journaled_attempts,
     runner_env,
@@ -148,6 +148,124 @@ def test_the_payout_ref_travels_in_the_remark(service: Any, tmp_path: Path) -> N
                        "003": "x" * 140}  # no room: the row's own remark is kept whole
     assert ref_in_remark(remark_with_ref("fail", "A/1.b_c-2")) == "A/1.b_c-2"
     assert ref_in_remark("Invoice ref: 12") is None
+
+
+def backdate_payouts(state: Path, days: float) -> None:
+    """Every payout the sandbox holds made `days` earlier, in its list as in its records: what
+    the service shows when the sheet is run again weeks later."""
+    from batchpay.sandbox.state import iso
+    from batchpay.sandbox.wire import dumps, loads
+
+    db = sqlite3.connect(state, timeout=10)
+    with db:
+        for seq, created, record in db.execute(
+                "SELECT seq, created, record FROM payout").fetchall():
+            moved = created - days * 86400
+            db.execute("UPDATE payout SET created = ?, record = ? WHERE seq = ?",
+                       (moved, dumps({**loads(record), "created": iso(moved)}), seq))
+    db.close()
+
+
+def forget_journal() -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(journal_path()) + suffix).unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("days", [25, 40])
+def test_a_journal_lost_and_the_sheet_run_again_weeks_later_pays_nothing_twice(
+        service: Any, tmp_path: Path, days: int) -> None:
+    sheet = write_sheet(tmp_path / "oct.xlsx", rows(5))
+    assert batchpay("run", str(sheet), "--wait", "0").exit_code == 0
+    backdate_payouts(tmp_path / "sandbox.sqlite3", days)  # paid weeks ago
+    forget_journal()  # a new laptop, a journal deleted
+    again = batchpay("run", str(sheet), "--wait", "0", "--out", str(tmp_path / "again.xlsx"))
+    assert len(sandbox_payouts(service.url)) == 5, again  # 0 extra
+    assert again.exit_code == 1, again
+    refs = [f"T-{n:05d}" for n in range(1, 6)]
+    assert_held_at_the_service(tmp_path / "again.xlsx", refs)
+    got = by_ref(tmp_path / "again.xlsx")
+    assert all("matched by its payout_ref" in got[ref]["error"] for ref in refs)
+    run = {str(r["field"]): str(r["value"]) for r in results(tmp_path / "again.xlsx", "Run")}
+    assert run["setting: service_check_days"] == "62"
+    checked = run["service payout list checked"]
+    assert "pages=1" in checked and "payouts_seen=5" in checked and "complete=True" in checked
+
+
+def salaries(month: str, numbers: range = range(1, 4)) -> list[dict[str, Any]]:
+    return [row(n, payout_ref=f"{month}-{n:03d}") for n in numbers]
+
+
+def test_last_months_salaries_are_paid_but_last_months_payout_ref_is_held(
+        service: Any, tmp_path: Path) -> None:
+    october = write_sheet(tmp_path / "oct.xlsx", salaries("OCT"))
+    assert batchpay("run", str(october), "--wait", "0").exit_code == 0
+    backdate_payouts(tmp_path / "sandbox.sqlite3", 30)
+    forget_journal()  # November starts from a fresh journal
+    # equal salaries under new refs, and October's third row left in the sheet as it was
+    november = write_sheet(tmp_path / "nov.xlsx",
+                           [*salaries("NOV", range(1, 3)), *salaries("OCT", range(3, 4))])
+    paid = batchpay("run", str(november), "--wait", "0", "--out", str(tmp_path / "nov-r.xlsx"))
+    assert paid.exit_code == 1, paid
+    got = by_ref(tmp_path / "nov-r.xlsx")
+    assert {got[ref]["status"] for ref in ("NOV-001", "NOV-002")} <= {
+        "PENDING", "PROCESSING", "COMPLETED"}, got  # not held by account and amount
+    assert_held_at_the_service(tmp_path / "nov-r.xlsx", ["OCT-003"])
+    assert "matched by its payout_ref" in got["OCT-003"]["error"]
+    assert paid_per_account(service.url) == Counter({
+        row(1)["account_number"]: 2, row(2)["account_number"]: 2, row(3)["account_number"]: 1})
+
+
+def user_settings(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "config" / "batchpay" / "batchpay.toml"  # XDG_CONFIG_HOME of cli_sandbox
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_repeat_window_days_0_leaves_the_service_check_on(service: Any, tmp_path: Path) -> None:
+    user_settings(tmp_path, "repeat_window_days = 0\n")
+    sheet = write_sheet(tmp_path / "oct.xlsx", rows(3))
+    assert batchpay("run", str(sheet), "--wait", "0").exit_code == 0
+    forget_journal()
+    again = batchpay("run", str(sheet), "--wait", "0", "--out", str(tmp_path / "again.xlsx"))
+    assert len(sandbox_payouts(service.url)) == 3, again
+    assert_held_at_the_service(tmp_path / "again.xlsx", [f"T-{n:05d}" for n in range(1, 4)])
+
+
+def test_a_longer_repeat_window_reads_the_service_list_as_far_back(
+        service: Any, tmp_path: Path) -> None:
+    # twice-a-month payments: the user holds equal payments for 90 days, the list is read
+    # back 30 days only by service_check_days, yet an equal payment 40 days ago holds
+    user_settings(tmp_path, "repeat_window_days = 90\nservice_check_days = 30\n")
+    october = write_sheet(tmp_path / "oct.xlsx", salaries("OCT"))
+    assert batchpay("run", str(october), "--wait", "0").exit_code == 0
+    backdate_payouts(tmp_path / "sandbox.sqlite3", 40)
+    forget_journal()
+    november = write_sheet(tmp_path / "nov.xlsx", salaries("NOV"))
+    held = batchpay("run", str(november), "--wait", "0", "--out", str(tmp_path / "held.xlsx"))
+    assert len(sandbox_payouts(service.url)) == 3, held
+    refs = [f"NOV-{n:03d}" for n in range(1, 4)]
+    assert_held_at_the_service(tmp_path / "held.xlsx", refs)
+    got = by_ref(tmp_path / "held.xlsx")
+    assert all("the same account, amount and currencies" in got[r]["error"] for r in refs)
+
+
+def test_a_folder_file_cannot_switch_the_service_check_off(service: Any, tmp_path: Path) -> None:
+    sheet = write_sheet(tmp_path / "oct.xlsx", rows(3))
+    assert batchpay("run", str(sheet), "--wait", "0").exit_code == 0
+    forget_journal()
+    (tmp_path / "batchpay.toml").write_text("service_check_days = 0\n", encoding="utf-8")
+    refused = batchpay("run", str(sheet), "--wait", "0")
+    assert len(sandbox_payouts(service.url)) == 3, refused
+    assert refused.exit_code == 2, refused
+    assert "service_check_days = 0 (yours: 62)" in " ".join(refused.stderr.split())
+    # in the user's own file it is switched off, said on the Run sheet: paid again
+    (tmp_path / "batchpay.toml").unlink()
+    user_settings(tmp_path, "service_check_days = 0\n")
+    off = batchpay("run", str(sheet), "--wait", "0", "--out", str(tmp_path / "off.xlsx"))
+    assert off.exit_code == 0, off
+    assert len(sandbox_payouts(service.url)) == 6
+    run = {str(r["field"]): str(r["value"]) for r in results(tmp_path / "off.xlsx", "Run")}
+    assert run["setting: service_check_days"] == "0"
 
 
 # --- 7: the plan's chain head, and a chain recomputed without its key --------------------
