@@ -34,7 +34,6 @@ from batchpay.engine.approval import (  # noqa: E402
     canonical_bytes,
     read_plan,
 )
-from batchpay.engine.repeats import control_settings  # noqa: E402
 from batchpay.sheet.read import Sheet  # noqa: E402
 from tests.support.processes import benchmark_rows  # noqa: E402
 from tests.support.sheets import HEADERS, rows  # noqa: E402
@@ -56,9 +55,6 @@ def main() -> int:
         document = build_plan(settings, sheet, planned, run_id="20261124-120000-abcd",
                               chain_head="0" * 64, maker=maker, hours=72,
                               tolerance=Decimal("0.02"), source_currency=None)
-        # the fields `batchpay plan` adds: the controls, the input kind, no holds or releases
-        document.update(controls=control_settings(settings), input="sheet", held=[],
-                        released_repeats={})
         data = canonical_bytes(document)
         path.write_bytes(data)
         approver = Ed25519PrivateKey.generate()
