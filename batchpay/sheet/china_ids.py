@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from operator import mul
 
 USCC_ALPHABET = "0123456789ABCDEFGHJKLMNPQRTUWXY"
@@ -58,24 +59,34 @@ def resident_id_check_digit(first17: str) -> str:
     return _ID_CHECK[(12 - total % 11) % 11]
 
 
-def resident_id_birth_date(code: str) -> dt.date | None:
+def resident_id_birth_date(code: str, today: dt.date | None = None) -> dt.date | None:
     """The birth date written in digits 7–14, or None when it is not a plausible date."""
     try:
         born = dt.date(int(code[6:10]), int(code[10:12]), int(code[12:14]))
     except ValueError:
         return None
-    if not _EARLIEST_BIRTH <= born <= dt.date.today():
+    if not _EARLIEST_BIRTH <= born <= (today or dt.date.today()):
         return None
     return born
 
 
 def is_valid_resident_id(code: object) -> bool:
     """True for an 18-character resident ID with a right check character and a real birth date."""
-    if not isinstance(code, str) or len(code) != 18:
-        return False
-    code = code.upper()
-    try:
-        check = resident_id_check_digit(code[:17])
-    except ValueError:
-        return False
-    return check == code[17] and resident_id_birth_date(code) is not None
+    return all_valid_resident_ids((code,))
+
+
+def all_valid_resident_ids(codes: Iterable[object]) -> bool:
+    """True when every code is a valid resident ID (`is_valid_resident_id`); today's date is
+    read once, not once a code."""
+    today = dt.date.today()
+    for code in codes:
+        if not isinstance(code, str) or len(code) != 18:
+            return False
+        code = code.upper()
+        first17 = code[:17]
+        if not first17.isascii() or not first17.isdigit():
+            return False
+        if resident_id_check_digit(first17) != code[17] \
+                or resident_id_birth_date(code, today) is None:
+            return False
+    return True

@@ -377,7 +377,7 @@ def _header(grid: list[list[Any]], sheet_name: str, file_name: str
         raise InputError(_no_header_message(grid, sheet_name, file_name),
                          hint="Row 1 must be the headers (payout_ref, recipient_type, ...): "
                               "delete any title rows above them, or start from `batchpay template`.")
-    width = max(len(r) for r in grid)
+    width = max(map(len, grid))
     columns: list[str] = []
     headers: list[str] = []
     keep: list[int] = []
@@ -423,7 +423,7 @@ def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: Ce
     """The data rows, converted column by column (fast), blank rows left out."""
     body = grid[1:]
     width = max(keep) + 1 if keep else 0
-    if any(len(r) < width for r in body):  # CSV lines may be short
+    if min(map(len, body), default=width) < width:  # CSV lines may be short
         body = [r + [None] * (width - len(r)) if len(r) < width else r for r in body]
     by_column = list(zip(*body, strict=False)) if body else []
     converted: list[list[Any]] = []
@@ -444,10 +444,15 @@ def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: Ce
         for position, problem in problems.items():
             errors.setdefault(position, {})[name] = f"cell {letters}{position + 2} {problem}"
         converted.append(values)
+    blank = (None,) * len(converted)
+    lines = zip(*converted, strict=True)
+    if not errors:  # the usual case, in one comprehension
+        return [SheetRow(number, list(line), {})
+                for number, line in enumerate(lines, start=2) if line != blank]
     rows: list[SheetRow] = []
-    for position, line in enumerate(zip(*converted, strict=True)):
+    for position, line in enumerate(lines):
         row_errors = errors.get(position)
-        if row_errors or any(v is not None for v in line):
+        if row_errors or line != blank:
             rows.append(SheetRow(position + 2, list(line), row_errors or {}))
     return rows
 
@@ -463,10 +468,11 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
     """Values of one column as read, and problems by position (0 = first data row)."""
     problems: dict[int, str] = {}
     kinds = set(map(type, cells))
-    if kinds <= {str, type(None)} and cells.count("") + cells.count(None) == len(cells):
+    if kinds <= {str, type(None)} and not any(cells):
         return [None] * len(cells), problems  # an empty column (calamine reads "" for empty)
     if kinds == {str} and name not in ONE_OF:  # all text: stripped, "" as None
-        return [text or None for text in map(str.strip, cells, repeat(_STRIP))], problems
+        texts = list(map(str.strip, cells, repeat(_STRIP)))
+        return ([text or None for text in texts] if "" in texts else texts), problems
     if name in IDENTIFIER_COLUMNS:
         def other(position: int, cell: Any) -> Any:
             value, problem = _identifier(cell)
@@ -474,6 +480,9 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
                 problems[position] = problem
             return value
     elif name in ONE_OF:  # amounts: numbers, and text that is a number, become Decimal
+        if kinds == {float}:  # every cell a number: converted in C, as `amount` does
+            return list(map(Decimal, map(repr, cells))), problems
+
         def amount(position: int, cell: Any) -> Any:
             if type(cell) is float:
                 return Decimal(repr(cell))

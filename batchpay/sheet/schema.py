@@ -1,26 +1,29 @@
 """The pandera schema of a payout sheet, derived from the column table, and its messages.
 
-`normalized_frame` turns the values as read into one text column per known column
-(upper-cased codes, defaults filled in, account numbers without spaces and hyphens);
-`schema_for` checks that frame with pandera (lazy, so every failure is collected);
-`failures` turns pandera's failure cases into one message per row and column that a
-finance person can act on ("company_id: check character is wrong — expected 3 ...").
-Column checks are vectorized (pandas str methods, isin); the two checksum checks run
-per value, which is fast enough for 100,000 rows.
+`normalized_columns` turns the values as read into one list of texts per known column
+(upper-cased codes, defaults filled in, account numbers without spaces and hyphens).
+`every_rule_holds` judges every rule on those plain lists (each rule's `holds`): a sheet
+ready to pay is passed without loading pandas or pandera, which cost more than the checks
+at 100,000 rows. Otherwise `schema_for` checks the same columns as a frame (`frame_of`)
+with pandera (lazy, so every failure is collected), and `failures` turns pandera's failure
+cases into one message per row and column that a finance person can act on ("company_id:
+check character is wrong — expected 3 ..."). A rule's pandas check and its `holds` say the
+same thing twice; tests/sheet/test_schema_fast_path.py holds them to agreeing.
 """
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
-
-import pandas as pd
+from itertools import compress, repeat
+from typing import TYPE_CHECKING, Any, cast
 
 from batchpay.sheet.china_ids import (
     USCC_ALPHABET,
+    all_valid_resident_ids,
     is_valid_resident_id,
     is_valid_uscc,
     resident_id_birth_date,
@@ -31,6 +34,7 @@ from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, Column
 from batchpay.sheet.currency import EXPONENTS
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pandera.pandas as pa
 
 REF_PATTERN = r"[A-Za-z0-9._/\-]{1,64}"
@@ -64,16 +68,19 @@ def _amount_text(value: Any) -> str | None:
     return text
 
 
-def normalized_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]],
-                     blocked: Sequence[Sequence[str]]) -> pd.DataFrame:
-    """One text column per known column; a cell already in error (`blocked`) becomes empty."""
+def normalized_columns(columns: Sequence[str], rows: Sequence[Sequence[Any]],
+                       blocked: Sequence[Sequence[str]]) -> dict[str, list[str | None]]:
+    """One list of texts per known column (None: empty); a cell already in error (`blocked`)
+    becomes empty. Plain lists: the rules are first judged on them (`every_rule_holds`),
+    and pandas is loaded only when one fails (`frame_of`)."""
     by_column = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
     data: dict[str, list[str | None]] = {}
     for column in COLUMNS:
         if column.name in columns:
             cells = by_column[columns.index(column.name)]
-            if column.kind == "amount":
-                values = [_amount_text(v) for v in cells]
+            if column.kind == "amount":  # a number read is a Decimal: never "1,250.00"
+                values = [format(v, "f") if type(v) is Decimal else _amount_text(v)
+                          for v in cells]
             elif set(map(type, cells)) <= _TEXT_OR_NONE:  # already texts: taken as they are
                 values = list(cells)
             else:
@@ -85,17 +92,35 @@ def normalized_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]],
         for name in names:
             if name in data:
                 data[name][position] = None
-    frame = pd.DataFrame({name: pd.Series(values, dtype="str") for name, values in data.items()})
     for column in COLUMNS:
-        series = frame[column.name]
+        values = data[column.name]
         if column.kind in _UPPER_KINDS or column.name in _UPPER_IDS:
-            series = series.str.upper()
-        if column.name == "account_number":
-            series = series.str.replace(r"[\s\-]", "", regex=True)
-        if column.default is not None:
-            series = series.fillna(column.default)
-        frame[column.name] = series
-    return frame
+            values = ([None if v is None else v.upper() for v in values] if None in values
+                      else list(map(str.upper, cast(list[str], values))))
+        if column.name == "account_number":  # digits need no search for spaces and hyphens
+            values = [v if v is None or v.isdigit() else _SEPARATORS.sub("", v)
+                      for v in values]
+        if column.default is not None and None in values:
+            default = column.default
+            values = [default if v is None else v for v in values]
+        data[column.name] = values
+    return data
+
+
+_SEPARATORS = re.compile(r"[\s\-]")
+
+
+def frame_of(data: dict[str, list[str | None]]) -> pd.DataFrame:
+    """The normalized columns as a frame of pandas text columns, for pandera."""
+    import pandas as pd
+
+    return pd.DataFrame({name: pd.Series(values, dtype="str") for name, values in data.items()})
+
+
+def normalized_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]],
+                     blocked: Sequence[Sequence[str]]) -> pd.DataFrame:
+    """`normalized_columns` as a frame."""
+    return frame_of(normalized_columns(columns, rows, blocked))
 
 
 # --- the schema ----------------------------------------------------------------------------
@@ -110,6 +135,9 @@ class Rule:
     check: Callable[[Any], Any]  # Series → bool Series (column rule) or DataFrame → bool Series
     message: Message
     row_level: bool = False
+    # the same rule over a column's texts that are not empty (a plain list): True when it
+    # holds for every one. Judged first, without pandas (`every_rule_holds`); column rules only
+    holds: Callable[[list[str]], bool] | None = field(default=None, kw_only=True)
 
 
 def _length_rule(column: Column) -> Rule:
@@ -117,6 +145,7 @@ def _length_rule(column: Column) -> Rule:
     return Rule(
         "max_length", column.name, lambda s: s.str.len() <= limit,
         lambda v, _: f"is {len(str(v))} characters long; at most {limit} are allowed",
+        holds=lambda texts: max(map(len, texts), default=0) <= limit,
     )
 
 
@@ -192,6 +221,13 @@ def _no_control(cells: pd.Series) -> pd.Series | bool:
     return ~cells.str.contains(_CONTROL.pattern)
 
 
+def _no_control_in(texts: list[str]) -> bool:
+    """The control rule on a plain list: printable text holds no control character, and
+    str.isprintable is a plain loop in C (the search is for the rare text that is not)."""
+    joined = "".join(texts)
+    return joined.isprintable() or not _CONTROL.search(joined)
+
+
 def _control_message(value: Any, _: int) -> str:
     text = str(value)
     found = _CONTROL.search(text)
@@ -205,48 +241,67 @@ def column_rules(column: Column) -> list[Rule]:
     """The checks of one column, most basic first (only the first failure is reported)."""
     name = column.name
     rules: list[Rule] = [
-        Rule("control", name, _no_control, _control_message)]
+        Rule("control", name, _no_control, _control_message, holds=_no_control_in)]
     if name == "payout_ref":
         rules += [
             Rule("ref_format", name, lambda s: s.str.fullmatch(REF_PATTERN),
-                 lambda v, _: f"must be 1–64 letters, digits or . _ - / (got {v!r})"),
+                 lambda v, _: f"must be 1–64 letters, digits or . _ - / (got {v!r})",
+                 holds=_all_match(REF_PATTERN)),
             # r-1 and R-1 are one payment: unique whatever the case
             Rule("ref_unique", name, lambda s: ~s.str.upper().duplicated(keep=False),
                  lambda v, _: f"{v} is used by more than one row (a payout_ref names one "
-                 "payment, whatever its case)"),  # rows named by the caller
+                 "payment, whatever its case)",  # rows named by the caller
+                 holds=lambda texts: len(set(map(str.upper, texts))) == len(texts)),
         ]
     elif name == "account_number":
         rules.append(Rule("account_digits", name, lambda s: s.str.fullmatch(ACCOUNT_PATTERN),
-                          _account_message))
+                          _account_message, holds=_all_match(ACCOUNT_PATTERN)))
     elif name == "sort_code":
         rules.append(Rule("digits", name, lambda s: s.str.fullmatch(r"[0-9]{1,30}"),
-                          lambda v, _: f"must be digits only, got {v!r}"))
+                          lambda v, _: f"must be digits only, got {v!r}",
+                          holds=_all_match(r"[0-9]{1,30}")))
     elif name == "company_id":
-        rules.append(Rule("uscc", name, lambda s: _per_value(s, is_valid_uscc), _uscc_message))
+        rules.append(Rule("uscc", name, lambda s: _per_value(s, is_valid_uscc), _uscc_message,
+                          holds=lambda texts: all(map(is_valid_uscc, texts))))
     elif name == "ic_number":
         rules.append(Rule("resident_id", name, lambda s: _per_value(s, is_valid_resident_id),
-                          _resident_id_message))
+                          _resident_id_message, holds=all_valid_resident_ids))
     elif column.kind == "amount":
         rules += [
-            Rule("amount_number", name, lambda s: s.str.fullmatch(AMOUNT_PATTERN), _amount_message),
+            Rule("amount_number", name, lambda s: s.str.fullmatch(AMOUNT_PATTERN), _amount_message,
+                 holds=_all_match(AMOUNT_PATTERN)),
             Rule("amount_positive", name, lambda s: ~s.str.fullmatch(r"0*(?:\.0*)?"),
-                 lambda v, _: f"must be more than 0, got {v}"),
+                 lambda v, _: f"must be more than 0, got {v}",
+                 holds=lambda texts: not any(map(_ZERO.fullmatch, texts))),
             Rule("amount_digits", name, lambda s: _significant(s) <= MAX_SIGNIFICANT,
                  lambda v, _: f"{v} has more than {MAX_SIGNIFICANT} significant digits: a "
                  "spreadsheet keeps only 15, so the number may already be rounded, and no "
-                 "payout needs more; check the amount"),
+                 "payout needs more; check the amount",
+                 holds=_digits_hold),
         ]
     elif column.kind == "currency":
-        rules.append(Rule("iso4217", name, lambda s: s.isin(EXPONENTS), _currency_message))
+        rules.append(Rule("iso4217", name, lambda s: s.isin(EXPONENTS), _currency_message,
+                          holds=lambda texts: set(texts) <= EXPONENTS.keys()))
     elif column.kind == "country":
         rules.append(Rule("iso3166", name, lambda s: s.str.fullmatch(r"[A-Z]{2}"),
-                          lambda v, _: f"must be a two-letter country code like CN, got {v!r}"))
+                          lambda v, _: f"must be a two-letter country code like CN, got {v!r}",
+                          holds=_all_match(r"[A-Z]{2}")))
     elif column.kind == "choice":
         choices = list(column.choices)
-        rules.append(Rule("choice", name, lambda s: s.isin(choices), _choice_message(column)))
+        rules.append(Rule("choice", name, lambda s: s.isin(choices), _choice_message(column),
+                          holds=lambda texts: set(texts) <= set(choices)))
     if column.max_length and (column.kind == "text" or name == "payee_id"):
         rules.append(_length_rule(column))
     return rules
+
+
+_ZERO = re.compile(r"0*(?:\.0*)?")
+
+
+def _all_match(pattern: str) -> Callable[[list[str]], bool]:
+    """The plain-list form of `s.str.fullmatch(pattern)`: every text matches whole."""
+    compiled = re.compile(pattern)
+    return lambda texts: all(map(compiled.fullmatch, texts))
 
 
 def _per_value(cells: pd.Series, check: Callable[[Any], bool]) -> pd.Series:
@@ -258,6 +313,13 @@ def _significant(amounts: pd.Series) -> pd.Series:
     """Digits of each amount text without leading zeros and trailing fractional zeros (0 for
     an empty cell or a text that is no plain amount: other rules name those)."""
     return amounts.map(_digits_kept, na_action="ignore").fillna(0).astype("int64")
+
+
+def _digits_hold(texts: list[str]) -> bool:
+    """amount_digits on plain lists: a text of at most 15 characters keeps at most 15 digits,
+    so only longer ones are counted."""
+    return all(len(text) <= MAX_SIGNIFICANT or _digits_kept(text) <= MAX_SIGNIFICANT
+               for text in texts)
 
 
 def _digits_kept(text: Any) -> int:
@@ -302,6 +364,8 @@ def row_rules(frame: pd.DataFrame) -> list[Rule]:
                     lambda v, _: "required when recipient_type is BUSINESS", row_level=True)
 
     def one_amount_message(_: Any, position: int) -> str:
+        import pandas as pd
+
         if pd.isna(frame["amount"].iat[position]):
             return ("fill amount (what leaves your wallet) or target_amount (what the "
                     "recipient must receive)")
@@ -317,6 +381,31 @@ def row_rules(frame: pd.DataFrame) -> list[Rule]:
         decimals("amount", "source_currency"),
         decimals("target_amount", "currency"),
     ]
+
+
+def _empty(values: list[str | None]) -> Iterator[bool]:
+    """True for each empty cell."""
+    return map(operator.is_, values, repeat(None))
+
+
+def row_rules_hold(data: dict[str, list[str | None]]) -> bool:
+    """`row_rules` judged on the plain columns: True when every one holds on every row."""
+    # map and compress run in C: no Python step per row
+    kinds = data["recipient_type"]
+    for column in ("company_name", "company_id"):  # business(...): no BUSINESS row empty
+        if "BUSINESS" in compress(kinds, _empty(data[column])):
+            return False
+    if not all(map(operator.xor, _empty(data["amount"]), _empty(data["target_amount"]))):
+        return False  # one_amount
+    for amount, currency in (("amount", "source_currency"), ("target_amount", "currency")):
+        for text, code in zip(data[amount], data[currency], strict=True):  # decimals(...)
+            # an empty amount, or one that is no plain amount, counts 0 decimals; the
+            # characters after a point are counted first (never fewer than its decimals)
+            if text is not None and code in EXPONENTS \
+                    and (point := text.find(".")) != -1 and len(text) - point - 1 > EXPONENTS[code] \
+                    and _decimals_of(text) > EXPONENTS[code]:
+                return False
+    return True
 
 
 def schema_for(frame: pd.DataFrame, *, required_currency: bool = True
@@ -351,12 +440,10 @@ class Failure:
 def failures(frame: pd.DataFrame, *, required_currency: bool = True) -> list[Failure]:
     """Every rule broken, at most one message per row and column (the most basic rule).
 
-    The rules are first run as they are, column by column: when every one holds (the usual
-    case, a sheet ready to pay), pandera has nothing to report and is not even loaded (at
-    100,000 rows its bookkeeping costs more than the checks). Otherwise pandera runs the
-    same rules and reports each failure."""
-    if every_rule_holds(frame, required_currency=required_currency):
-        return []
+    Called when `every_rule_holds` found a rule that fails (on a sheet ready to pay,
+    neither pandas nor pandera is loaded: at 100,000 rows their bookkeeping costs more than
+    the checks); pandera runs the rules and reports each failure."""
+    import pandas as pd
     from pandera.errors import SchemaErrors
 
     schema, registry = schema_for(frame, required_currency=required_currency)
@@ -398,30 +485,25 @@ def failures(frame: pd.DataFrame, *, required_currency: bool = True) -> list[Fai
                   key=lambda f: (f.position, order.get(f.column, len(order))))
 
 
-def every_rule_holds(frame: pd.DataFrame, *, required_currency: bool = True) -> bool:
-    """True when no rule of `schema_for` fails, judged as pandera judges: a required column
-    has no empty cell, and a rule holds for every cell that is not empty (pandera ignores
-    empty cells in checks). Any doubt (a result that is not plainly True) says False, and
-    pandera then decides."""
+def every_rule_holds(data: dict[str, list[str | None]], *, required_currency: bool = True
+                     ) -> bool:
+    """True when no rule of `schema_for` fails, judged on the plain columns
+    (`normalized_columns`) as pandera judges: a required column has no empty cell, and a
+    rule holds for every cell that is not empty (pandera ignores empty cells in checks).
+    False sends the sheet to pandera (`failures`), which says which rule fails where."""
     for column in COLUMNS:
-        series = frame[column.name]
-        empty = series.isna()
+        values = data[column.name]
+        empty = values.count(None)
         required = column.required == "yes" or (column.required == "yes*" and required_currency)
-        if required and empty.any():
+        if required and empty:
             return False
-        if empty.all():
+        if empty == len(values):
             continue  # every check ignores empty cells
-        if not all(_holds(rule.check(series), empty) for rule in column_rules(column)):
+        texts = [v for v in values if v is not None] if empty else cast(list[str], values)
+        if not all(rule.holds is not None and rule.holds(texts)
+                   for rule in column_rules(column)):
             return False
-    return all(_holds(rule.check(frame), None) for rule in row_rules(frame))
-
-
-def _holds(result: Any, empty: pd.Series | None) -> bool:
-    if isinstance(result, bool):
-        return result
-    if not isinstance(result, pd.Series) or result.dtype != bool:
-        return False  # an unexpected shape: let pandera judge it
-    return bool((result | empty).all() if empty is not None else result.all())
+    return row_rules_hold(data)
 
 
 def _rule_priority(registry: dict[tuple[str, str], Rule]) -> dict[tuple[str, str], int]:

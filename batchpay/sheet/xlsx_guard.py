@@ -76,9 +76,10 @@ class _PrologTarget:
 # Only three things say how far a worksheet reaches: `<c r="…">`, `<row r="…">` and
 # `<dimension ref="…">`. An attribute *named* r is preceded by white space; LibreOffice's
 # pageOrder="downThenOver" or operator="between" merely end in r=" and say nothing.
-_WIDE = re.compile(rb'r="([A-Za-z]{2,})([0-9]*)"')  # a cell in column AA or beyond
-# a row or cell reference with at least N digits: N one more than the rows seen so far
-_TALL = {n: re.compile(rb'r="[A-Za-z]?([0-9]{%d,})"' % n) for n in range(1, 9)}
+# one search for both (each is a pass over the part): a cell in column AA or beyond, or a row
+# or cell reference with at least N digits, N one more than the rows seen so far
+_FAR = {n: re.compile(rb'r="(?:([A-Za-z]{2,})([0-9]*)"|[A-Za-z]?([0-9]{%d,}))' % n)
+        for n in range(1, 9)}
 _DIMENSION = re.compile(rb'<dimension\s(?:[^>]*?\s)?ref="([^"]*)"')
 _RANGE_END = re.compile(r"([A-Za-z]{0,3})([0-9]*)$")
 _ATTRIBUTE_START = frozenset(b" ")  # white space is made a space before measuring
@@ -126,7 +127,7 @@ class Extent:
         self._references(piece, before_data)
         # a tag without a plain r="…" (fewer than the cell and row tags), a quote, a
         # character by number in a reference: measured again with its attributes plain
-        if refs < sum(tags) or b"'" in piece or _ODD_REFERENCE.search(piece):
+        if refs < sum(tags) or b"'" in piece or (b"&" in piece and _ODD_REFERENCE.search(piece)):
             plain = plain_attributes(piece)
             if plain != piece:
                 self.refs += plain.count(b' r="') - refs
@@ -143,13 +144,14 @@ class Extent:
                 self.declared_columns = column_index(end.group(1).upper()) + 1
             if end and end.group(2):
                 self.declared_rows = int(end.group(2))
-        for wide in _WIDE.finditer(piece):
-            if _named_r(piece, wide):
-                self.columns = max(self.columns, column_index(wide.group(1).upper().decode()) + 1)
-                self.rows = max(self.rows, int(wide.group(2) or 0))
-        for tall in _TALL[min(len(str(self.rows)) + 1, 8)].finditer(piece):
-            if _named_r(piece, tall):
-                self.rows = max(self.rows, int(tall.group(1)))
+        for far in _FAR[min(len(str(self.rows)) + 1, 8)].finditer(piece):
+            if not _named_r(piece, far):
+                continue
+            if far.group(1):  # column AA or beyond
+                self.columns = max(self.columns, column_index(far.group(1).upper().decode()) + 1)
+                self.rows = max(self.rows, int(far.group(2) or 0))
+            else:
+                self.rows = max(self.rows, int(far.group(3)))
 
     def _sheet_data(self, piece: bytes) -> bytes:
         """The part of `piece` inside <sheetData>, where the cells are."""
