@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import stamina
 
 from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.server import RunningSandbox, start_in_thread
@@ -27,6 +28,14 @@ def data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     return home / "data"
+
+
+@pytest.fixture
+def no_backoff() -> Iterator[None]:
+    """stamina's test mode for a test that hits a closed port: every attempt the retry
+    budget allows, without the real waits between them (10 s per command otherwise)."""
+    with stamina.set_testing(True, attempts=1000, cap=True):
+        yield
 
 
 @pytest.fixture

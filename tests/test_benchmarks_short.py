@@ -75,6 +75,11 @@ EXPECTED = {
         rf"^rows=500 history=500 validate_s={NUMBER} with_register_s={NUMBER} added_s=-?{NUMBER} "
         rf"register_s={NUMBER} changed=10 new=10$",
     ],
+    "bench_results.py": [
+        rf"^rows=2000 write_seconds={NUMBER} \(target {NUMBER}\) cpu_seconds={NUMBER} "
+        rf"peak_rss_mb={NUMBER} \(target {NUMBER}\) process_seconds={NUMBER} "
+        rf"file_mb={NUMBER} OK$",
+    ],
     "bench_statement.py": [
         rf"^refs=500 events=2000 build_s={NUMBER} write_s={NUMBER} lines=500 refunds=10$",
     ],
@@ -84,7 +89,7 @@ EXPECTED = {
     ],
 }
 # how each script is made short (default: --short)
-SHORT = {"bench_intake.py": ["--rows", "300"]}
+SHORT = {"bench_intake.py": ["--rows", "300"], "bench_results.py": ["--rows", "2000"]}
 
 
 @pytest.mark.slow

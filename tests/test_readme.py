@@ -34,6 +34,10 @@ def test_every_runnable_command_in_the_readme_works() -> None:
                 code, output = readme_transcript.run(step.command, folder)
                 assert code == step.expected_exit, f"$ {step.command}\n{output}"
                 assert "Traceback" not in output, output
+                # what the README shows is what the command prints (run ids, times, rates
+                # aside); `python tests/support/readme_transcript.py --write` renews it
+                assert readme_transcript.normalised(output) == readme_transcript.normalised(
+                    step.output), f"$ {step.command}\n{output}"
     finally:
         readme_transcript.remove_workspace(folder)
 

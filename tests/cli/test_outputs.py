@@ -111,7 +111,7 @@ def test_ctrl_c_writes_the_results_so_far_and_runs_shows_them(tmp_path: Path) ->
     sheet_rows = rows(count)
     sheet = write_sheet(tmp_path / "nov.xlsx", sheet_rows)
     journal = tmp_path / "journal.sqlite3"
-    with sandbox_process("--latency-ms", "150", "--settle-seconds", "0.1") as url:
+    with sandbox_process("--latency-ms", "50", "--settle-seconds", "0.1") as url:
         env = runner_env(url, journal)
         proc = start_runner("run", str(sheet), "--concurrency", "2", "--wait", "5",
                             env=env, cwd=tmp_path)

@@ -93,7 +93,8 @@ def _everything_written(tmp_path: Path) -> bytes:
 
 def test_the_api_key_is_never_written_or_printed(real: Any, tmp_path: Path,
                                                  caplog: pytest.LogCaptureFixture,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 no_backoff: None) -> None:
     sandbox, _ = real
     sheet = write_sheet(tmp_path / "nov.xlsx", rows(3))
     outputs = [batchpay("run", str(sheet), "--yes", "--wait", "5", "--out",

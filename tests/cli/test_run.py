@@ -199,8 +199,8 @@ def test_formula_like_text_stays_text(service: Any, tmp_path: Path) -> None:
 
 
 def test_a_mistyped_service_url_does_not_claim_the_journal(service: Any, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch
-                                                           ) -> None:
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           no_backoff: None) -> None:
     sheet = write_sheet(tmp_path / "nov.xlsx", rows(2))
     monkeypatch.setenv("BATCHPAY_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("BATCHPAY_API_KEY", "sandbox-key")

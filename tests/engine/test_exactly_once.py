@@ -87,7 +87,7 @@ def faulty(cli_sandbox: Any) -> Any:
 
 @pytest.mark.slow
 def test_errors_and_dropped_responses_end_completed_without_duplicates(
-        faulty: Any, tmp_path: Path) -> None:
+        faulty: Any, tmp_path: Path, no_backoff: None) -> None:
     service = faulty(error_rate=0.1, drop_rate=0.1, seed=7)
     sheet_rows = rows(40)
     sheet = write_sheet(tmp_path / "nov.xlsx", sheet_rows)

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 import sqlite3
 import time
 from collections import Counter
@@ -349,7 +350,7 @@ def test_two_runs_through_a_symbolic_link_pay_each_row_once(tmp_path: Path) -> N
     link = tmp_path / "link.sqlite3"
     link.symlink_to(real)
     sheet = write_sheet(tmp_path / "nov.xlsx", rows(10))
-    with sandbox_process("--latency-ms", "300", "--settle-seconds", "0.05",
+    with sandbox_process("--latency-ms", "20", "--settle-seconds", "0.05",
                          state=tmp_path / "sandbox.sqlite3") as url:
         env = runner_env(url, real)
         one = start_runner("run", str(sheet), "--wait", "0", "--concurrency", "1", "--out",
@@ -358,10 +359,16 @@ def test_two_runs_through_a_symbolic_link_pay_each_row_once(tmp_path: Path) -> N
         while journaled_attempts(real) < 1:  # the first run holds the journal and is paying
             assert time.monotonic() < deadline and one.poll() is None
             time.sleep(0.02)
-        two = start_runner("run", str(sheet), "--wait", "0", "--out",
-                           str(tmp_path / "two.xlsx"),
-                           env={**env, "BATCHPAY_JOURNAL": str(link)}, cwd=tmp_path)
-        _, err_two = two.communicate(timeout=120)
+        # stopped there, holding the journal, until the second run has tried: however slow
+        # the machine, the first cannot finish (and let go) before the second is refused
+        one.send_signal(signal.SIGSTOP)
+        try:
+            two = start_runner("run", str(sheet), "--wait", "0", "--out",
+                               str(tmp_path / "two.xlsx"),
+                               env={**env, "BATCHPAY_JOURNAL": str(link)}, cwd=tmp_path)
+            _, err_two = two.communicate(timeout=120)
+        finally:
+            one.send_signal(signal.SIGCONT)
         one.communicate(timeout=120)
         assert len(sandbox_payouts(url)) == 10, err_two
         assert two.returncode == 2, err_two

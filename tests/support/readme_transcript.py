@@ -4,7 +4,8 @@
     python tests/support/readme_transcript.py --write   also put the real output back into README.md
 
 A command line is `$ batchpay ...` (an expected exit code other than 0 is written after it
-as `# exit N`); the lines after it, up to the next `$`, are its output. Commands run in a
+as `# exit N`); the lines after it, up to the next `$`, are its output, which must be what
+the command prints, but for what varies from run to run (see `normalised`). Commands run in a
 fresh folder holding a copy of samples/, on the embedded sandbox, with no BATCHPAY_
 settings at all: exactly what a newcomer who cloned the repository has.
 """
@@ -53,6 +54,38 @@ def steps(text: str) -> list[list[Step]]:
 
 # the newcomer's user data folder, where the default journal lives, as the README shows it
 DATA_HOME_SHOWN = "~/.local/share"
+
+
+# what legitimately differs from one walkthrough to the next, each with what it reads as
+_VARYING = [
+    (re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{4}\b"), "<run id>"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?\b"), "<time>"),
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), "<date>"),
+    (re.compile(r"[\d,]+(\.\d+)? rows/s"), "<rate>"),
+    (re.compile(r"\b\d+:\d{2}:\d{2}\b"), "<duration>"),
+    (re.compile(r"\b[0-9a-f]{64}\b"), "<hash>"),
+    # the status polls and webhooks a run journals depend on how fast the sandbox settles
+    (re.compile(r"\b\d+ events\b"), "<n> events"),
+    (re.compile(r"(━|─|═)+"), "─"),
+    (re.compile(r"[ \t]+"), " "),
+]
+# a line that a run prints or not depending on timing: whether the payouts it sent were
+# already final when it finished sending
+_SOMETIMES = re.compile(r"^Waiting up to \d+ s for the final status of \d+ payout\(s\)")
+
+
+def normalised(output: str) -> list[str]:
+    """The lines of a command's output with what varies between runs replaced by a
+    placeholder (run ids, times, dates, rates, durations, journal hashes), so that a
+    difference left is one of substance."""
+    lines = []
+    for line in output.splitlines():
+        for pattern, placeholder in _VARYING:
+            line = pattern.sub(placeholder, line)
+        line = line.strip()
+        if line and not _SOMETIMES.match(line):
+            lines.append(line)
+    return lines
 
 
 def run(command: str, cwd: Path) -> tuple[int, str]:
@@ -104,6 +137,9 @@ def main() -> int:
                 if code != step.expected_exit:
                     failed += 1
                     print(f"!! expected exit {step.expected_exit}, got {code}", file=sys.stderr)
+                elif normalised(output) != normalised(step.output):
+                    failed += "--write" not in sys.argv
+                    print("!! the output differs from the README's", file=sys.stderr)
             rendered_blocks.append("".join(lines))
     finally:
         remove_workspace(folder)
