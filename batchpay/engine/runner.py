@@ -40,10 +40,10 @@ from batchpay.engine.plan import Plan, input_ref, plan_rows
 from batchpay.engine.records import RunRecord, operator, utcnow
 from batchpay.engine.render import find_run, render_run, result_rows, sent_by_run
 from batchpay.engine.repeats import control_settings
-from batchpay.engine.sending import Sender, SendJob, quote_fields
+from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
 from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.engine.tracking import refresh
-from batchpay.errors import AuthStop, BatchpayError, Interrupted, ResultsNotWritten
+from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
