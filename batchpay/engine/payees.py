@@ -57,7 +57,7 @@ from batchpay.engine.payee_keys import (
 )
 from batchpay.engine.records import operator, utcnow
 from batchpay.errors import UsageError
-from batchpay.sheet.currency import currency_exponent
+from batchpay.money import in_minor_units
 from batchpay.sheet.read import paused_gc
 from batchpay.statuses import FAILED_AT_BANK, REQUESTED, Status
 
@@ -404,7 +404,7 @@ def _found_by(payee: Payee, values: dict[str, Any]) -> str:
 
 
 def _money(amount: Decimal, currency: str) -> Decimal:
-    return amount.quantize(Decimal(1).scaleb(-currency_exponent(currency)))
+    return in_minor_units(amount, currency)
 
 
 def paid_totals(payouts: Iterable[Paid]) -> dict[str, dict[str, str]]:

@@ -1,0 +1,63 @@
+"""Money's small rules, in one place for every part of batchpay (the sheet, the engine, the
+client and the sandbox alike, so this module imports nothing of batchpay's own).
+
+- The minor unit of a currency: how many decimals an amount may carry (NGN 2, JPY 0, KWD 3)
+  and the step amounts are rounded to. Funds codes without a minor unit (precious metals,
+  XDR, test codes) are left out on purpose: nobody pays in them.
+- JSON with exact numbers: `Decimal` in, the same digits out, and back.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+_BY_EXPONENT: dict[int, str] = {
+    0: "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF",
+    2: (
+        "AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BMD BND BOB BOV BRL BSD BTN "
+        "BWP BYN BZD CAD CDF CHE CHF CHW CNY COP COU CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB "
+        "EUR FJD FKP GBP GEL GHS GIP GMD GTQ GYD HKD HNL HTG HUF IDR ILS INR IRR JMD KES KGS "
+        "KHR KPW KYD KZT LAK LBP LKR LRD LSL MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN "
+        "MXV MYR MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK PHP PKR PLN QAR RON RSD RUB SAR SBD "
+        "SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS "
+        "UAH USD USN UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG"
+    ),
+    3: "BHD IQD JOD KWD LYD OMR TND",
+    4: "CLF UYW",
+}
+
+EXPONENTS: dict[str, int] = {
+    code: exp for exp, codes in _BY_EXPONENT.items() for code in codes.split()
+}
+
+
+def is_currency(code: object) -> bool:
+    """True for an ISO 4217 code (any case, surrounding spaces ignored)."""
+    return isinstance(code, str) and code.strip().upper() in EXPONENTS
+
+
+def exponent(code: str) -> int:
+    """Decimals allowed for `code` (any case); KeyError for a code that is not ISO 4217."""
+    return EXPONENTS[code.strip().upper()]
+
+
+DEFAULT_EXPONENT = 2  # for a currency code that is not ISO 4217 (an INVALID row's typo)
+
+
+def currency_exponent(code: str) -> int:
+    return EXPONENTS.get(code.strip().upper(), DEFAULT_EXPONENT)
+
+
+_MINOR_UNITS: dict[str, Decimal] = {code: Decimal(1).scaleb(-exp)
+                                    for code, exp in EXPONENTS.items()}
+_DEFAULT_UNIT = Decimal(1).scaleb(-DEFAULT_EXPONENT)
+
+
+def minor_unit(code: str) -> Decimal:
+    """The smallest amount of `code` (0.01 NGN, 1 JPY, 0.001 KWD); 0.01 for a non-ISO code."""
+    return _MINOR_UNITS.get(code.strip().upper(), _DEFAULT_UNIT)
+
+
+def in_minor_units(amount: Decimal, currency: str) -> Decimal:
+    """`amount` rounded (half even) to the currency's minor unit: 1234.5 NGN -> 1234.50."""
+    return amount.quantize(minor_unit(currency))
