@@ -4,12 +4,19 @@ client and the sandbox alike, so this module imports nothing of batchpay's own).
 - The minor unit of a currency: how many decimals an amount may carry (NGN 2, JPY 0, KWD 3)
   and the step amounts are rounded to. Funds codes without a minor unit (precious metals,
   XDR, test codes) are left out on purpose: nobody pays in them.
-- JSON with exact numbers: `Decimal` in, the same digits out, and back.
+- JSON with exact numbers: `Decimal` in, the same digits out, and back. The standard
+  module can only write a Decimal as a string or by way of float (434.78 would leave as
+  434.779999...); money travels as a JSON *number* with exactly the digits typed.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import secrets
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
 _BY_EXPONENT: dict[int, str] = {
     0: "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF",
@@ -61,3 +68,51 @@ def minor_unit(code: str) -> Decimal:
 def in_minor_units(amount: Decimal, currency: str) -> Decimal:
     """`amount` rounded (half even) to the currency's minor unit: 1234.5 NGN -> 1234.50."""
     return amount.quantize(minor_unit(currency))
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse JSON; numbers with a fraction or exponent become Decimal, never float."""
+    return json.loads(data, parse_float=Decimal)
+
+
+def decimal_text(value: Decimal) -> str:
+    """A finite Decimal as plain JSON number text, without an exponent: 1E+2 -> 100."""
+    if not value.is_finite():
+        raise ValueError(f"{value} cannot be written as a JSON number")
+    return format(value, "f")
+
+
+# A Decimal is written as a marked string, and the marks are then cut out of the text, so
+# the C encoder does the work. The mark starts with NUL, which the encoder always writes as
+# \u0000, plus a per-process nonce: no text a client sends can forge it.
+_NONCE = secrets.token_hex(8)
+_MARKED_NUMBER = re.compile(r'"\\u0000' + _NONCE + r'(-?[0-9]+(?:\.[0-9]+)?)"')
+
+
+def _mark_decimal(value: object) -> str:
+    if isinstance(value, Decimal) and value.is_finite():
+        return f"\x00{_NONCE}{decimal_text(value)}"
+    raise TypeError(f"cannot write {type(value).__name__} {value!r} as JSON")
+
+
+def dumps(value: Any, *, exact: bool = False) -> str:
+    """Compact JSON text of dicts, lists, text, numbers (Decimal digit for digit), booleans
+    and None. `exact` also refuses a float anywhere (it has already lost the digits it
+    should carry) and a key that is not text, before anything is written."""
+    if exact:
+        _refuse_inexact(value)
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_mark_decimal)
+    return _MARKED_NUMBER.sub(r"\1", text)
+
+
+def _refuse_inexact(value: Any) -> None:
+    if isinstance(value, float):
+        raise TypeError(f"float {value!r} in a request body: money and rates must be Decimal")
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"JSON object keys must be text, not {type(key).__name__}")
+            _refuse_inexact(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _refuse_inexact(item)
