@@ -4,6 +4,8 @@ client and the sandbox alike, so this module imports nothing of batchpay's own).
 - The minor unit of a currency: how many decimals an amount may carry (NGN 2, JPY 0, KWD 3)
   and the step amounts are rounded to. Funds codes without a minor unit (precious metals,
   XDR, test codes) are left out on purpose: nobody pays in them.
+- An account number as typed and as compared: without the spaces and hyphens a
+  spreadsheet or a person puts in it, and as messages show it (masked).
 - JSON with exact numbers: `Decimal` in, the same digits out, and back. The standard
   module can only write a Decimal as a string or by way of float (434.78 would leave as
   434.779999...); money travels as a JSON *number* with exactly the digits typed.
@@ -16,6 +18,7 @@ import re
 import secrets
 from collections.abc import Mapping
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 _BY_EXPONENT: dict[int, str] = {
@@ -68,6 +71,25 @@ def minor_unit(code: str) -> Decimal:
 def in_minor_units(amount: Decimal, currency: str) -> Decimal:
     """`amount` rounded (half even) to the currency's minor unit: 1234.5 NGN -> 1234.50."""
     return amount.quantize(minor_unit(currency))
+
+
+_ACCOUNT_SEPARATORS = re.compile(r"[\s\-]")
+
+
+@lru_cache(maxsize=1 << 16)  # the same accounts come back on every row and every run
+def plain_account(value: Any) -> str:
+    """An account number without its spaces and hyphens: "6222 0212-3456" -> "622202123456"
+    ("" for None). The sheet keeps the account in this form; the register compares it so."""
+    if value is None:
+        return ""
+    text = str(value)
+    return text if text.isdigit() else _ACCOUNT_SEPARATORS.sub("", text)
+
+
+def masked(account: Any) -> str:
+    """An account number as messages and sheets show it: its first and last four digits."""
+    text = plain_account(account)
+    return f"{text[:4]}…{text[-4:]}" if len(text) > 8 else text
 
 
 def loads(data: bytes | str) -> Any:
