@@ -1,9 +1,9 @@
-"""ISO 4217 currency codes and their minor-unit exponents.
+"""The sheet's currency rules: ISO 4217 codes and their minor-unit exponents (the table is
+the money module's), and the wallets operators pay from most often.
 
 The exponent says how many decimals an amount may carry (NGN 2, JPY 0, KWD 3). The sheet
 reader rejects an amount with more decimals than its currency allows rather than rounding
-it: a rounded amount is a payment nobody asked for. Funds codes without a minor unit
-(precious metals, XDR, test codes) are left out on purpose: nobody pays in them.
+it: a rounded amount is a payment nobody asked for.
 """
 
 from __future__ import annotations
