@@ -27,6 +27,7 @@ from batchpay.engine.records import LedgerEntry
 from batchpay.engine.service_ledger import remark_with_ref
 from batchpay.engine.tracking import apply_found, scan
 from batchpay.errors import AlreadySent, AuthStop, CalibrationFailed, JournalError
+from batchpay.money import minor_unit
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import (
     AuthError,
@@ -36,7 +37,6 @@ from batchpay.provider.errors import (
     RequestRejected,
 )
 from batchpay.provider.models import Payout, Quote
-from batchpay.sheet.currency import exponent
 from batchpay.sheet.validate import PayoutRow
 from batchpay.statuses import IN_DOUBT, SENDING, Status
 
@@ -45,10 +45,6 @@ QUOTE_MARGIN_SECONDS = 5.0
 DEFAULT_QUOTE_SECONDS = 600  # "a quote lives 10 minutes", when the service does not say
 UNKNOWN_ERROR = ("the payout request may have reached the service and no answer was found; "
                  "it is never resent blindly: run `batchpay sync` to resolve it")
-
-
-def minor_unit(currency: str) -> Decimal:
-    return Decimal(1).scaleb(-exponent(currency))
 
 
 @dataclass(frozen=True)
