@@ -116,8 +116,8 @@ def payees_confirm(ctx: click.Context, payee: str, account_last4: str, method: s
     The confirmation (you, the time, before and after, method, note) is a chained event of
     the journal.
     """
-    from batchpay.engine.payee_keys import masked
     from batchpay.engine.payees import confirm
+    from batchpay.money import masked
 
     with open_journal(journal or ctx.obj) as j:
         data = confirm(j, payee, account_last4.strip(), method=method, note=note)

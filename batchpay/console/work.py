@@ -477,8 +477,8 @@ def payees(settings: Settings) -> dict[str, Any]:
     """The register and the payees held now, each with its held details (accounts masked)
     and who confirmed those details already: with payee_confirmed_by_other, a batch its
     confirmer uploaded holds them until another user confirms them too."""
-    from batchpay.engine.payee_keys import masked
     from batchpay.engine.payees import CONFIRMED, Register, held_details, register_lines
+    from batchpay.money import masked
 
     by_other = settings.payee_confirmed_by_other
     if not settings.journal.is_file():

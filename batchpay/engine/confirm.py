@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from batchpay.engine.sending import Sender, SendJob
 from batchpay.errors import UsageError
+from batchpay.money import minor_unit
 from batchpay.provider.errors import ProviderError
-from batchpay.sheet.currency import EXPONENTS
 
 if TYPE_CHECKING:
     from batchpay.provider.client import PayoutClient
@@ -82,7 +82,7 @@ async def estimate_needs(sender: Sender, jobs: Iterable[SendJob],
         amount = sum((a for a in sources if a is not None), Decimal(0))
         fees: Decimal | None = None
         if share is not None:
-            step = Decimal(1).scaleb(-EXPONENTS.get(currency, 2))
+            step = minor_unit(currency)
             fees = sum(((a * share).quantize(step, rounding=ROUND_UP)
                         for a in sources if a is not None), Decimal(0))
         if None in sources:

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from batchpay.engine.payee_keys import fold, masked, shows_nothing, skeleton
+from batchpay.engine.payee_keys import fold, shows_nothing, skeleton
+from batchpay.money import masked
 
 if TYPE_CHECKING:
     from batchpay.engine.payees import Payee

@@ -20,9 +20,9 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-BANK_FIELDS = ("recipient_name", "account_number", "bank_name", "bank_city", "sort_code")
+from batchpay.money import plain_account
 
-_NOISE = str.maketrans("", "", " \t\n\r\f\v\u00a0\u3000-")
+BANK_FIELDS = ("recipient_name", "account_number", "bank_name", "bank_city", "sort_code")
 
 # letters that print as blank (so no category rule finds them), and blank braille
 _FILLERS = frozenset("\u3164\u115f\u1160\uffa0\u2800")
@@ -39,11 +39,6 @@ _CONFUSABLE = str.maketrans({
 
 # spaces, punctuation, symbols and combining marks: what `str.isalnum` is not
 _NOT_LETTER_OR_DIGIT = re.compile(r"[\W_]+")
-
-
-@lru_cache(maxsize=1 << 16)  # bank names and cities repeat on every row
-def account_text(value: Any) -> str:
-    return "" if value is None else str(value).translate(_NOISE)
 
 
 def shows_nothing(ch: str) -> bool:
@@ -76,14 +71,14 @@ def skeleton(value: Any) -> str:
 
 
 def cleaned(name: str, value: Any) -> str:
-    return account_text(value) if name == "account_number" else fold(value)
+    return plain_account(value) if name == "account_number" else fold(value)
 
 
 def bank_details(values: dict[str, Any]) -> dict[str, str]:
     """The bank details of a payout, without spreadsheet noise."""
     get = values.get
     return {"recipient_name": fold(get("recipient_name")),
-            "account_number": account_text(get("account_number")),
+            "account_number": plain_account(get("account_number")),
             "bank_name": fold(get("bank_name")), "bank_city": fold(get("bank_city")),
             "sort_code": fold(get("sort_code"))}
 
@@ -123,7 +118,3 @@ def payee_values(row: Any) -> dict[str, Any]:
     """What the register needs of a valid row (a PayoutRow)."""
     return {name: getattr(row, name, None) for name in (
         "payee_id", "recipient_type", "recipient_name", "company_id", "ic_number", *BANK_FIELDS)}
-
-
-def masked(account: str) -> str:
-    return f"{account[:4]}…{account[-4:]}" if len(account) > 8 else account

@@ -44,12 +44,10 @@ from batchpay.engine.journal import Journal
 from batchpay.engine.lookalikes import LookAlikes, visible
 from batchpay.engine.payee_keys import (
     BANK_FIELDS,
-    account_text,
     bank_details,
     cleaned,
     fold,
     keys_of,
-    masked,
     natural_key,
     natural_shown,
     payee_values,
@@ -57,7 +55,7 @@ from batchpay.engine.payee_keys import (
 )
 from batchpay.engine.records import operator, utcnow
 from batchpay.errors import UsageError
-from batchpay.sheet.currency import currency_exponent
+from batchpay.money import in_minor_units, masked, plain_account
 from batchpay.sheet.read import paused_gc
 from batchpay.statuses import FAILED_AT_BANK, REQUESTED, Status
 
@@ -173,7 +171,7 @@ class Register:
                 continue
             shown = {n: str(values.get(n) or "") for n in BANK_FIELDS}
             source, delivered, target = money.get(ref, (None, None, None))
-            paid = Paid(ref, status, run_id, at, shown, account_text(shown["account_number"]),
+            paid = Paid(ref, status, run_id, at, shown, plain_account(shown["account_number"]),
                         str(source or values.get("amount") or ""),
                         str(values.get("source_currency") or ""),
                         str(values.get("company_id") or ""), str(delivered or ""),
@@ -404,7 +402,7 @@ def _found_by(payee: Payee, values: dict[str, Any]) -> str:
 
 
 def _money(amount: Decimal, currency: str) -> Decimal:
-    return amount.quantize(Decimal(1).scaleb(-currency_exponent(currency)))
+    return in_minor_units(amount, currency)
 
 
 def paid_totals(payouts: Iterable[Paid]) -> dict[str, dict[str, str]]:

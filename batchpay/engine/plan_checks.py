@@ -21,6 +21,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from batchpay.errors import UsageError
+from batchpay.money import minor_unit
 from batchpay.sheet.validate import Validation, validate_sheet
 
 PLAN_VERSION = 2
@@ -56,8 +57,11 @@ INPUTS = ("sheet", "results workbook")
 PAYOUT_REF = re.compile(r"[A-Za-z0-9._/-]{1,64}")
 
 
-def ceiling_of(debit: Decimal, tolerance: Decimal) -> Decimal:
-    return (debit * (1 + tolerance)).quantize(CENT)
+def ceiling_of(debit: Decimal, tolerance: Decimal, currency: str) -> Decimal:
+    """The most a currency may be debited: the quoted debit plus the tolerance, to the
+    currency's minor unit when it has three or four decimals (KWD keeps its mils) and to
+    the cent otherwise, as plans have always written it (JPY 1006.00)."""
+    return (debit * (1 + tolerance)).quantize(min(minor_unit(currency), CENT))
 
 
 def currency_figures(rows: Iterable[dict[str, Any]], tolerance: Decimal
@@ -71,7 +75,7 @@ def currency_figures(rows: Iterable[dict[str, Any]], tolerance: Decimal
         total[2] += Decimal(r["total_debit"])
     return {c: {"NbOfTxs": n, "CtrlSum": format(amounts, "f"),
                 "quoted_debit": format(debit, "f"),
-                "ceiling": format(ceiling_of(debit, tolerance), "f")}
+                "ceiling": format(ceiling_of(debit, tolerance, c), "f")}
             for c, (n, amounts, debit) in sorted(totals.items())}
 
 

@@ -16,7 +16,7 @@ from batchpay.engine.journal import Journal
 from batchpay.engine.records import LedgerEntry, RunRecord, RunRow
 from batchpay.engine.sending import UNKNOWN_ERROR
 from batchpay.errors import JournalError
-from batchpay.sheet.currency import currency_exponent
+from batchpay.money import in_minor_units
 from batchpay.sheet.outcomes import ResultRow, ResultsSummary
 from batchpay.sheet.results import write_results
 from batchpay.statuses import SENDING, SENT, Status
@@ -130,7 +130,7 @@ def _setting(value: Any) -> str:
 
 def _money_text(value: Any, currency: str) -> str:
     amount = Decimal(str(value))
-    return f"{amount.quantize(Decimal(1).scaleb(-currency_exponent(currency))):,}"
+    return f"{in_minor_units(amount, currency):,}"
 
 
 def _local(utc: str) -> str:

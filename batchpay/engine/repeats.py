@@ -20,7 +20,6 @@ a ledger edited by hand) and the time of their first payout request (an event of
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -28,9 +27,10 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from batchpay.engine.journal import Journal
+from batchpay.money import masked, plain_account
 from batchpay.statuses import MAY_HAVE_PAID
 
-_NOISE = re.compile(r"[\s\-_.]")
+_DOTS = str.maketrans("", "", "._")
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,9 @@ class Earlier:
 
 
 def account_key(account: Any) -> str:
-    """An account number without the spreadsheet's noise (spaces, hyphens, dots), upper case."""
-    return _NOISE.sub("", str(account or "")).upper()
+    """An account number as payments are compared: plain, and without the dots and
+    underscores a record written elsewhere may carry, upper case."""
+    return plain_account(account or "").translate(_DOTS).upper()
 
 
 def payment_key(account: Any, amount: Any, source_currency: Any, currency: Any, *,
@@ -72,11 +73,6 @@ def control_settings(settings: Any) -> dict[str, Any]:
             "payee_change_hold_hours": settings.payee_change_hold_hours,
             "payee_confirmed_by_other": settings.payee_confirmed_by_other,
             "require_approval": settings.require_approval}
-
-
-def masked(account: Any) -> str:
-    text = account_key(account)
-    return f"{text[:4]}…{text[-4:]}" if len(text) > 8 else text
 
 
 class RepeatCheck:

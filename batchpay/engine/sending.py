@@ -27,6 +27,7 @@ from batchpay.engine.records import LedgerEntry
 from batchpay.engine.service_ledger import remark_with_ref
 from batchpay.engine.tracking import apply_found, scan
 from batchpay.errors import AlreadySent, JournalError
+from batchpay.money import minor_unit
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import (
     AuthError,
@@ -36,7 +37,6 @@ from batchpay.provider.errors import (
     RequestRejected,
 )
 from batchpay.provider.models import Payout, Quote
-from batchpay.sheet.currency import exponent
 from batchpay.sheet.validate import PayoutRow
 from batchpay.statuses import IN_DOUBT, SENDING, Status
 
@@ -53,10 +53,6 @@ class AuthStop(Exception):
     def __init__(self, error: AuthError) -> None:
         super().__init__(error.message)
         self.error = error
-
-
-def minor_unit(currency: str) -> Decimal:
-    return Decimal(1).scaleb(-exponent(currency))
 
 
 @dataclass(frozen=True)

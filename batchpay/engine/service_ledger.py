@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from batchpay.engine.repeats import masked, payment_key
+from batchpay.engine.repeats import payment_key
+from batchpay.money import masked
 from batchpay.sheet.columns import COLUMNS_BY_NAME
 from batchpay.statuses import FINE
 

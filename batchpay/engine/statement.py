@@ -30,8 +30,8 @@ from batchpay.engine.integrity import check as check_journal
 from batchpay.engine.journal import Journal
 from batchpay.engine.records import RunRecord, as_decimal, utcnow
 from batchpay.engine.render import display_status
-from batchpay.engine.repeats import masked
 from batchpay.errors import JournalTampered, UsageError
+from batchpay.money import masked
 from batchpay.statuses import IN_DOUBT, Status
 
 # a request's money left the wallet and has not come back

@@ -7,39 +7,15 @@ back as a Decimal.
 
 from __future__ import annotations
 
-import json
-import re
-import secrets
-from decimal import Decimal
 from typing import Any
 
 from starlette.responses import Response
 
+from batchpay.money import dumps, loads
+
+__all__ = ["SANDBOX_HEADER", "JSONBody", "bare", "dumps", "failed", "loads", "success"]
+
 SANDBOX_HEADER = (b"x-batchpay-sandbox", b"1")
-
-
-# A Decimal is written as a marked string, and the marks are then cut out of the text, so
-# the C encoder does the work. The mark starts with NUL, which the encoder always writes as
-# \u0000, plus a per-process nonce: no text a client sends can forge it.
-_NONCE = secrets.token_hex(8)
-_MARKED_NUMBER = re.compile(r'"\\u0000' + _NONCE + r'(-?[0-9]+(?:\.[0-9]+)?)"')
-
-
-def _mark_decimal(value: object) -> str:
-    if isinstance(value, Decimal) and value.is_finite():
-        return f"\x00{_NONCE}{value:f}"
-    raise TypeError(f"cannot write {type(value).__name__} {value!r} as JSON")
-
-
-def dumps(value: Any) -> str:
-    """JSON text of dicts, lists, text, numbers (Decimal exact), booleans and None."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_mark_decimal)
-    return _MARKED_NUMBER.sub(r"\1", text)
-
-
-def loads(data: bytes | str) -> Any:
-    """Parse JSON; numbers with a fraction or exponent become Decimal, never float."""
-    return json.loads(data, parse_float=Decimal)
 
 
 class JSONBody(Response):

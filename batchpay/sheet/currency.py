@@ -1,51 +1,23 @@
-"""ISO 4217 currency codes and their minor-unit exponents.
+"""The sheet's currency rules: ISO 4217 codes and their minor-unit exponents (the table is
+the money module's), and the wallets operators pay from most often.
 
 The exponent says how many decimals an amount may carry (NGN 2, JPY 0, KWD 3). The sheet
 reader rejects an amount with more decimals than its currency allows rather than rounding
-it: a rounded amount is a payment nobody asked for. Funds codes without a minor unit
-(precious metals, XDR, test codes) are left out on purpose: nobody pays in them.
+it: a rounded amount is a payment nobody asked for.
 """
 
 from __future__ import annotations
 
-_BY_EXPONENT: dict[int, str] = {
-    0: "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF",
-    2: (
-        "AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BMD BND BOB BOV BRL BSD BTN "
-        "BWP BYN BZD CAD CDF CHE CHF CHW CNY COP COU CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB "
-        "EUR FJD FKP GBP GEL GHS GIP GMD GTQ GYD HKD HNL HTG HUF IDR ILS INR IRR JMD KES KGS "
-        "KHR KPW KYD KZT LAK LBP LKR LRD LSL MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN "
-        "MXV MYR MZN NAD NGN NIO NOK NPR NZD PAB PEN PGK PHP PKR PLN QAR RON RSD RUB SAR SBD "
-        "SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS "
-        "UAH USD USN UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG"
-    ),
-    3: "BHD IQD JOD KWD LYD OMR TND",
-    4: "CLF UYW",
-}
-
-EXPONENTS: dict[str, int] = {
-    code: exp for exp, codes in _BY_EXPONENT.items() for code in codes.split()
-}
+from batchpay.money import (  # noqa: F401  (the sheet's names for the money module's table)
+    DEFAULT_EXPONENT,
+    EXPONENTS,
+    currency_exponent,
+    exponent,
+    is_currency,
+)
 
 # The wallets operators pay from most often: the template's dropdown for source_currency.
 COMMON_SOURCE_CURRENCIES: tuple[str, ...] = (
     "NGN", "USD", "GBP", "EUR", "KES", "GHS", "ZAR", "XOF", "XAF", "UGX", "TZS", "RWF",
     "ZMW", "MWK", "EGP",
 )
-
-
-def is_currency(code: object) -> bool:
-    """True for an ISO 4217 code (any case, surrounding spaces ignored)."""
-    return isinstance(code, str) and code.strip().upper() in EXPONENTS
-
-
-def exponent(code: str) -> int:
-    """Decimals allowed for `code` (any case); KeyError for a code that is not ISO 4217."""
-    return EXPONENTS[code.strip().upper()]
-
-
-DEFAULT_EXPONENT = 2  # for a currency code that is not ISO 4217 (an INVALID row's typo)
-
-
-def currency_exponent(code: str) -> int:
-    return EXPONENTS.get(code.strip().upper(), DEFAULT_EXPONENT)

@@ -21,6 +21,7 @@ from decimal import Decimal
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any, cast
 
+from batchpay.money import plain_account
 from batchpay.sheet.china_ids import (
     USCC_ALPHABET,
     all_valid_resident_ids,
@@ -98,16 +99,13 @@ def normalized_columns(columns: Sequence[str], rows: Sequence[Sequence[Any]],
             values = ([None if v is None else v.upper() for v in values] if None in values
                       else list(map(str.upper, cast(list[str], values))))
         if column.name == "account_number":  # digits need no search for spaces and hyphens
-            values = [v if v is None or v.isdigit() else _SEPARATORS.sub("", v)
+            values = [v if v is None or v.isdigit() else plain_account(v)
                       for v in values]
         if column.default is not None and None in values:
             default = column.default
             values = [default if v is None else v for v in values]
         data[column.name] = values
     return data
-
-
-_SEPARATORS = re.compile(r"[\s\-]")
 
 
 def frame_of(data: dict[str, list[str | None]]) -> pd.DataFrame:

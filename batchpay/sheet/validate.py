@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.errors import InputError, UsageError
+from batchpay.money import is_currency, minor_unit
 from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, COLUMNS_BY_NAME, ONE_OF
-from batchpay.sheet.currency import exponent, is_currency
 from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.outcomes import json_row
 from batchpay.sheet.read import Sheet, paused_gc, read_sheet
@@ -296,14 +296,14 @@ def _payout_row(row: int, record: Sequence[str | None]) -> PayoutRow:
     currency = values[_SOURCE_CURRENCY]
     quantum = _QUANTUM.get(currency)
     if quantum is None:
-        quantum = _QUANTUM[currency] = Decimal(1).scaleb(-exponent(currency))
+        quantum = _QUANTUM[currency] = minor_unit(currency)
     # exact: the amount has at most the currency's decimals, this only pads zeros
     if values[_AMOUNT] is not None:
         values[_AMOUNT] = Decimal(values[_AMOUNT]).quantize(quantum)
     if values[_TARGET_AMOUNT] is not None:
         target = values[_CURRENCY]
         values[_TARGET_AMOUNT] = Decimal(values[_TARGET_AMOUNT]).quantize(
-            Decimal(1).scaleb(-exponent(target)))
+            minor_unit(target))
     # a frozen dataclass's __init__ sets its 22 fields one by one through object.__setattr__,
     # a third of the checks' time at 100,000 rows: the same fields, set at once
     payout = object.__new__(PayoutRow)
