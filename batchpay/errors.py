@@ -28,13 +28,17 @@ escapes the CLI as a traceback.
             ├── InvalidQuote
             └── InsufficientBalance
 
-Signals caught inside batchpay, never shown to a user as such (each ends as one of the
-above, or as a row's status):
+Signals caught inside batchpay are not part of this tree: each lives beside the code that
+raises and catches it, and ends as one of the above or as a row's status:
 
-    ShapeError          a success answer lacking a field: the client's UnexpectedResponse
-    AuthStop            a 401/403 mid-run: every sender stops; the run ends with the AuthError
-    CalibrationFailed   no quote delivers an invoice within the bound: the row's QUOTE_FAILED
-    SignatureError      a plan signature, key or approvers line that cannot be used
+    provider.models.ShapeError          a success answer lacking a field: the client's
+                                        UnexpectedResponse
+    engine.sending.AuthStop             a 401/403 mid-run: every sender stops; the run ends
+                                        with the AuthError
+    engine.calibrate.CalibrationFailed  no quote delivers an invoice within the bound: the
+                                        row's QUOTE_FAILED
+    sshsig.SignatureError               a plan signature, key or approvers line that cannot
+                                        be used
 
 Library errors are mapped where they happen (the journal's SQLite errors inside a
 transaction become JournalError, a disk full among them); the CLI's last line of defence
@@ -43,12 +47,7 @@ turns anything else into one or two lines, never a traceback.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
-
-if TYPE_CHECKING:
-    from batchpay.provider.errors import AuthError
 
 DISK_FULL_HINT = ("Free some space, then run the same command again: the journal keeps every "
                   "request already sent, so nothing is paid twice.")
@@ -114,29 +113,3 @@ class JournalServiceMismatch(JournalError):
 class JournalTampered(JournalError):
     """The journal's tables (ledger, payout requests) disagree with its hash chain."""
 
-
-# --- signals caught inside batchpay ----------------------------------------------------------
-
-
-class ShapeError(ValueError):
-    """A success answer whose body lacks a field the client needs."""
-
-
-class AuthStop(Exception):
-    """401/403 from the service: no further requests."""
-
-    def __init__(self, error: AuthError) -> None:
-        super().__init__(error.message)
-        self.error = error
-
-
-class CalibrationFailed(Exception):
-    """No quote delivering the invoice within the bound was found (or a limit forbids it)."""
-
-    def __init__(self, message: str, quotes_used: int) -> None:
-        super().__init__(message)
-        self.message, self.quotes_used = message, quotes_used
-
-
-class SignatureError(ValueError):
-    """A signature, key or allowed_signers line that cannot be used, and why."""

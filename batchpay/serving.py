@@ -58,7 +58,11 @@ def url_of(sock: socket.socket) -> str:
 
 def guarded_protocol(head_timeout: float, max_idle: int) -> type:
     """uvicorn's h11 protocol with a deadline for each request head and a cap on idle
-    connections (one registry per server: the oldest idle connection goes first)."""
+    connections (one registry per server: the oldest idle connection goes first).
+
+    uvicorn has no public setting for either, so this subclasses its H11Protocol and uses
+    its internals (conn, transport, loop, on_response_complete, handle_events): uvicorn is
+    pinned in pyproject.toml to the minor release this was checked against."""
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 

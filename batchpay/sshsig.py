@@ -26,12 +26,14 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from batchpay.errors import SignatureError
-
 MAGIC = b"SSHSIG"
 KEY_TYPE = b"ssh-ed25519"
 HASH = b"sha512"
 BEGIN, END = "-----BEGIN SSH SIGNATURE-----", "-----END SSH SIGNATURE-----"
+
+
+class SignatureError(ValueError):
+    """A signature, key or allowed_signers line that cannot be used, and why."""
 
 
 def _string(data: bytes) -> bytes:

@@ -18,6 +18,9 @@ FORBIDDEN = {
     "sheet": ("batchpay.provider", "batchpay.engine", "batchpay.sandbox", "batchpay.cli"),
     "sandbox": ("batchpay.provider", "batchpay.engine", "batchpay.cli"),
     "service.py": ("batchpay.sandbox", "batchpay.webhooks", "batchpay.engine"),
+    # the error tree sits below everything: signals of one part live in that part
+    "errors.py": ("batchpay.provider", "batchpay.engine", "batchpay.sheet", "batchpay.sandbox",
+                  "batchpay.cli", "batchpay.console", "batchpay.sshsig"),
     # money's rules serve every part, the sandbox too: it may lean on none of them
     "money.py": ("batchpay",),
 }
@@ -54,3 +57,14 @@ def test_the_check_sees_a_crossing(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from batchpay.sandbox.server import start_in_thread\n")
     assert "batchpay.sandbox.server" in imported(module)
+
+
+def test_the_error_module_holds_only_the_batchpay_error_tree() -> None:
+    import inspect
+
+    from batchpay import errors
+
+    classes = [obj for _, obj in inspect.getmembers(errors, inspect.isclass)
+               if obj.__module__ == errors.__name__]
+    assert errors.BatchpayError in classes
+    assert [c.__name__ for c in classes if not issubclass(c, errors.BatchpayError)] == []

@@ -27,7 +27,6 @@ from batchpay.console.accounts import Accounts
 from batchpay.console.batches import Batch, BatchRefused
 from batchpay.engine import approval, planning
 from batchpay.engine.runner import Reporter, RunOptions
-from batchpay.errors import SignatureError
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
 
@@ -95,7 +94,7 @@ def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
     checked = approval.review(batch.plan, release)
     try:
         key = sshsig.verify(armored, checked.data, approval.NAMESPACE)
-    except SignatureError as exc:
+    except sshsig.SignatureError as exc:
         raise BatchRefused(f"This is not a signature of this batch's plan: {exc}.") from exc
     print_ = sshsig.fingerprint(key)
     names, refusals = sshsig.principals_of(approval.signers_of(release), key,

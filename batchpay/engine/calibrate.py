@@ -23,7 +23,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 
-from batchpay.errors import CalibrationFailed
 from batchpay.provider.errors import RequestRejected
 from batchpay.provider.models import Quote
 
@@ -35,6 +34,15 @@ PROBE_STEP = Decimal(1000)  # a first quote refused for its size is tried this m
 class Calibrated:
     quote: Quote  # the last quote asked for: it delivers the invoice within the bound
     quotes_used: int
+
+
+class CalibrationFailed(Exception):
+    """No quote delivering the invoice within the bound was found (or a limit forbids it):
+    caught by the sender, which records the row as QUOTE_FAILED."""
+
+    def __init__(self, message: str, quotes_used: int) -> None:
+        super().__init__(message)
+        self.message, self.quotes_used = message, quotes_used
 
 
 def ceil_to(value: Decimal, unit: Decimal) -> Decimal:

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from batchpay.engine.calibrate import Calibrator
+from batchpay.engine.calibrate import CalibrationFailed, Calibrator
 from batchpay.engine.journal import Journal
 from batchpay.engine.records import LedgerEntry
 from batchpay.engine.service_ledger import remark_with_ref
 from batchpay.engine.tracking import apply_found, scan
-from batchpay.errors import AlreadySent, AuthStop, CalibrationFailed, JournalError
+from batchpay.errors import AlreadySent, JournalError
 from batchpay.money import minor_unit
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import (
@@ -45,6 +45,14 @@ QUOTE_MARGIN_SECONDS = 5.0
 DEFAULT_QUOTE_SECONDS = 600  # "a quote lives 10 minutes", when the service does not say
 UNKNOWN_ERROR = ("the payout request may have reached the service and no answer was found; "
                  "it is never resent blindly: run `batchpay sync` to resolve it")
+
+
+class AuthStop(Exception):
+    """401/403 from the service: no further requests; the run ends with the AuthError."""
+
+    def __init__(self, error: AuthError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 @dataclass(frozen=True)

@@ -23,14 +23,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
-# anyio, h11 and httpcore's parts are what httpcore imports on its first request.
-# Importing them with the client keeps that one-off cost (tens of ms) out of the first
-# paced request, which would otherwise leave late and bunch up with the next ones inside
-# the service's rate window.
-import anyio._backends._asyncio  # noqa: F401
-import h11  # noqa: F401
-import httpcore._async.http11  # noqa: F401
-import httpcore._backends.anyio  # noqa: F401
+import anyio
 import httpx
 import stamina
 
@@ -166,6 +159,12 @@ class PayoutClient:
                 f"is_sandbox={self.is_sandbox}, requests_sent={self.requests_sent})")
 
     async def __aenter__(self) -> PayoutClient:
+        # httpcore reaches the network through anyio, which loads its event-loop backend on
+        # first use (tens of ms; httpcore and h11 are loaded with the httpx client above).
+        # Loaded here, that one-off cost stays out of the first paced request, which would
+        # otherwise leave late and bunch up with the next ones inside the service's rate
+        # window. current_time is anyio's public API and loads the backend as a side effect.
+        anyio.current_time()
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,

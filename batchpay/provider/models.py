@@ -12,8 +12,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from batchpay.errors import ShapeError
 from batchpay.statuses import FINAL, SERVICE_ALIASES
+
+
+class ShapeError(ValueError):
+    """A success answer whose body lacks a field the client needs."""
 
 
 def normalize_state(state: str) -> str:

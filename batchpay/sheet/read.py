@@ -84,8 +84,9 @@ class Sheet:
 def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while millions of cells are created.
 
-    None of these objects form cycles, yet each collection rescans all of them: with the
-    collector running, reading 100,000 rows takes twice as long.
+    None of these objects form cycles, yet each collection rescans all of them. Measured by
+    tests/benchmarks/bench_intake.py at 50,000 rows (CPU seconds, paused vs running):
+    read_sheet 0.91 vs 1.06, validate_sheet 0.43 vs 0.66, `batchpay validate` 1.6 vs 2.0.
     """
     was_enabled = gc.isenabled()
     gc.disable()

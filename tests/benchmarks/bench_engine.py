@@ -22,6 +22,7 @@ payouts from the first to the last, is printed beside it.
 
 Prints one line per run:
     concurrency=16 rows=800 rows_per_s=146.2 bound=160.0 share=91.4% whole_batch=89.2% ...
+(max_gap_ms, the longest pause between two payouts, shows a stall such as a garbage collection)
 and exits 1 when the share at the highest concurrency (the median, with --repeat) is below
 the target (90%), or when a run did not pay every row exactly once. Short mode checks no
 target. Other helpers here (run_batch, StatsSampler, ...) are shared with the other
@@ -236,6 +237,7 @@ def bench(url: str, work: Path, n: int | None, latency_ms: float, concurrencies:
                   f"share={rate / bound:.1%} whole_batch={whole / bound:.1%} paying_s={stamps[-1] - stamps[0]:.2f} "
                   f"wall_s={figures.wall_seconds:.2f} requests={sum(figures.requests.values())} "
                   f"median_gap_ms={statistics.median(gaps) * 1000:.1f} "
+                  f"max_gap_ms={max(gaps) * 1000:.1f} "
                   f"max_in_1s={figures.max_in_1s}"
                   + (f" other_requests={others}" if others else ""), flush=True)
         if repeat > 1 and shares:
