@@ -24,7 +24,11 @@ def uscc(n: int) -> str:
 
 
 def resident_id(n: int) -> str:
-    first17 = f"440305{1980 + n % 20}{1 + n % 9:02d}{10 + n % 18:02d}{100 + n % 900:03d}"
+    """A valid resident id of its own for each n below 85,500 (the district code moves on
+    every 900 ids, so a sheet of many rows holds no two people with one id)."""
+    district = 5 + (n // 900) % 95
+    first17 = (f"4403{district:02d}{1980 + n % 20}{1 + n % 9:02d}{10 + n % 18:02d}"
+               f"{100 + n % 900:03d}")
     return first17 + resident_id_check_digit(first17)
 
 
