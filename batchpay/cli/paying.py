@@ -213,11 +213,10 @@ def run(sheet: Path | None, plan_path: Path | None, **options: Any) -> None:
                  "it approved.", EXIT_FAILED)
 
         approved = read_plan(plan_path)
-        options["source_currency"] = approved.document["source_currency"] or None
-        kind = "rerun" if approved.document.get("input") == "results workbook" else "run"
-        # the repeats the maker released are part of what the approver signed
-        options["allow_repeat"] = tuple(approved.document.get("released_repeats", {}))
-        _run(kind, plan_path, approved=approved, **options)
+        terms = approved.run_terms()
+        options["source_currency"] = terms["source_currency"]
+        options["allow_repeat"] = tuple(terms["allow_repeat"])
+        _run(terms["kind"], plan_path, approved=approved, **options)
     elif sheet is not None:
         _run("run", sheet, **options)
 

@@ -147,16 +147,6 @@ def approved_plan(batch: Batch, settings: Settings) -> Any:
     return checked
 
 
-def plan_run(plan: Any) -> dict[str, Any]:
-    """What `run --plan` takes from the plan besides its rows: a results workbook's plan is
-    paid as `rerun` reads it (a FAILED or REFUNDED row goes again), in the plan's source
-    currency, with the repeats its maker released (the approver signed them)."""
-    document = plan.document
-    return {"kind": "rerun" if document.get("input") == "results workbook" else "run",
-            "source_currency": document["source_currency"] or None,
-            "allow_repeat": frozenset(document.get("released_repeats", {}))}
-
-
 def plan_summary(batch: Batch) -> list[str]:
     """The approver's reading of the plan, as `batchpay approve` prints it: the figures
     recomputed from its rows (its maker's signature is checked when it is approved)."""

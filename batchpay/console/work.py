@@ -330,7 +330,7 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
         sheet=batch.plan if plan is not None else batch.sheet, out=batch.results,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
         yes=True, interactive=False, approved=plan, maker=batch.maker,
-        **(signing.plan_run(plan) if plan is not None else {
+        **(plan.run_terms() if plan is not None else {
             "kind": "run", "allow_repeat": frozenset(batch.meta["review"].get("released", {}))}))
     thread = threading.Thread(target=_pay, args=(release, batches, claimed, options),
                               name=f"pay {batch.id}", daemon=True)

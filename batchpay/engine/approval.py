@@ -226,6 +226,15 @@ class CheckedPlan:
     def short(self) -> str:
         return short_code(self.id)
 
+    def run_terms(self) -> dict[str, Any]:
+        """What `run --plan` takes from the plan besides its rows: a results workbook's plan
+        is paid as `rerun` reads it (a FAILED or REFUNDED row goes again), in the plan's
+        source currency, with the repeats its maker released (the approver signed them)."""
+        document = self.document
+        return {"kind": "rerun" if document.get("input") == "results workbook" else "run",
+                "source_currency": document["source_currency"] or None,
+                "allow_repeat": frozenset(document.get("released_repeats", {}))}
+
     def ceilings(self, journal: Journal | None = None) -> dict[str, Decimal]:
         """What each currency's ceiling leaves: the plan's ceiling less what earlier runs of
         this same plan debited (a plan's ceiling is spent once, not once per run)."""
