@@ -358,12 +358,15 @@ class Journal:
                         data={"outcome": outcome, "exit_code": exit_code, **info})
 
     def runs(self) -> list[RunRecord]:
-        return [self._run(r) for r in self.db.execute("SELECT * FROM runs ORDER BY started_at, id")]
+        # runs started in the same instant keep the order they were recorded in (a run id's
+        # last part is random, so it orders nothing)
+        return [self._run(r) for r in self.db.execute(
+            "SELECT * FROM runs ORDER BY started_at, rowid")]
 
     def run(self, run_id: str | None = None) -> RunRecord | None:
         if run_id is None:
             r = self.db.execute(
-                "SELECT * FROM runs WHERE kind != 'dry-run' ORDER BY started_at DESC, id DESC LIMIT 1"
+                "SELECT * FROM runs WHERE kind != 'dry-run' ORDER BY started_at DESC, rowid DESC LIMIT 1"
             ).fetchone()
         else:
             r = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()

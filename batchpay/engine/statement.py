@@ -290,7 +290,7 @@ def _count(totals: dict[str, CurrencyTotal], request: Request) -> None:
 
 def _wallets(totals: dict[str, CurrencyTotal], runs: Iterable[RunRecord]) -> None:
     """The wallet as the period's runs read it: before the first, after the last."""
-    ordered = sorted(runs, key=lambda r: (r.started_at, r.id))
+    ordered = sorted(runs, key=lambda r: r.started_at)  # stable: ties keep the journal's order
     for currency, total in totals.items():
         befores = [r.info["wallet_before"][currency] for r in ordered
                    if currency in r.info.get("wallet_before", {})]
