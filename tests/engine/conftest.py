@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from batchpay.engine.journal import Journal
+from batchpay.journal.store import Journal
 
 
 @pytest.fixture

@@ -21,11 +21,11 @@ import httpx
 import pytest
 
 from batchpay.config import Settings
-from batchpay.engine.journal import Journal
-from batchpay.engine.plan import details_of
-from batchpay.engine.records import GENESIS, RunRecord, RunRow, event_hash, utcnow
+from batchpay.engine.gate import details_of
 from batchpay.engine.sending import Sender, SendJob
 from batchpay.engine.sync import sync_run
+from batchpay.journal.records import GENESIS, RunRecord, RunRow, event_hash, utcnow
+from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Service
 from batchpay.sheet.validate import read_payouts
