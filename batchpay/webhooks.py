@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.config import Headers, Settings, is_loopback_host
-from batchpay.engine.journal import Journal
 from batchpay.errors import ConfigError
+from batchpay.journal.store import Journal
 from batchpay.statuses import IN_DOUBT
 
 log = logging.getLogger("batchpay.webhooks")

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from batchpay import __version__
 from batchpay.config import Settings, fingerprint
-from batchpay.engine.confirm import (
+from batchpay.controls.repeats import control_settings
+from batchpay.engine.gate import Plan, input_ref, plan_rows
+from batchpay.engine.real_money import (
     Confirmation,
     balances_of,
     confirm_real_payouts,
@@ -34,16 +36,14 @@ from batchpay.engine.confirm import (
     wallet_notes,
     wallet_record,
 )
-from batchpay.engine.integrity import require_intact
-from batchpay.engine.journal import Journal
-from batchpay.engine.plan import Plan, input_ref, plan_rows
-from batchpay.engine.records import RunRecord, operator, utcnow
 from batchpay.engine.render import find_run, render_run, result_rows, sent_by_run
-from batchpay.engine.repeats import control_settings
 from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
 from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.engine.tracking import refresh
 from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
+from batchpay.journal.integrity import require_intact
+from batchpay.journal.records import RunRecord, operator, utcnow
+from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
@@ -66,7 +66,7 @@ from batchpay.statuses import (
 from batchpay.statuses import exit_code as rows_exit_code
 
 if TYPE_CHECKING:
-    from batchpay.engine.approval import CheckedPlan
+    from batchpay.controls.approval import CheckedPlan
 
 
 class Reporter(Protocol):
@@ -97,7 +97,7 @@ class RunOptions:
     decimal_comma: bool = False  # amounts as text are written 1.250.000,00
     include_hidden: bool = False  # rows hidden or filtered out in the sheet are paid too
     encoding: str | None = None  # a CSV file's text encoding (--encoding)
-    # an approved plan (batchpay.engine.approval.CheckedPlan): its rows are the input, its
+    # an approved plan (batchpay.controls.plan_file.CheckedPlan): its rows are the input, its
     # ceilings bound the debit, its id, maker and approvers go into the run's record
     approved: CheckedPlan | None = None
     # who makes the batch, when not the OS user (a console's signed-in user): their own
@@ -163,7 +163,7 @@ def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
     """Run one batch end to end. `read` returns (sheet, validation) for the input; `connect`
     opens the service (the caller's: the engine builds none), once the sheet is read and
     the journal locked and checked. With `require_approval`, only an approved plan is paid."""
-    from batchpay.engine.approval import require_release  # loads signatures' code on use
+    from batchpay.controls.approval import require_release  # loads signatures' code on use
 
     require_release(options.approved, settings, kind=options.kind, dry_run=options.dry_run)
     sheet, validation = read()

@@ -22,11 +22,11 @@ from decimal import Decimal
 from typing import Any
 
 from batchpay.engine.calibrate import CalibrationFailed, Calibrator
-from batchpay.engine.journal import Journal
-from batchpay.engine.records import LedgerEntry
 from batchpay.engine.service_ledger import remark_with_ref
 from batchpay.engine.tracking import apply_found, scan
 from batchpay.errors import AlreadySent, JournalError
+from batchpay.journal.records import LedgerEntry
+from batchpay.journal.store import Journal
 from batchpay.money import minor_unit
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import (

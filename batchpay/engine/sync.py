@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.config import Settings
-from batchpay.engine.integrity import require_intact
-from batchpay.engine.journal import Journal
-from batchpay.engine.records import RunRecord
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.sending import mark_never_received
 from batchpay.engine.tracking import refresh
 from batchpay.files import free_name
+from batchpay.journal.integrity import require_intact
+from batchpay.journal.records import RunRecord
+from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Opener
 from batchpay.sheet.outcomes import ResultsSummary, json_row

@@ -29,8 +29,8 @@ import pytest
 
 from batchpay.config import Headers, load_settings
 from batchpay.engine import runner
-from batchpay.engine.journal import Journal
 from batchpay.engine.tracking import refresh
+from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.sandbox.webhooks_out import EVENT_NAMES
 from batchpay.serving import ServerThread
