@@ -3,6 +3,7 @@ journal in memory for the unit tests of the rules that read it."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import ssl
 from collections.abc import Callable, Iterator
@@ -33,9 +34,11 @@ START_FIRST = (
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The longest tests first (in START_FIRST's order), then the other `slow` ones, then the
-    rest: the same tests, in an order that keeps every worker busy to the end."""
+    rest: the same tests, in an order that keeps every worker busy to the end. Under xdist
+    the long ones are dealt round to the workers (each starts on its share of the collection
+    in order), so that no worker gets them all one after another."""
 
     def rank(item: pytest.Item) -> int:
         for place, start in enumerate(START_FIRST):
@@ -44,6 +47,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return len(START_FIRST) + (0 if item.get_closest_marker("slow") else 1)
 
     items.sort(key=rank)
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    if workers > 1:
+        items[:] = dealt(items, workers, sum(rank(item) <= len(START_FIRST) for item in items))
+
+
+def dealt(items: list[pytest.Item], workers: int, long: int) -> list[pytest.Item]:
+    """`items` whose first `long` are dealt round-robin to the heads of the `workers` runs of
+    the list that xdist's work-stealing schedule hands out first (consecutive, len // workers
+    each, the remainder going to the last ones), the rest filling up each run in order."""
+    hands: list[list[pytest.Item]] = [items[i:long:workers] for i in range(workers)]
+    rest = iter(items[long:])
+    left = len(items)
+    for i, hand in enumerate(hands):
+        size = left // (workers - i)
+        left -= size
+        hand.extend(itertools.islice(rest, max(0, size - len(hand))))
+    return [item for hand in hands for item in hand] + list(rest)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
