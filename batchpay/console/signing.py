@@ -17,6 +17,7 @@ console adds its own refusal by user (`work._require_approvable`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -26,6 +27,7 @@ from batchpay.config import Settings
 from batchpay.console.accounts import Accounts
 from batchpay.console.batches import Batch, BatchRefused
 from batchpay.controls import approval, plan_checks, plan_file
+from batchpay.controls.payees import PayeeChange
 from batchpay.engine.make_plan import PlanFiles, make_plan
 from batchpay.engine.runner import Reporter, RunOptions
 from batchpay.files import replaced_atomically
@@ -43,7 +45,7 @@ class Review:
     notes: list[str]
     currencies: dict[str, dict[str, Any]]
     expires_at: str
-    payee_changes: list[dict[str, Any]]
+    payee_changes: list[PayeeChange]
     released: dict[str, list[str]]  # repeats the maker released: payout_ref → earlier refs
 
 
@@ -67,7 +69,7 @@ def make_review(settings: Settings, options: RunOptions, reporter: Reporter, con
     made = make_plan(release, dataclasses.replace(options, maker=batch.maker),
                               reporter, connect, files,
                               maker=dataclasses.replace(maker, user=batch.maker))
-    document = made.document or {}
+    document: Mapping[str, Any] = made.document or {}
     return Review(made.dry_run.run_id, made.identifier,
                   made.short_code if made.identifier else "", made.refused,
                   list(made.dry_run.notes), dict(document.get("currencies", {})),

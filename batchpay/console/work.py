@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batchpay.config import Settings
 from batchpay.connect import open_service
@@ -36,6 +36,10 @@ from batchpay.files import replaced_atomically
 from batchpay.journal.store import Journal
 from batchpay.sheet.outcomes import summarize
 from batchpay.statuses import IN_DOUBT, ON_ITS_WAY, SENT, Status, in_order
+
+if TYPE_CHECKING:
+    from batchpay.controls.payee_register import PayeeConfirmation
+    from batchpay.controls.payees import PayeeChange
 
 log = logging.getLogger("batchpay.console")
 PROGRESS_ROWS = 500  # the progress table shows this many rows (those needing you first)
@@ -83,7 +87,7 @@ class CheckView:
     errors: list[Message] = field(default_factory=list)
     warnings: list[Message] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    payee_changes: list[dict[str, Any]] = field(default_factory=list)
+    payee_changes: list[PayeeChange] = field(default_factory=list)
     failure: str = ""  # the sheet could not be read at all
     hint: str = ""
     more_errors: int = 0  # beyond the SHOWN_MESSAGES on the page (all are in the workbook)
@@ -477,7 +481,8 @@ def payees(settings: Settings) -> dict[str, Any]:
     """The register and the payees held now, each with its held details (accounts masked)
     and who confirmed those details already: with payee_confirmed_by_other, a batch its
     confirmer uploaded holds them until another user confirms them too."""
-    from batchpay.controls.payees import CONFIRMED, Register, held_details, register_lines
+    from batchpay.controls.payee_register import CONFIRMED, Register, register_lines
+    from batchpay.controls.payees import held_details
     from batchpay.money import masked
 
     by_other = settings.payee_confirmed_by_other
@@ -505,7 +510,7 @@ def payees(settings: Settings) -> dict[str, Any]:
 
 
 def confirm_payee(settings: Settings, name: str, last4: str, user: str, method: str,
-                  note: str) -> dict[str, Any]:
+                  note: str) -> PayeeConfirmation:
     """`batchpay payees confirm`, recorded as by the signed-in user: the name a batch's plan
     records as its maker, so that with payee_confirmed_by_other a batch's maker confirming
     a payee alone leaves its rows held."""

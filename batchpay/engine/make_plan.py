@@ -17,19 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.config import Settings
-from batchpay.controls.approval import (
-    Maker,
-    maker_signature_path,
-    read_plan,
-    signature_paths,
-    summary_lines,
-)
+from batchpay.controls.approval import summary_lines
+from batchpay.controls.plan_checks import PlanDocument
 from batchpay.controls.plan_file import (
+    Maker,
     build_plan,
     canonical_bytes,
+    maker_signature_path,
     plan_rows_of,
+    read_plan,
     short_code,
     sign_as_maker,
+    signature_paths,
 )
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input, run_batch
@@ -66,7 +65,7 @@ class PlanOutcome:
     dry_run: RunOutcome
     files: PlanFiles
     rows: int = 0
-    document: dict[str, Any] | None = None
+    document: PlanDocument | None = None
     identifier: str = ""
     refused: str = ""
 

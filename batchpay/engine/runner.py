@@ -66,7 +66,8 @@ from batchpay.statuses import (
 from batchpay.statuses import exit_code as rows_exit_code
 
 if TYPE_CHECKING:
-    from batchpay.controls.approval import CheckedPlan
+    from batchpay.controls.payees import PayeeChange
+    from batchpay.controls.plan_file import CheckedPlan
 
 
 class Reporter(Protocol):
@@ -119,7 +120,7 @@ class RunOutcome:
     rows: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     dry_run: bool = False
-    payee_changes: list[dict[str, Any]] = field(default_factory=list)
+    payee_changes: list[PayeeChange] = field(default_factory=list)
     # rows released from the repeat hold (--allow-repeat): payout_ref -> the earlier refs
     released: dict[str, list[str]] = field(default_factory=dict)
 

@@ -1,6 +1,6 @@
 """The journal's SQLite file: opened private, refused when it is not a batchpay journal,
-written in nested transactions (durable on request), and the hash-chained event log that
-every change appends to. batchpay.journal.store's Journal keeps its records on it.
+migrated to the current schema, written in nested transactions (durable on request), and
+locked for one run at a time. batchpay.journal.store's Journal keeps its records on it.
 """
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Self
+from typing import Self
 
 from batchpay.errors import DISK_FULL_HINT, JournalError
 from batchpay.files import create_private, private_dir
 from batchpay.journal.chain_keys import JournalChainKey
 from batchpay.journal.lock import RunLock, file_identity
-from batchpay.journal.records import GENESIS, ChainCheck, canonical, event_hash, utcnow
 from batchpay.journal.schema import migrate
 
 
@@ -29,7 +28,8 @@ def _unwritten(exc: sqlite3.Error) -> JournalError:
 
 
 class JournalDatabase:
-    """One SQLite file (or `:memory:`). Every state change is one transaction."""
+    """One SQLite file (or `:memory:`). Every state change is one transaction; `_chain`
+    is the key the store's events are chained with (kept in step with rollbacks)."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path) if str(path) != ":memory:" else None
@@ -164,36 +164,3 @@ class JournalDatabase:
     def unlock(self) -> None:
         if self._run_lock is not None:
             self._run_lock.release()
-
-    # --- events: the hash chain ----------------------------------------------------------
-    def _event(self, kind: str, *, run_id: str = "", ref: str = "", data: Any = None) -> str:
-        """Append one event; must run inside a transaction (so it reads the true head)."""
-        assert self._depth, "events are written inside a transaction"
-        assert self._chain is not None, "events are written once the journal is open"
-        last = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        seq = (last[0] + 1) if last else 1
-        prev = last[1] if last else GENESIS
-        at = utcnow()
-        text = canonical(data if data is not None else {})
-        digest = event_hash(prev, seq, at, kind, run_id, ref, text, self._chain.for_writing(seq))
-        self.db.execute(
-            "INSERT INTO events (seq, at, kind, run_id, payout_ref, data, prev_hash, hash) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (seq, at, kind, run_id, ref, text, prev, digest),
-        )
-        return digest
-
-    def head(self) -> str:
-        row = self.db.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        return str(row[0]) if row else GENESIS
-
-    def verify(self, head: str | None = None) -> ChainCheck:
-        """The hash chain from its first event (keyed from its first keyed event); with
-        `head`, also that it reaches it."""
-        assert self._chain is not None
-        return self._chain.check(self.db.execute("SELECT * FROM events ORDER BY seq"), head)
-
-    def holds_event(self, digest: str) -> bool:
-        """Whether an event of this journal has this hash (a plan's chain head, say)."""
-        return self.db.execute("SELECT 1 FROM events WHERE hash = ? LIMIT 1",
-                               (digest,)).fetchone() is not None

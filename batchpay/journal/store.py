@@ -1,17 +1,17 @@
 """The journal: one SQLite file, the single source of truth of every payout batchpay sent.
 
-Its tables are described in batchpay.journal.schema; the file itself, its transactions and
-its hash-chained events in batchpay.journal.database. A payout_ref whose latest attempt has
-no answer is *in doubt* (status SENDING): its request may have reached the service. It is
-never given a new quote; it is looked up and, while its quote is valid, resent with the
-identical body.
+Its tables are described in batchpay.journal.schema; the file itself and its transactions
+in batchpay.journal.database. Every change appends an event to a hash chain (keyed, see
+batchpay.journal.chain_keys). A payout_ref whose latest attempt has no answer is *in
+doubt* (status SENDING): its request may have reached the service. It is never given a new
+quote; it is looked up and, while its quote is valid, resent with the identical body.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -19,11 +19,14 @@ from typing import Any
 from batchpay.errors import AlreadySent, JournalServiceMismatch
 from batchpay.journal.database import JournalDatabase
 from batchpay.journal.records import (
+    GENESIS,
     Attempt,
+    ChainCheck,
     LedgerEntry,
     RunRecord,
     RunRow,
     canonical,
+    event_hash,
     pack_values,
     sha256_text,
     utcnow,
@@ -60,6 +63,39 @@ class Journal(JournalDatabase):
                     hint="Use the journal of that service (--journal or BATCHPAY_JOURNAL), "
                     "or a new journal file for this one.",
                 )
+
+    # --- events: the hash chain ----------------------------------------------------------
+    def _event(self, kind: str, *, run_id: str = "", ref: str = "", data: Any = None) -> str:
+        """Append one event; must run inside a transaction (so it reads the true head)."""
+        assert self._depth, "events are written inside a transaction"
+        assert self._chain is not None, "events are written once the journal is open"
+        last = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        seq = (last[0] + 1) if last else 1
+        prev = last[1] if last else GENESIS
+        at = utcnow()
+        text = canonical(data if data is not None else {})
+        digest = event_hash(prev, seq, at, kind, run_id, ref, text, self._chain.for_writing(seq))
+        self.db.execute(
+            "INSERT INTO events (seq, at, kind, run_id, payout_ref, data, prev_hash, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (seq, at, kind, run_id, ref, text, prev, digest),
+        )
+        return digest
+
+    def head(self) -> str:
+        row = self.db.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        return str(row[0]) if row else GENESIS
+
+    def verify(self, head: str | None = None) -> ChainCheck:
+        """The hash chain from its first event (keyed from its first keyed event); with
+        `head`, also that it reaches it."""
+        assert self._chain is not None
+        return self._chain.check(self.db.execute("SELECT * FROM events ORDER BY seq"), head)
+
+    def holds_event(self, digest: str) -> bool:
+        """Whether an event of this journal has this hash (a plan's chain head, say)."""
+        return self.db.execute("SELECT 1 FROM events WHERE hash = ? LIMIT 1",
+                               (digest,)).fetchone() is not None
 
     # --- runs ------------------------------------------------------------------------------
     def start_run(self, run: RunRecord, rows: Iterable[RunRow]) -> None:
@@ -294,8 +330,8 @@ class Journal(JournalDatabase):
             " GROUP BY payout_ref) e ON e.payout_ref = p.payout_ref "
             f"WHERE p.status IN ({marks}) AND e.sent_at >= ?", (*wanted, since)).fetchall()
 
-    def record_decisions(self, run_id: str, decisions: Iterable[tuple[str, str, dict[str, Any]]]
-                         ) -> None:
+    def record_decisions(self, run_id: str,
+                         decisions: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
         """Events (kind, payout_ref, data) about rows of a run: holds and their releases."""
         with self.transaction():
             for kind, ref, data in decisions:
@@ -328,7 +364,7 @@ class Journal(JournalDatabase):
             "SELECT payout_ref, kind FROM events WHERE run_id = ? AND kind LIKE 'hold.%' "
             "AND kind != 'hold.released' ORDER BY seq", (run_id,))}
 
-    def record_note(self, kind: str, data: dict[str, Any], run_id: str = "") -> None:
+    def record_note(self, kind: str, data: Mapping[str, Any], run_id: str = "") -> None:
         with self.transaction():
             self._event(kind, run_id=run_id, data=data)
 
