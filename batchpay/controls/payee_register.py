@@ -33,7 +33,7 @@ from batchpay.controls.payee_keys import (
 )
 from batchpay.journal.store import Journal
 from batchpay.money import in_minor_units, masked, plain_account
-from batchpay.statuses import FAILED_AT_BANK, REQUESTED
+from batchpay.statuses import FAILED_AT_BANK, REQUESTED, LedgerStatus, ledger_status
 
 CONFIRMED = "payee.confirmed"  # the kind of a confirmation's event
 
@@ -67,7 +67,7 @@ class RegisterLine(PaidTotals):
     account: str  # masked
     bank: str
     last_paid: str  # its date
-    last_status: str  # the ledger's status of the last payout (SENDING: a request in doubt)
+    last_status: LedgerStatus  # of the last payout (SENDING: a request in doubt)
     payouts: int
     confirmed: bool  # a person confirmed these details
 
@@ -77,7 +77,7 @@ class Paid:
     """One payout of the ledger, as the register sees it."""
 
     ref: str
-    status: str
+    status: LedgerStatus
     run_id: str
     at: str  # when its first payout request was made (UTC ISO 8601)
     shown: dict[str, str]  # bank details as sent (for before/after)
@@ -146,7 +146,7 @@ class Register:
                 continue
             shown = {n: str(values.get(n) or "") for n in BANK_FIELDS}
             source, delivered, target = money.get(ref, (None, None, None))
-            paid = Paid(ref, status, run_id, at, shown, plain_account(shown["account_number"]),
+            paid = Paid(ref, ledger_status(status), run_id, at, shown, plain_account(shown["account_number"]),
                         str(source or values.get("amount") or ""),
                         str(values.get("source_currency") or ""),
                         str(values.get("company_id") or ""), str(delivered or ""),

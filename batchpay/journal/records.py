@@ -18,6 +18,8 @@ from datetime import time as dt_time
 from decimal import Decimal
 from typing import Any
 
+from batchpay.statuses import LedgerStatus, Status, ledger_status
+
 
 def as_decimal(text: str | None) -> Decimal | None:
     """Money as the journal stores it (its exact digits as text) back to a Decimal."""
@@ -110,7 +112,7 @@ class LedgerEntry:
     """A payout_ref's row of the ledger (table payouts)."""
 
     payout_ref: str
-    status: str
+    status: LedgerStatus
     details: str
     run_id: str
     attempt_id: int | None
@@ -130,7 +132,7 @@ class LedgerEntry:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> LedgerEntry:
-        return cls(**_with_money(row))
+        return cls(**{**_with_money(row), "status": ledger_status(row["status"])})
 
 
 @dataclass
@@ -152,7 +154,7 @@ class RunRow:
     row: int
     payout_ref: str
     inputs: list[Any]
-    status: str
+    status: Status  # what the row shows; a row sent is `linked`: its ledger status shows
     linked: bool = False
     error: str = ""
     warning: str = ""
@@ -174,7 +176,7 @@ class RunRow:
         values = _with_money(row)
         del values["run_id"]
         return cls(**{**values, "inputs": unpack_values(values["inputs"]),
-                      "linked": bool(values["linked"])})
+                      "linked": bool(values["linked"]), "status": Status(values["status"])})
 
 
 @dataclass
