@@ -87,14 +87,14 @@ def ensure_key() -> bytes:
 
 class JournalChainKey:
     """Which key one journal's chain is keyed with, as its `meta` table records it: the
-    key's id and the first event it keys. None until the first keyed event is written; an
-    in-memory journal is never keyed (no file anyone could copy or edit)."""
+    key's id and the first event it keys. None until the first keyed event is written (or
+    `reread` finds one); an in-memory journal is never keyed (no file anyone could copy or
+    edit)."""
 
     def __init__(self, db: sqlite3.Connection, path: Path | None) -> None:
         self._db = db
         self._path = path
         self.keyed: tuple[str, int] | None = None  # (the key's id, the first keyed seq)
-        self.reread()
 
     def reread(self) -> None:
         """What `meta` says now (after a rollback, a key noted in it is undone)."""

@@ -36,7 +36,6 @@ class JournalDatabase:
         self._depth = 0
         self._durable = True
         self._run_lock: RunLock | None = None
-        self._chain: JournalChainKey | None = None
         try:
             if self.path is not None:
                 private_dir(self.path.parent)
@@ -46,6 +45,7 @@ class JournalDatabase:
                 str(path), isolation_level=None, timeout=30, check_same_thread=False
             )
             self.db.row_factory = sqlite3.Row
+            self._chain = JournalChainKey(self.db, self.path)
             self.db.execute("PRAGMA busy_timeout = 30000")
             self._refuse_foreign()  # before WAL: a file that is not ours is left as it was
             if self.path is not None:
@@ -53,7 +53,7 @@ class JournalDatabase:
             self.db.execute("PRAGMA synchronous = FULL")
             self.db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
-            self._chain = JournalChainKey(self.db, self.path)
+            self._chain.reread()
             if self.path is not None and os.name == "posix":
                 for suffix in ("", "-wal", "-shm"):
                     p = Path(str(self.path) + suffix)
@@ -90,8 +90,7 @@ class JournalDatabase:
             migrate(self.db)
 
     def _rolled_back(self) -> None:
-        if self._chain is not None:
-            self._chain.reread()  # a key noted in the transaction is undone with it
+        self._chain.reread()  # a key noted in the transaction is undone with it
 
     @contextlib.contextmanager
     def transaction(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:

@@ -68,7 +68,6 @@ class Journal(JournalDatabase):
     def _event(self, kind: str, *, run_id: str = "", ref: str = "", data: Any = None) -> str:
         """Append one event; must run inside a transaction (so it reads the true head)."""
         assert self._depth, "events are written inside a transaction"
-        assert self._chain is not None, "events are written once the journal is open"
         last = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         seq = (last[0] + 1) if last else 1
         prev = last[1] if last else GENESIS
@@ -89,7 +88,6 @@ class Journal(JournalDatabase):
     def verify(self, head: str | None = None) -> ChainCheck:
         """The hash chain from its first event (keyed from its first keyed event); with
         `head`, also that it reaches it."""
-        assert self._chain is not None
         return self._chain.check(self.db.execute("SELECT * FROM events ORDER BY seq"), head)
 
     def holds_event(self, digest: str) -> bool:
