@@ -29,11 +29,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
 from batchpay.controls.lookalikes import visible
 from batchpay.controls.payee_keys import (
     BANK_FIELDS,
+    PayeeValues,
     bank_details,
     cleaned,
     fold,
@@ -138,7 +139,7 @@ class HoldRules:
     cooling_hours: float = 0.0
 
 
-def classify(register: Register, rows: Iterable[tuple[int, int, str, dict[str, Any]]],
+def classify(register: Register, rows: Iterable[tuple[int, int, str, PayeeValues]],
              rules: HoldRules, now: datetime | None = None) -> list[Finding]:
     """A finding for every (seq, row, payout_ref, values) of the valid rows to be paid."""
     now = now or datetime.now(UTC)
@@ -164,7 +165,7 @@ def classify(register: Register, rows: Iterable[tuple[int, int, str, dict[str, A
     return findings
 
 
-def _named(payee: Payee | None, keys: list[tuple[str, str]], values: dict[str, Any]) -> str:
+def _named(payee: Payee | None, keys: list[tuple[str, str]], values: PayeeValues) -> str:
     """How a row's payee is named (in messages, and to `payees confirm`): the register's
     name of a payee known by a payee_id (whatever id or spelling the row gives it), else
     the row's own payee_id, else the name the register knows, else its natural key."""
@@ -180,7 +181,7 @@ def reported(findings: Iterable[Finding]) -> list[PayeeChange]:
             if f.reason != KNOWN or f.confirmed_by]
 
 
-def _judge(f: Finding, register: Register, payee: Payee | None, values: dict[str, Any],
+def _judge(f: Finding, register: Register, payee: Payee | None, values: PayeeValues,
            raw: dict[str, str], keys: list[tuple[str, str]], conflict: bool, rules: HoldRules,
            now: datetime) -> None:
     identity = _identity_conflict(register, payee, values, keys)
@@ -272,10 +273,10 @@ def _judge_history(f: Finding, payee: Payee | None, raw: dict[str, str], good: P
                      f"details): {what}; {_how(f.payee, account)}")
 
 
-def _found_by(payee: Payee, values: dict[str, Any]) -> str:
+def _found_by(payee: Payee, values: PayeeValues) -> str:
     """Why a row with a payee_id the register does not know is a known payee."""
     kind, _ = next(k for k in strong_keys(values) if k in payee.keys)
-    name = "company_id" if kind == "company" else "ic_number"
+    name: Literal["company_id", "ic_number"] = "company_id" if kind == "company" else "ic_number"
     return (f"payee_id {visible(str(values['payee_id']).strip())} is new, but {name} "
             f"{str(values[name]).strip().upper()} was paid as payee {payee.name}")
 
@@ -300,7 +301,7 @@ def _typed(word: str) -> str:
 _PLAIN_WORD = re.compile(r"[^\s'\"\\$`;&|<>()*?!#~{}\[\]]+")
 
 
-def _identity_conflict(register: Register, payee: Payee | None, values: dict[str, Any],
+def _identity_conflict(register: Register, payee: Payee | None, values: PayeeValues,
                        keys: list[tuple[str, str]]) -> str:
     """A known payee_id paid as one company, now given another company_id."""
     company = fold(values.get("company_id"))
@@ -386,7 +387,7 @@ def confirm(journal: Journal, name: str, last4: str, *, method: str, note: str,
     return data
 
 
-def check_rows(journal: Journal, rows: Iterable[tuple[int, int, str, dict[str, Any]]],
+def check_rows(journal: Journal, rows: Iterable[tuple[int, int, str, PayeeValues]],
                rules: HoldRules) -> list[Finding]:
     """Load the register and classify (seq, row, payout_ref, values) rows against it.
 
