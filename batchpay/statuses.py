@@ -46,6 +46,7 @@ def ledger_status(text: str) -> LedgerStatus:
     """A ledger status as the journal stores it (its text) back to its member."""
     return SENDING if text == SENDING else Status(text)
 
+
 # The service's old names: older payout records say INITIATED for what it now calls PENDING.
 SERVICE_ALIASES = {"INITIATED": Status.PENDING}
 

@@ -130,4 +130,5 @@ def keys_of(values: PayeeValues) -> list[tuple[str, str]]:
 
 def payee_values(row: Any) -> PayeeValues:
     """What the register needs of a valid row (a PayoutRow)."""
-    return cast(PayeeValues, {name: getattr(row, name, None) for name in PayeeValues.__annotations__})
+    return cast(PayeeValues, {name: getattr(row, name, None)
+                              for name in PayeeValues.__annotations__})

@@ -31,9 +31,10 @@ from batchpay.controls.payee_keys import (
     natural_shown,
     strong_keys,
 )
+from batchpay.journal.records import stored_status
 from batchpay.journal.store import Journal
 from batchpay.money import in_minor_units, masked, plain_account
-from batchpay.statuses import FAILED_AT_BANK, REQUESTED, LedgerStatus, ledger_status
+from batchpay.statuses import FAILED_AT_BANK, REQUESTED, LedgerStatus
 
 CONFIRMED = "payee.confirmed"  # the kind of a confirmation's event
 
@@ -146,7 +147,8 @@ class Register:
                 continue
             shown = {n: str(values.get(n) or "") for n in BANK_FIELDS}
             source, delivered, target = money.get(ref, (None, None, None))
-            paid = Paid(ref, ledger_status(status), run_id, at, shown, plain_account(shown["account_number"]),
+            paid = Paid(ref, stored_status(status), run_id, at, shown,
+                        plain_account(shown["account_number"]),
                         str(source or values.get("amount") or ""),
                         str(values.get("source_currency") or ""),
                         str(values.get("company_id") or ""), str(delivered or ""),

@@ -127,9 +127,9 @@ def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run
     checks held out of the plan; `released`: the repeats the maker released (payout_ref →
     the earlier payout_refs)."""
     now = datetime.now(UTC).replace(microsecond=0)
-    planned: list[PlannedRow] = [{"row": r.row, "payout_ref": r.payout_ref, "source_currency": r.source_currency,
-                "values": r.values, "amount": r.amount, "total_debit": r.total_debit}
-               for r in rows]
+    planned: list[PlannedRow] = [
+        {"row": r.row, "payout_ref": r.payout_ref, "source_currency": r.source_currency,
+         "values": r.values, "amount": r.amount, "total_debit": r.total_debit} for r in rows]
     refs = {r["payout_ref"] for r in planned}
     return {
         "version": PLAN_VERSION, "created_at": now.isoformat().replace("+00:00", "Z"),
