@@ -204,7 +204,7 @@ def run(sheet: Path | None, plan_path: Path | None, **options: Any) -> None:
         fail("Give a SHEET, or --plan NAME.plan.json (an approved plan), not both.",
              "`batchpay run --help` shows both.", EXIT_FAILED)
     if plan_path is not None:
-        from batchpay.controls.approval import read_plan
+        from batchpay.controls.plan_file import read_plan
 
         if options["allow_repeat"]:
             fail("--allow-repeat does not go with --plan: a release is the maker's decision, "

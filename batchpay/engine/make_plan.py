@@ -14,22 +14,20 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from batchpay.config import Settings
-from batchpay.controls.approval import (
-    Maker,
-    maker_signature_path,
-    read_plan,
-    signature_paths,
-    summary_lines,
-)
+from batchpay.controls.approval import summary_lines
 from batchpay.controls.plan_file import (
+    Maker,
     build_plan,
     canonical_bytes,
+    maker_signature_path,
     plan_rows_of,
+    read_plan,
     short_code,
     sign_as_maker,
+    signature_paths,
 )
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input, run_batch
@@ -52,11 +50,25 @@ class PlanFiles:
 
     @classmethod
     def named(cls, sheet: Path, name: Path | None = None) -> PlanFiles:
-        """From `--out NAME` (with or without .plan/.plan.json), else the sheet's name."""
-        base = name if name is not None else sheet.with_suffix("")
-        base = base.with_name(base.name.removesuffix(".plan.json").removesuffix(".plan"))
+        """From `--out NAME` (with or without .plan/.plan.json), else the sheet's name as it
+        is: the plan of `x.plan.xlsx` is `x.plan.plan.json`, its workbook never the sheet."""
+        if name is None:
+            base = sheet.with_suffix("")
+        else:
+            base = name.with_name(name.name.removesuffix(".plan.json").removesuffix(".plan"))
         return cls(base.with_name(base.name + ".plan.json"),
                    base.with_name(base.name + ".plan.xlsx"))
+
+
+class PlanMade(TypedDict):
+    """What `batchpay plan --json` prints."""
+
+    plan_id: str
+    short_code: str
+    rows: int
+    currencies: dict[str, dict[str, Any]]  # the plan's totals and ceiling per currency
+    expires_at: str
+    outputs: list[str]  # the plan, its maker's signature, its workbook
 
 
 @dataclass
@@ -74,14 +86,14 @@ class PlanOutcome:
     def short_code(self) -> str:
         return short_code(self.identifier)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> PlanMade:
         """`batchpay plan --json`."""
         assert self.document is not None
-        return {"plan_id": self.identifier, "short_code": self.short_code, "rows": self.rows,
-                "currencies": self.document["currencies"],
-                "expires_at": self.document["expires_at"],
-                "outputs": [str(self.files.plan), str(self.files.maker_signature),
-                            str(self.files.workbook)]}
+        return PlanMade(plan_id=self.identifier, short_code=self.short_code, rows=self.rows,
+                        currencies=self.document["currencies"],
+                        expires_at=self.document["expires_at"],
+                        outputs=[str(self.files.plan), str(self.files.maker_signature),
+                                 str(self.files.workbook)])
 
 
 def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, connect: Opener,
