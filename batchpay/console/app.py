@@ -1,5 +1,5 @@
 """The console's pages and forms: each handler checks who is asking, calls one function of
-`work`, and renders what comes back. No rule about money or rows lives here.
+`work` (or of `payment`), and renders what comes back. No rule about money or rows lives here.
 
     GET  /login, POST /login, GET /login/TOKEN, POST /logout
     GET  /                     batches, and the upload form (maker)
@@ -40,7 +40,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from batchpay.config import Settings
-from batchpay.console import work
+from batchpay.console import payment, work
 from batchpay.console.accounts import Accounts, User, console_folder
 from batchpay.console.batches import Batch, Batches, BatchRefused
 from batchpay.console.guard import Guard
@@ -172,6 +172,17 @@ def get_batch(console: Console, request: Request) -> Batch:
     return batch
 
 
+def batch_for(console: Console, request: Request, caller: Caller, role: str) -> Batch:
+    """The batch a form acts on, for a caller who has the role that acts."""
+    require(caller, role)
+    return get_batch(console, request)
+
+
+def back_to(batch: Batch, section: str) -> Response:
+    """After a form: the batch's page, at the section the form changed."""
+    return RedirectResponse(f"/batches/{batch.id}#{section}", status_code=303)
+
+
 async def http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     console: Console = request.app.state.console
@@ -257,7 +268,7 @@ async def upload(request: Request, console: Console, caller: Caller) -> Response
 async def batch_page(request: Request, console: Console, caller: Caller) -> Response:
     batch = get_batch(console, request)
     review = await run_in_threadpool(work.review_view, console.settings, batch)
-    state = (await run_in_threadpool(work.progress, console.settings, batch)
+    state = (await run_in_threadpool(payment.progress, console.settings, batch)
              if batch.meta.get("pay") else None)
     return render(console, request, "batch.html", caller, batch=batch,
                   quoting=work.review_progress(batch.id),
@@ -267,60 +278,54 @@ async def batch_page(request: Request, console: Console, caller: Caller) -> Resp
 
 
 async def review(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "maker")
-    batch = get_batch(console, request)
+    batch = batch_for(console, request, caller, "maker")
     release = frozenset(v for v in request.state.form.getlist("release") if isinstance(v, str))
     await run_in_threadpool(work.review, console.settings, console.batches, batch,
                             console.accounts, release=release)
-    return RedirectResponse(f"/batches/{batch.id}#review", status_code=303)
+    return back_to(batch, "review")
 
 
 async def approve(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "approver")
-    batch = get_batch(console, request)
+    batch = batch_for(console, request, caller, "approver")
     await run_in_threadpool(work.approve, console.settings, console.batches, batch,
                             console.accounts, caller.user.name)
-    return RedirectResponse(f"/batches/{batch.id}#approvals", status_code=303)
+    return back_to(batch, "approvals")
 
 
 async def signature(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "approver")
-    batch = get_batch(console, request)
+    batch = batch_for(console, request, caller, "approver")
     upload = request.state.form.get("signature")
     text = _text(request.state.form.get("signature_text"))
     if upload is not None and not isinstance(upload, str):
         text = (await upload.read(64 * 1024)).decode("utf-8", "replace") or text
     await run_in_threadpool(work.approve_with_signature, console.settings, console.batches, batch,
                             console.accounts, caller.user.name, text)
-    return RedirectResponse(f"/batches/{batch.id}#approvals", status_code=303)
+    return back_to(batch, "approvals")
 
 
 async def reject(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "approver")
-    batch = get_batch(console, request)
+    batch = batch_for(console, request, caller, "approver")
     work.reject(console.batches, batch, caller.user.name,
                 _text(request.state.form.get("reason")))
-    return RedirectResponse(f"/batches/{batch.id}#approvals", status_code=303)
+    return back_to(batch, "approvals")
 
 
 async def pay(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "maker")
-    batch = get_batch(console, request)
-    await run_in_threadpool(work.pay, console.settings, console.batches, batch,
+    batch = batch_for(console, request, caller, "maker")
+    await run_in_threadpool(payment.pay, console.settings, console.batches, batch,
                             console.accounts, caller.user.name)
-    return RedirectResponse(f"/batches/{batch.id}#progress", status_code=303)
+    return back_to(batch, "progress")
 
 
 async def refresh(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "maker")
-    batch = get_batch(console, request)
-    await run_in_threadpool(work.refresh, console.settings, console.batches, batch)
-    return RedirectResponse(f"/batches/{batch.id}#progress", status_code=303)
+    batch = batch_for(console, request, caller, "maker")
+    await run_in_threadpool(payment.refresh, console.settings, console.batches, batch)
+    return back_to(batch, "progress")
 
 
 async def progress(request: Request, console: Console, caller: Caller) -> Response:
     batch = get_batch(console, request)
-    return JSONResponse(await run_in_threadpool(work.progress, console.settings, batch))
+    return JSONResponse(await run_in_threadpool(payment.progress, console.settings, batch))
 
 
 async def events(request: Request, console: Console, caller: Caller) -> Response:
@@ -336,7 +341,7 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
             batch = console.batches.get(batch_id)
             assert batch is not None
             started = time.monotonic()
-            state = await run_in_threadpool(work.progress, console.settings, batch)
+            state = await run_in_threadpool(payment.progress, console.settings, batch)
             spent = time.monotonic() - started
             text = json.dumps(state, default=str)
             if text != last:
@@ -351,17 +356,20 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
     return EventSourceResponse(stream(), ping=15)
 
 
-DOWNLOADS = {"sheet": "sheet", "checked": "checked", "plan": "plan_workbook", "planfile": "plan",
-             "results": "latest_results"}
+DOWNLOADS: dict[str, Callable[[Batch], Path]] = {
+    "sheet": lambda batch: batch.sheet, "checked": lambda batch: batch.checked,
+    "plan": lambda batch: batch.plan_files.workbook,
+    "planfile": lambda batch: batch.plan_files.plan,
+    "results": lambda batch: batch.latest_results}
 
 
 async def download(request: Request, console: Console, caller: Caller) -> Response:
     batch = get_batch(console, request)
     kind = request.path_params["kind"]
     if kind == "unpaid":  # written when asked for, from the journal
-        path = await run_in_threadpool(work.write_unpaid, console.settings, batch)
+        path = await run_in_threadpool(payment.write_unpaid, console.settings, batch)
     elif kind in DOWNLOADS:
-        path = getattr(batch, DOWNLOADS[kind])
+        path = DOWNLOADS[kind](batch)
     else:
         raise HTTPException(404, "No such file.")
     if path is None or not path.is_file():

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from batchpay.engine.make_plan import PlanFiles
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
 
@@ -69,7 +70,7 @@ class Batch:
 
     @property
     def sheet(self) -> Path:
-        return self.folder / self.meta["file"]
+        return self.folder / str(self.meta["file"])
 
     @property
     def stem(self) -> Path:
@@ -80,12 +81,9 @@ class Batch:
         return self.stem.with_name(self.stem.name + "-checked.xlsx")
 
     @property
-    def plan(self) -> Path:
-        return self.stem.with_name(self.stem.name + ".plan.json")
-
-    @property
-    def plan_workbook(self) -> Path:
-        return self.stem.with_name(self.stem.name + ".plan.xlsx")
+    def plan_files(self) -> PlanFiles:
+        """The review's plan and its workbook, named as `batchpay plan SHEET` names them."""
+        return PlanFiles.named(self.sheet)
 
     @property
     def results(self) -> Path:

@@ -26,7 +26,7 @@ def approvals_of(batch: Any) -> list[Path]:
     """The approvers' signatures beside the batch's plan (its maker's is apart)."""
     from batchpay.controls.approval import signature_paths
 
-    return signature_paths(batch.plan)
+    return signature_paths(batch.plan_files.plan)
 
 
 def reviewed_batch(desk: Desk, maker: str = "mia") -> str:
@@ -178,7 +178,7 @@ def test_a_maker_cannot_slip_in_a_signature_made_with_their_own_key(desk: Desk) 
     batch = reviewed_batch(desk, maker="mia")
     stored = desk.app.state.console.batches.get(batch)
     mias_key = desk.app.state.console.accounts.signing_key("mia")
-    armored = sshsig.sign(mias_key, stored.plan.read_bytes(), NAMESPACE)
+    armored = sshsig.sign(mias_key, stored.plan_files.plan.read_bytes(), NAMESPACE)
     approver = desk.client("abe")  # even posted by an approver, the maker's key is refused
     answer = approver.post(f"/batches/{batch}/signature", signature_text=armored)
     assert answer.status_code == 409 and "maker" in answer.text
@@ -191,11 +191,11 @@ def test_the_plan_is_signed_by_the_console_user_who_made_the_batch(desk: Desk) -
 
     batch = reviewed_batch(desk, maker="mia")
     stored = desk.app.state.console.batches.get(batch)
-    plan = plan_file.read_plan(stored.plan)
+    plan = plan_file.read_plan(stored.plan_files.plan)
     maker = plan.document["maker"]
     mias_key = desk.app.state.console.accounts.fingerprint("mia")
     assert (maker["user"], maker["principals"], maker["key"]) == ("mia", ["mia"], mias_key)
-    signed = plan_file.maker_signature_path(stored.plan).read_text()
+    signed = plan_file.maker_signature_path(stored.plan_files.plan).read_text()
     assert sshsig.fingerprint(sshsig.verify(signed, plan.data, plan_file.MAKER_NAMESPACE)) \
         == mias_key
 
@@ -230,7 +230,7 @@ def test_an_approvers_file_kept_by_the_team_must_list_the_makers_key(
     page = maker.http.get(f"/batches/{batch}").text
     assert "mia, who made this batch, cannot sign its plan" in page
     stored = desk.app.state.console.batches.get(batch)
-    assert not stored.plan.exists() and stored.meta["stage"] == "checked"
+    assert not stored.plan_files.plan.exists() and stored.meta["stage"] == "checked"
     listed.write_text(signer_line(accounts, "abe") + "\n" + signer_line(accounts, "mia") + "\n")
     assert maker.post(f"/batches/{batch}/review").status_code == 303
     assert desk.client("abe").post(f"/batches/{batch}/approve").status_code == 303
@@ -262,7 +262,7 @@ def test_an_uploaded_signature_approves_only_with_the_approvers_own_listed_key(
 
     batch = reviewed_batch(desk, maker="mia")
     stored = desk.app.state.console.batches.get(batch)
-    plan = stored.plan.read_bytes()
+    plan = stored.plan_files.plan.read_bytes()
     approver = desk.client("abe")
     stranger = sshsig.sign(Ed25519PrivateKey.generate(), plan, NAMESPACE)
     refused = approver.post(f"/batches/{batch}/signature", signature_text=stranger)
