@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ from batchpay.console import payment, work
 from batchpay.console.accounts import Accounts, User, console_folder
 from batchpay.console.batches import Batch, Batches, BatchRefused
 from batchpay.console.guard import Guard
-from batchpay.console.sessions import COOKIE, Session, Sessions
+from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
 from batchpay.errors import BatchpayError
 
 HERE = Path(__file__).parent
@@ -61,6 +62,7 @@ class Console:
     batches: Batches
     templates: Environment
     max_upload_bytes: int
+    sign_ins: SignInThrottle = field(default_factory=SignInThrottle)
 
 
 @dataclass
@@ -205,11 +207,27 @@ async def login_page(request: Request) -> Response:
     if request.method == "GET":
         return render(console, request, "login.html", None, failed=False)
     form = await request.form(max_files=0, max_fields=5)
-    user = await run_in_threadpool(console.accounts.authenticate, _text(form.get("name")),
+    name = _text(form.get("name"))
+    if console.sign_ins.wait(name):
+        return paused(console, request, name)
+    user = await run_in_threadpool(console.accounts.authenticate, name,
                                    _text(form.get("password")))
     if user is None:
+        console.sign_ins.failed(name)
+        if console.sign_ins.wait(name):  # that was the last try before the pause
+            return paused(console, request, name)
         return render(console, request, "login.html", None, failed=True, status_code=401)
+    console.sign_ins.succeeded(name)
     return signed_in(console, console.sessions.start(user.name))
+
+
+def paused(console: Console, request: Request, name: str) -> Response:
+    """Sign-in for this name is paused after too many wrong passwords (429, Retry-After)."""
+    seconds = math.ceil(console.sign_ins.wait(name))
+    response = render(console, request, "login.html", None, failed=True,
+                      paused_minutes=math.ceil(seconds / 60), status_code=429)
+    response.headers["Retry-After"] = str(seconds)
+    return response
 
 
 async def link_login(request: Request) -> Response:

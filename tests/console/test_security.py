@@ -300,6 +300,52 @@ def test_the_progress_stream_needs_a_session_and_ends_with_nothing_to_follow(des
     assert "event: progress" in text and '"run_id": null' in text
 
 
+def test_wrong_passwords_pause_that_names_sign_in_for_a_while(desk: Desk) -> None:
+    """A few wrong passwords for one user name pause its sign-in, the right password too,
+    and the page says so; another name signs in as before; after the pause it signs in."""
+    from batchpay.console.sessions import SIGN_IN_PAUSE, SIGN_IN_TRIES, SignInThrottle
+
+    now = [1000.0]
+    desk.app.state.console.sign_ins = SignInThrottle(clock=lambda: now[0])
+    client = TestClient(desk.app, base_url="https://testserver")
+
+    def sign_in(name: str, password: str) -> Any:
+        return client.post("/login", data={"name": name, "password": password},
+                           follow_redirects=False)
+
+    for _ in range(SIGN_IN_TRIES - 1):
+        assert sign_in("abe", "a guess").status_code == 401
+    last = sign_in("abe", "a guess")
+    assert last.status_code == 429 and "signing in with it is paused for 15 minute(s)" in last.text
+    right = sign_in("abe", PASSWORD)
+    assert right.status_code == 429 and "set-cookie" not in right.headers
+    assert int(right.headers["retry-after"]) == SIGN_IN_PAUSE
+    assert "paused" in sign_in("Abe ", PASSWORD).text  # the same name, typed otherwise
+    assert sign_in("mia", PASSWORD).status_code == 303
+    now[0] += SIGN_IN_PAUSE
+    again = sign_in("abe", PASSWORD)
+    assert again.status_code == 303 and "__Host-batchpay-session=" in again.headers["set-cookie"]
+
+
+def test_only_wrong_passwords_close_together_pause_a_name() -> None:
+    from batchpay.console.sessions import SignInThrottle
+
+    now = [0.0]
+    throttle = SignInThrottle(tries=3, pause=60, clock=lambda: now[0])
+    throttle.failed("abe")
+    throttle.failed("abe")
+    now[0] += 61
+    throttle.failed("abe")  # the first two no longer count
+    assert throttle.wait("abe") == 0
+    throttle.succeeded("abe")  # a sign-in starts the count again
+    throttle.failed("abe")
+    throttle.failed("abe")
+    assert throttle.wait("abe") == 0
+    throttle.failed("abe")
+    throttle.failed("nobody")  # a name no user has counts alike, and apart
+    assert throttle.wait("abe") == 60 and throttle.wait("nobody") == 0
+
+
 def test_a_stale_login_link_and_an_idle_session_are_refused(
         desk: Desk, monkeypatch: pytest.MonkeyPatch) -> None:
     from batchpay.console import sessions
