@@ -128,23 +128,32 @@ def page(console: Console, handler: Handler, *, write: bool = False
             if write or request.url.path.endswith(("/events", "/progress")):
                 raise HTTPException(403, "Sign in first.")
             return RedirectResponse("/login", status_code=303)
-        if write:
-            form = await request.form(max_files=1, max_fields=20)
+        caller = Caller(session, user)
+        if not write:
+            return await answer(console, handler, request, caller)
+        # the form, an uploaded sheet's spooled file with it, is closed with the request
+        async with request.form(max_files=1, max_fields=20) as form:
             request.state.form = form
             if not session.token_matches(_text(form.get("csrf"))):
                 raise HTTPException(403, "This form is stale or not from this console: "
                                          "reload the page and try again.")
-        try:
-            return await handler(request, console, Caller(session, user))
-        except BatchRefused as exc:
-            return render(console, request, "refused.html", Caller(session, user),
-                          status_code=exc.status_code, message=exc.message, hint=exc.hint,
-                          back=request.headers.get("referer") or "/")
-        except BatchpayError as exc:
-            return render(console, request, "refused.html", Caller(session, user),
-                          status_code=409, message=exc.message, hint=exc.hint, back="/")
+            return await answer(console, handler, request, caller)
 
     return endpoint
+
+
+async def answer(console: Console, handler: Handler, request: Request, caller: Caller
+                 ) -> Response:
+    """The handler's page, or the refused page saying why nothing was done."""
+    try:
+        return await handler(request, console, caller)
+    except BatchRefused as exc:
+        return render(console, request, "refused.html", caller, status_code=exc.status_code,
+                      message=exc.message, hint=exc.hint,
+                      back=request.headers.get("referer") or "/")
+    except BatchpayError as exc:
+        return render(console, request, "refused.html", caller, status_code=409,
+                      message=exc.message, hint=exc.hint, back="/")
 
 
 def _text(value: Any) -> str:

@@ -346,6 +346,21 @@ def test_only_wrong_passwords_close_together_pause_a_name() -> None:
     assert throttle.wait("abe") == 60 and throttle.wait("nobody") == 0
 
 
+def test_an_uploaded_sheet_leaves_no_file_open(desk: Desk) -> None:
+    """The form of a request is closed with it: an uploaded sheet's spooled file is not left
+    for the garbage collector to find open."""
+    import gc
+    import warnings
+
+    signed = desk.client("mia")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        batch_id(signed.upload("november-payouts.xlsx"))
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)
+            and "SpooledTemporaryFile" in str(w.message)] == []
+
+
 def test_a_stale_login_link_and_an_idle_session_are_refused(
         desk: Desk, monkeypatch: pytest.MonkeyPatch) -> None:
     from batchpay.console import sessions
@@ -357,3 +372,11 @@ def test_a_stale_login_link_and_an_idle_session_are_refused(
     fresh = TestClient(desk.app, base_url="https://testserver")
     assert fresh.get(f"/login/{token}", follow_redirects=False).status_code == 403
     assert signed.http.get("/", follow_redirects=False).headers["location"] == "/login"
+
+
+def test_the_console_is_tested_through_the_http_client_starlette_expects() -> None:
+    """Starlette's TestClient runs on httpx2 (the test extra installs it); on httpx it warns
+    that this is deprecated, and a later Starlette drops it."""
+    import starlette.testclient
+
+    assert starlette.testclient.httpx.__name__ == "httpx2"
