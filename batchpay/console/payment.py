@@ -21,7 +21,7 @@ from batchpay.config import Settings
 from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
-from batchpay.console.batches import Batch, Batches, BatchRefused
+from batchpay.console.batches import Batch, Batches, BatchRefused, Payment
 from batchpay.console.work import PageReporter
 from batchpay.engine.gate import input_ref
 from batchpay.engine.render import find_run, result_rows
@@ -46,15 +46,16 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
         raise BatchRefused("Review the batch before paying it.")
     if batch.stage == "reviewed" and settings.require_approval:
         raise BatchRefused("Approval is required: an approver approves this batch first.")
-    if (batch.meta.get("review") or {}).get("refused"):
-        raise BatchRefused(f"The review found nothing to pay: {batch.meta['review']['refused']}")
+    review = batch.meta.get("review")
+    if review and review.get("refused"):
+        raise BatchRefused(f"The review found nothing to pay: {review['refused']}")
     release = signing.release_settings(settings, accounts)
     plan = signing.approved_plan(batch, release) if batch.stage == "approved" else None
     claimed = batches.claim_payment(batch.id, user)
     sha = plan.id if plan is not None else batch.meta["sha256"]
     with Journal(settings.journal) as journal:
         before = [r.id for r in journal.runs() if r.input_sha256 == sha]
-    claimed = batches.update(batch.id, pay={"sha256": sha, "runs_before": before})
+    claimed = batches.update(batch.id, pay=Payment(sha256=sha, runs_before=before))
     options = RunOptions(
         sheet=batch.plan_files.plan if plan is not None else batch.sheet, out=batch.results,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,

@@ -18,33 +18,16 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import UTC, datetime
-from typing import Any, TypedDict
 
 from batchpay import sshsig
 from batchpay.config import Settings
 from batchpay.console.accounts import Accounts
-from batchpay.console.batches import Batch, BatchRefused
+from batchpay.console.batches import Batch, BatchRefused, Review
 from batchpay.controls import approval, plan_checks, plan_file
 from batchpay.engine.make_plan import make_plan
 from batchpay.engine.runner import Reporter, RunOptions
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
-
-
-class Review(TypedDict):
-    """What the review shows of a plan: its id, short code, totals, expiry, and the dry run;
-    kept in the batch's meta.json."""
-
-    run_id: str
-    plan_id: str
-    short_code: str
-    refused: str
-    notes: list[str]
-    currencies: dict[str, dict[str, Any]]
-    expires_at: str
-    payee_changes: list[dict[str, Any]]
-    released: dict[str, list[str]]  # repeats the maker released: payout_ref → earlier refs
-    at: str  # when the review was made (UTC)
 
 
 def make_review(settings: Settings, options: RunOptions, reporter: Reporter, connect: Opener,
@@ -142,7 +125,7 @@ def release_settings(settings: Settings, accounts: Accounts) -> Settings:
     return dataclasses.replace(settings, approvers_file=path)
 
 
-def approved_plan(batch: Batch, settings: Settings) -> Any:
+def approved_plan(batch: Batch, settings: Settings) -> plan_file.CheckedPlan:
     """The batch's plan with its signatures checked (`run --plan`'s gate), for `RunOptions`."""
     checked = plan_file.read_plan(batch.plan_files.plan)
     approval.check_release(checked, settings)

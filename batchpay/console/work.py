@@ -24,7 +24,17 @@ from batchpay.config import Settings
 from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
-from batchpay.console.batches import Batch, Batches, BatchRefused, NotYours
+from batchpay.console.batches import (
+    Approval,
+    Batch,
+    Batches,
+    BatchRefused,
+    Message,
+    NotYours,
+    Rejection,
+    Review,
+    SavedCheck,
+)
 from batchpay.engine.gate import input_ref
 from batchpay.engine.render import RunLine, find_run, result_rows, run_list
 from batchpay.engine.runner import RunOptions
@@ -65,13 +75,6 @@ class PageReporter:
 
 
 @dataclass
-class Message:
-    row: int
-    column: str
-    text: str
-
-
-@dataclass
 class CheckView:
     rows: int = 0
     counts: dict[str, int] = field(default_factory=dict)
@@ -89,9 +92,11 @@ class CheckView:
         return not self.failure and not self.errors and self.rows > 0
 
 
-def _split(text: str) -> Message:
+def _message(row: int, text: str) -> Message:
+    """A row's message as the page shows it: "column: text" apart, else the row's own."""
     column, _, message = text.partition(": ")
-    return Message(0, column, message) if message else Message(0, "", text)
+    return Message(row=row, column=column, text=message) if message else Message(
+        row=row, column="", text=text)
 
 
 def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
@@ -108,8 +113,8 @@ def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
                                                          "hint": view.hint})
         return view
     for r in checked.outcome.validation.rows:
-        view.errors += [Message(r.row, m.column, m.text) for m in map(_split, r.errors)]
-        view.warnings += [Message(r.row, m.column, m.text) for m in map(_split, r.warnings)]
+        view.errors += [_message(r.row, text) for text in r.errors]
+        view.warnings += [_message(r.row, text) for text in r.warnings]
     view.rows = len(checked.outcome.validation.rows)
     view.counts = checked.outcome.validation.counts
     view.notes = list(checked.bank_notes)
@@ -117,20 +122,18 @@ def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
     view.more_errors = max(0, len(view.errors) - SHOWN_MESSAGES)
     view.more_warnings = max(0, len(view.warnings) - SHOWN_MESSAGES)
     view.errors, view.warnings = view.errors[:SHOWN_MESSAGES], view.warnings[:SHOWN_MESSAGES]
-    batches.update(batch.id, stage="checked", check={
-        "rows": view.rows, "counts": view.counts, "ok": view.ok,
-        "errors": [vars(m) for m in view.errors], "warnings": [vars(m) for m in view.warnings],
-        "more_errors": view.more_errors, "more_warnings": view.more_warnings,
-        "notes": view.notes, "payee_changes": view.payee_changes})
+    batches.update(batch.id, stage="checked", check=SavedCheck(
+        rows=view.rows, counts=view.counts, ok=view.ok, errors=view.errors,
+        warnings=view.warnings, more_errors=view.more_errors, more_warnings=view.more_warnings,
+        notes=view.notes, payee_changes=view.payee_changes))
     return view
 
 
 def saved_check(batch: Batch) -> CheckView:
     """The check as it was made (the page shows it again without reading the sheet)."""
-    data = batch.meta.get("check") or {}
+    data = batch.meta.get("check") or SavedCheck()
     return CheckView(rows=data.get("rows", 0), counts=data.get("counts", {}),
-                     errors=[Message(**m) for m in data.get("errors", [])],
-                     warnings=[Message(**m) for m in data.get("warnings", [])],
+                     errors=data.get("errors", []), warnings=data.get("warnings", []),
                      notes=data.get("notes", []), payee_changes=data.get("payee_changes", []),
                      failure=data.get("failure", ""), hint=data.get("hint", ""),
                      more_errors=data.get("more_errors", 0),
@@ -219,7 +222,7 @@ class OtherRow(TypedDict):
     error: str
 
 
-class ReviewView(signing.Review):
+class ReviewView(Review):
     """The review as its page shows it: the saved review and the dry run's figures."""
 
     lines: list[CurrencyLine]
@@ -233,7 +236,7 @@ class ReviewView(signing.Review):
 
 def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
     """The review's figures, read from the dry run in the journal."""
-    data: signing.Review | None = batch.meta.get("review")
+    data: Review | None = batch.meta.get("review")
     if not data:
         return None
     with Journal(settings.journal) as journal:
@@ -299,9 +302,8 @@ def _require_approvable(batch: Batch, user: str) -> None:
 
 
 def _approved(batches: Batches, batch: Batch, user: str, fingerprint: str, how: str) -> Batch:
-    approvals = [*batch.meta.get("approvals", []), {
-        "by": user, "key": fingerprint, "how": how,
-        "at": datetime.now(UTC).isoformat(timespec="seconds")}]
+    approvals = [*batch.meta.get("approvals", []), Approval(
+        by=user, key=fingerprint, how=how, at=datetime.now(UTC).isoformat(timespec="seconds"))]
     return batches.update(batch.id, stage="approved", approvals=approvals)
 
 
@@ -312,9 +314,8 @@ def reject(batches: Batches, batch: Batch, user: str, reason: str) -> Batch:
         raise BatchRefused("Say why the batch is rejected: the maker reads it.")
     if batch.maker == user:
         raise NotYours("You made this batch: an approver rejects it.")
-    return batches.update(batch.id, stage="rejected", rejected={
-        "by": user, "reason": reason.strip()[:500],
-        "at": datetime.now(UTC).isoformat(timespec="seconds")})
+    return batches.update(batch.id, stage="rejected", rejected=Rejection(
+        by=user, reason=reason.strip()[:500], at=datetime.now(UTC).isoformat(timespec="seconds")))
 
 
 # --------------------------------------------------------------------------- reading
