@@ -35,7 +35,16 @@ from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.faults import retry_after_header
 from batchpay.sandbox.state import LISTABLE_STATES, SandboxState
 from batchpay.sandbox.webhooks_out import WebhookDispatcher
-from batchpay.sandbox.wire import SANDBOX_HEADER, JSONBody, bare, failed, loads, success
+from batchpay.sandbox.wire import (
+    SANDBOX_HEADER,
+    JSONBody,
+    Payout,
+    Quote,
+    bare,
+    failed,
+    loads,
+    success,
+)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -164,7 +173,7 @@ def _whole_number(request: Request, name: str, default: int, minimum: int) -> in
     return int(text)
 
 
-def _retrieved(what: str, record: dict[str, Any] | None) -> Response:
+def _retrieved(what: str, record: Quote | Payout | None) -> Response:
     """A quote or a transaction read by its id, as the service answers it (404: none)."""
     if record is None:
         return failed(404, f"{what} not found")
