@@ -34,7 +34,9 @@ from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input,
 from batchpay.files import replaced_atomically
 from batchpay.journal.store import Journal
 from batchpay.service import Opener
+from batchpay.sheet.read import Sheet
 from batchpay.sheet.results_input import is_results_workbook
+from batchpay.sheet.validate import Validation
 
 
 @dataclass(frozen=True)
@@ -101,20 +103,21 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
     """Dry-run `options.sheet` (its results go to the plan's workbook) and write the plan of
     the rows it would send, signed by `maker` (`approval.maker_of`), as `batchpay approve`
     and `batchpay run --plan` read it."""
-    read: dict[str, Any] = {}
+    read: list[Sheet] = []  # the sheet the dry run read, to plan its rows
     if options.kind == "run" and is_results_workbook(options.sheet):
         # a results workbook is planned as `rerun` reads it: FAILED and REFUNDED rows go too
         options = replace(options, kind="rerun")
 
-    def load() -> Any:
-        read["sheet"], validation = load_input(options, settings)
-        return read["sheet"], validation
+    def load() -> tuple[Sheet, Validation]:
+        sheet, validation = load_input(options, settings)
+        read.append(sheet)
+        return sheet, validation
 
     outcome = run_batch(settings, options, reporter, load, connect)
     done = PlanOutcome(outcome, files)
     with Journal(settings.journal) as journal:
         dry = list(result_rows(journal, find_run(journal, outcome.run_id)))
-        rows = plan_rows_of(read["sheet"], dry)
+        rows = plan_rows_of(read[-1], dry)
         head = journal.head()
     if any(n.startswith("SHORTFALL") for n in outcome.notes):
         done.refused = "the wallet cannot cover it."
@@ -122,7 +125,7 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
         done.refused = "no row would be sent."
     if done.refused:
         return done
-    document = build_plan(settings, read["sheet"], rows, run_id=outcome.run_id,
+    document = build_plan(settings, read[-1], rows, run_id=outcome.run_id,
                           chain_head=head, maker=maker, hours=settings.plan_hours,
                           tolerance=Decimal(str(settings.plan_tolerance)),
                           source_currency=options.source_currency,
