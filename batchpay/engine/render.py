@@ -12,7 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypedDict
 
-from batchpay.engine.sending import UNKNOWN_ERROR
+from batchpay.engine.doubt import UNKNOWN_ERROR
 from batchpay.errors import JournalError
 from batchpay.journal.records import LedgerEntry, RunRecord, RunRow
 from batchpay.journal.store import Journal
