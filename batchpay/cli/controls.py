@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -25,6 +25,9 @@ from batchpay.cli.base import (
 )
 from batchpay.files import check_output
 from batchpay.statuses import EXIT_ROWS
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 
 @cli.group(invoke_without_command=True)
@@ -152,7 +155,7 @@ def _passphrase(path: Path) -> str | None:
         return str(click.prompt(f"Passphrase for {path}", hide_input=True, err=True))
 
 
-def _signing_key(key: Path | None) -> tuple[Any, Path]:
+def _signing_key(key: Path | None) -> tuple[Ed25519PrivateKey, Path]:
     """The approver's or maker's private key: --key, else the one key batchpay made for this
     user, else ~/.ssh/id_ed25519."""
     from batchpay import sshsig

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from batchpay.config import Settings
 from batchpay.controls.approval import summary_lines
-from batchpay.controls.plan_checks import PlanDocument
+from batchpay.controls.plan_checks import CurrencyFigures, PlanDocument
 from batchpay.controls.plan_file import (
     Maker,
     build_plan,
@@ -35,7 +35,9 @@ from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input,
 from batchpay.files import replaced_atomically
 from batchpay.journal.store import Journal
 from batchpay.service import Opener
+from batchpay.sheet.read import Sheet
 from batchpay.sheet.results_input import is_results_workbook
+from batchpay.sheet.validate import Validation
 
 
 @dataclass(frozen=True)
@@ -51,11 +53,25 @@ class PlanFiles:
 
     @classmethod
     def named(cls, sheet: Path, name: Path | None = None) -> PlanFiles:
-        """From `--out NAME` (with or without .plan/.plan.json), else the sheet's name."""
-        base = name if name is not None else sheet.with_suffix("")
-        base = base.with_name(base.name.removesuffix(".plan.json").removesuffix(".plan"))
+        """From `--out NAME` (with or without .plan/.plan.json), else the sheet's name as it
+        is: the plan of `x.plan.xlsx` is `x.plan.plan.json`, its workbook never the sheet."""
+        if name is None:
+            base = sheet.with_suffix("")
+        else:
+            base = name.with_name(name.name.removesuffix(".plan.json").removesuffix(".plan"))
         return cls(base.with_name(base.name + ".plan.json"),
                    base.with_name(base.name + ".plan.xlsx"))
+
+
+class PlanMade(TypedDict):
+    """What `batchpay plan --json` prints."""
+
+    plan_id: str
+    short_code: str
+    rows: int
+    currencies: dict[str, CurrencyFigures]  # the plan's totals and ceiling per currency
+    expires_at: str
+    outputs: list[str]  # the plan, its maker's signature, its workbook
 
 
 @dataclass
@@ -73,14 +89,14 @@ class PlanOutcome:
     def short_code(self) -> str:
         return short_code(self.identifier)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> PlanMade:
         """`batchpay plan --json`."""
         assert self.document is not None
-        return {"plan_id": self.identifier, "short_code": self.short_code, "rows": self.rows,
-                "currencies": self.document["currencies"],
-                "expires_at": self.document["expires_at"],
-                "outputs": [str(self.files.plan), str(self.files.maker_signature),
-                            str(self.files.workbook)]}
+        return PlanMade(plan_id=self.identifier, short_code=self.short_code, rows=self.rows,
+                        currencies=self.document["currencies"],
+                        expires_at=self.document["expires_at"],
+                        outputs=[str(self.files.plan), str(self.files.maker_signature),
+                                 str(self.files.workbook)])
 
 
 def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, connect: Opener,
@@ -88,20 +104,21 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
     """Dry-run `options.sheet` (its results go to the plan's workbook) and write the plan of
     the rows it would send, signed by `maker` (`approval.maker_of`), as `batchpay approve`
     and `batchpay run --plan` read it."""
-    read: dict[str, Any] = {}
+    read: list[Sheet] = []  # the sheet the dry run read, to plan its rows
     if options.kind == "run" and is_results_workbook(options.sheet):
         # a results workbook is planned as `rerun` reads it: FAILED and REFUNDED rows go too
         options = replace(options, kind="rerun")
 
-    def load() -> Any:
-        read["sheet"], validation = load_input(options, settings)
-        return read["sheet"], validation
+    def load() -> tuple[Sheet, Validation]:
+        sheet, validation = load_input(options, settings)
+        read.append(sheet)
+        return sheet, validation
 
     outcome = run_batch(settings, options, reporter, load, connect)
     done = PlanOutcome(outcome, files)
     with Journal(settings.journal) as journal:
         dry = list(result_rows(journal, find_run(journal, outcome.run_id)))
-        rows = plan_rows_of(read["sheet"], dry)
+        rows = plan_rows_of(read[-1], dry)
         head = journal.head()
     if any(n.startswith("SHORTFALL") for n in outcome.notes):
         done.refused = "the wallet cannot cover it."
@@ -109,7 +126,7 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
         done.refused = "no row would be sent."
     if done.refused:
         return done
-    document = build_plan(settings, read["sheet"], rows, run_id=outcome.run_id,
+    document = build_plan(settings, read[-1], rows, run_id=outcome.run_id,
                           chain_head=head, maker=maker, hours=settings.plan_hours,
                           tolerance=Decimal(str(settings.plan_tolerance)),
                           source_currency=options.source_currency,
