@@ -45,7 +45,7 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
     import json
     from decimal import Decimal
 
-    from batchpay.controls.payees import Register, register_lines
+    from batchpay.controls.payee_register import Register, register_lines
 
     ctx.obj = journal
     if ctx.invoked_subcommand is not None:
@@ -78,7 +78,8 @@ def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
     """Print PAYEE's held bank details in full (for a read-back call) and its history."""
 
     from batchpay.controls.payee_keys import BANK_FIELDS
-    from batchpay.controls.payees import money_text, show
+    from batchpay.controls.payee_register import money_text
+    from batchpay.controls.payees import show
 
     with open_journal(journal or ctx.obj) as j:
         found = show(j, payee)

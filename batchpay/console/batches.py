@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
+from batchpay.controls.payees import PayeeChange
 from batchpay.engine.make_plan import PlanFiles
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
@@ -70,7 +71,7 @@ class SavedCheck(TypedDict, total=False):
     more_errors: int  # beyond those shown (all are in the checked workbook)
     more_warnings: int
     notes: list[str]
-    payee_changes: list[dict[str, Any]]  # the payee register's findings
+    payee_changes: list[PayeeChange]  # the payee register's findings
     failure: str
     hint: str
 
@@ -85,7 +86,7 @@ class Review(TypedDict):
     notes: list[str]
     currencies: dict[str, dict[str, Any]]  # the plan's totals and ceiling per currency
     expires_at: str
-    payee_changes: list[dict[str, Any]]
+    payee_changes: list[PayeeChange]
     released: dict[str, list[str]]  # repeats the maker released: payout_ref → earlier refs
     at: str  # when the review was made (UTC)
 

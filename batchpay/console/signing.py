@@ -17,7 +17,9 @@ console adds its own refusal by user (`work._require_approvable`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from batchpay import sshsig
 from batchpay.config import Settings
@@ -48,7 +50,7 @@ def make_review(settings: Settings, options: RunOptions, reporter: Reporter, con
             "--replace` prints its line.") from exc
     made = make_plan(release, dataclasses.replace(options, maker=batch.maker), reporter,
                      connect, batch.plan_files, maker=dataclasses.replace(maker, user=batch.maker))
-    document = made.document or {}
+    document: Mapping[str, Any] = made.document or {}
     return Review(run_id=made.dry_run.run_id, plan_id=made.identifier,
                   short_code=made.short_code if made.identifier else "", refused=made.refused,
                   notes=list(made.dry_run.notes),

@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from batchpay.config import Settings
 from batchpay.connect import open_service
@@ -42,6 +42,10 @@ from batchpay.errors import BatchpayError
 from batchpay.journal.store import Journal
 from batchpay.sheet.outcomes import summarize
 from batchpay.statuses import Status
+
+if TYPE_CHECKING:
+    from batchpay.controls.payee_register import PayeeConfirmation, RegisterLine
+    from batchpay.controls.payees import PayeeChange
 
 log = logging.getLogger("batchpay.console")
 SHOWN_MESSAGES = 1000  # the check shows this many errors (and warnings); the workbook all
@@ -81,7 +85,7 @@ class CheckView:
     errors: list[Message] = field(default_factory=list)
     warnings: list[Message] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    payee_changes: list[dict[str, Any]] = field(default_factory=list)
+    payee_changes: list[PayeeChange] = field(default_factory=list)
     failure: str = ""  # the sheet could not be read at all
     hint: str = ""
     more_errors: int = 0  # beyond the SHOWN_MESSAGES on the page (all are in the workbook)
@@ -359,7 +363,7 @@ class HeldPayee(TypedDict):
 class Payees(TypedDict):
     """The payees page: the register's lines and the payees held now."""
 
-    lines: list[dict[str, Any]]  # `batchpay payees`' lines
+    lines: list[RegisterLine]  # `batchpay payees`' lines
     held: list[HeldPayee]
     by_other: bool  # payee_confirmed_by_other
 
@@ -368,7 +372,8 @@ def payees(settings: Settings) -> Payees:
     """The register and the payees held now, each with its held details (accounts masked)
     and who confirmed those details already: with payee_confirmed_by_other, a batch its
     confirmer uploaded holds them until another user confirms them too."""
-    from batchpay.controls.payees import CONFIRMED, Register, held_details, register_lines
+    from batchpay.controls.payee_register import CONFIRMED, Register, register_lines
+    from batchpay.controls.payees import held_details
     from batchpay.money import masked
 
     by_other = settings.payee_confirmed_by_other
@@ -395,7 +400,7 @@ def payees(settings: Settings) -> Payees:
 
 
 def confirm_payee(settings: Settings, name: str, last4: str, user: str, method: str,
-                  note: str) -> dict[str, Any]:
+                  note: str) -> PayeeConfirmation:
     """`batchpay payees confirm`, recorded as by the signed-in user: the name a batch's plan
     records as its maker, so that with payee_confirmed_by_other a batch's maker confirming
     a payee alone leaves its rows held."""

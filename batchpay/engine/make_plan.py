@@ -14,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from batchpay.config import Settings
 from batchpay.controls.approval import summary_lines
+from batchpay.controls.plan_checks import CurrencyFigures, PlanDocument
 from batchpay.controls.plan_file import (
     Maker,
     build_plan,
@@ -68,7 +69,7 @@ class PlanMade(TypedDict):
     plan_id: str
     short_code: str
     rows: int
-    currencies: dict[str, dict[str, Any]]  # the plan's totals and ceiling per currency
+    currencies: dict[str, CurrencyFigures]  # the plan's totals and ceiling per currency
     expires_at: str
     outputs: list[str]  # the plan, its maker's signature, its workbook
 
@@ -80,7 +81,7 @@ class PlanOutcome:
     dry_run: RunOutcome
     files: PlanFiles
     rows: int = 0
-    document: dict[str, Any] | None = None
+    document: PlanDocument | None = None
     identifier: str = ""
     refused: str = ""
 
