@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import compress, repeat
@@ -70,10 +70,12 @@ def _amount_text(value: Any) -> str | None:
 
 
 def normalized_columns(columns: Sequence[str], rows: Sequence[Sequence[Any]],
-                       blocked: Sequence[Sequence[str]]) -> dict[str, list[str | None]]:
-    """One list of texts per known column (None: empty); a cell already in error (`blocked`)
-    becomes empty. Plain lists: the rules are first judged on them (`every_rule_holds`),
-    and pandas is loaded only when one fails (`frame_of`)."""
+                       blocked: Sequence[Sequence[str]] | Mapping[int, Sequence[str]]
+                       ) -> dict[str, list[str | None]]:
+    """One list of texts per known column (None: empty); a cell already in error (`blocked`:
+    the columns of each row, or of the rows by position that have any) becomes empty. Plain
+    lists: the rules are first judged on them (`every_rule_holds`), and pandas is loaded only
+    when one fails (`frame_of`)."""
     by_column = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
     data: dict[str, list[str | None]] = {}
     for column in COLUMNS:
@@ -89,7 +91,8 @@ def normalized_columns(columns: Sequence[str], rows: Sequence[Sequence[Any]],
         else:
             values = [None] * len(rows)
         data[column.name] = values
-    for position, names in enumerate(blocked):
+    for position, names in (blocked.items() if isinstance(blocked, Mapping)
+                            else enumerate(blocked)):
         for name in names:
             if name in data:
                 data[name][position] = None
