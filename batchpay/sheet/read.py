@@ -18,12 +18,11 @@ import hashlib
 import io
 import re
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import repeat
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -166,8 +165,8 @@ def _read_sheet(path: Path, sheet: str | None, limits: SheetLimits, decimal_comm
         )
     columns, headers, keep = _header(grid, name, path.name)
     amounts = AmountText(decimal_comma=decimal_comma, ambiguous=delimiter in (";", "\t"))
-    padded = _zero_padded(data, part, grid, columns, keep) if part else {}
-    rows = _rows(grid, columns, keep, issues, amounts, padded)
+    rows = _rows(grid, columns, keep, issues, amounts,
+                 (lambda: _zero_padded(data, part, grid)) if part else None)
     if hidden and not include_hidden:
         for row in rows:
             if row.row in hidden:
@@ -232,20 +231,13 @@ def _workbook_kind(data: bytes) -> str:
     return "ods" if "content.xml" in entries and "xl/workbook.xml" not in entries else "xlsx"
 
 
-def _zero_padded(data: bytes, part: str, grid: list[list[Any]], columns: list[str],
-                 keep: list[int]) -> CellIssues:
-    """Identifier cells holding a number that its format shows with leading zeros: the
-    zeros are not in the cell. Searched only when an identifier column holds a number."""
-    wanted = {i for i, name in zip(keep, columns, strict=True) if name in IDENTIFIER_COLUMNS}
-    body = grid[1:]
-    width = min(map(len, body), default=0)
-    kinds = set().union(*(set(map(type, map(itemgetter(i), body))) for i in wanted if i < width))
-    if not kinds & {int, float}:
-        return {}
+def _zero_padded(data: bytes, part: str, grid: list[list[Any]]) -> CellIssues:
+    """Cells holding a number that its format shows with leading zeros: the zeros are not in
+    the cell. Searched only when an identifier column holds a number (`_rows`), and applied
+    to those columns only."""
     issues: CellIssues = {}
     for (r_index, c_index), digits in zero_padded_cells(io.BytesIO(data), part).items():
-        if c_index in wanted and r_index >= 1 and r_index < len(grid) \
-                and c_index < len(grid[r_index]):
+        if r_index >= 1 and r_index < len(grid) and c_index < len(grid[r_index]):
             value = _other(grid[r_index][c_index])
             issues[(r_index, c_index)] = (
                 f"is the number {value}, shown as {str(value).zfill(digits)} by the cell's "
@@ -430,8 +422,12 @@ def _no_header_message(grid: list[list[Any]], sheet_name: str, file_name: str) -
 
 
 def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: CellIssues,
-          amounts: AmountText, padded: CellIssues | None = None) -> list[SheetRow]:
-    """The data rows, converted column by column (fast), blank rows left out."""
+          amounts: AmountText, padded: Callable[[], CellIssues] | None = None
+          ) -> list[SheetRow]:
+    """The data rows, converted column by column (fast), blank rows left out.
+
+    `padded` finds the number cells whose format shows leading zeros (`_zero_padded`); it
+    is called only when an identifier column holds a number."""
     body = grid[1:]
     width = max(keep) + 1 if keep else 0
     if min(map(len, body), default=width) < width:  # CSV lines may be short
@@ -439,18 +435,22 @@ def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: Ce
     by_column = list(zip(*body, strict=False)) if body else []
     converted: list[list[Any]] = []
     errors: dict[int, dict[str, str]] = {}
+    found_padded: CellIssues | None = None
     for c_index, name in zip(keep, columns, strict=True):
         cells = by_column[c_index] if c_index < len(by_column) else (None,) * len(body)
-        values, problems = _convert_column(name, cells, amounts)
+        values, problems, numbers = _convert_column(name, cells, amounts)
         if name in COLUMNS_BY_NAME and issues:
             # a formula without a saved value, or an error value: the cell counts as unread
             for (r_index, column_index), issue in issues.items():
                 if column_index == c_index and r_index >= 1:
                     problems[r_index - 1] = issue
                     values[r_index - 1] = None
-        for (r_index, column_index), issue in (padded or {}).items():
-            if column_index == c_index:  # a number whose zeros only its format shows
-                problems.setdefault(r_index - 1, issue)
+        if numbers and padded is not None and name in IDENTIFIER_COLUMNS:
+            if found_padded is None:
+                found_padded = padded()
+            for (r_index, column_index), issue in found_padded.items():
+                if column_index == c_index:  # a number whose zeros only its format shows
+                    problems.setdefault(r_index - 1, issue)
         letters = column_letters(c_index)
         for position, problem in problems.items():
             errors.setdefault(position, {})[name] = f"cell {letters}{position + 2} {problem}"
@@ -468,6 +468,7 @@ def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: Ce
     return rows
 
 
+_TEXT_OR_NONE = {str, type(None)}
 # Every Unicode white space (non-breaking and ideographic spaces too) and zero-width marks.
 _STRIP = (" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
           "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
@@ -475,15 +476,24 @@ _STRIP = (" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003
 
 
 def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
-                    ) -> tuple[list[Any], dict[int, str]]:
-    """Values of one column as read, and problems by position (0 = first data row)."""
+                    ) -> tuple[list[Any], dict[int, str], bool]:
+    """Values of one column as read, problems by position (0 = first data row), and whether
+    a cell holds a number."""
     problems: dict[int, str] = {}
+    if not any(cells) and set(map(type, cells)) <= _TEXT_OR_NONE:
+        # an empty column (calamine reads "" for empty)
+        return [None] * len(cells), problems, False
+    if name not in ONE_OF:
+        # all text (the usual case): stripped, "" as None. str.strip refuses any other cell,
+        # so the cells' types are not looked up first, in a pass of their own
+        try:
+            texts = list(map(str.strip, cells, repeat(_STRIP)))
+        except TypeError:
+            pass
+        else:
+            return ([text or None for text in texts] if "" in texts else texts), problems, False
     kinds = set(map(type, cells))
-    if kinds <= {str, type(None)} and not any(cells):
-        return [None] * len(cells), problems  # an empty column (calamine reads "" for empty)
-    if kinds == {str} and name not in ONE_OF:  # all text: stripped, "" as None
-        texts = list(map(str.strip, cells, repeat(_STRIP)))
-        return ([text or None for text in texts] if "" in texts else texts), problems
+    numbers = bool(kinds & {int, float})
     if name in IDENTIFIER_COLUMNS:
         def other(position: int, cell: Any) -> Any:
             value, problem = _identifier(cell)
@@ -492,7 +502,7 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
             return value
     elif name in ONE_OF:  # amounts: numbers, and text that is a number, become Decimal
         if kinds == {float}:  # every cell a number: converted in C, as `amount` does
-            return list(map(Decimal, map(repr, cells))), problems
+            return list(map(Decimal, map(repr, cells))), problems, True
 
         def amount(position: int, cell: Any) -> Any:
             if type(cell) is float:
@@ -503,13 +513,13 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
             if problem:
                 problems[position] = problem
             return value
-        return [amount(position, cell) for position, cell in enumerate(cells)], problems
+        return [amount(position, cell) for position, cell in enumerate(cells)], problems, numbers
     else:
         def other(position: int, cell: Any) -> Any:
             return _other(cell)
     values = [(cell.strip(_STRIP) or None) if type(cell) is str else other(position, cell)
               for position, cell in enumerate(cells)]
-    return values, problems
+    return values, problems, numbers
 
 
 _PLAIN_AMOUNT = re.compile(r"\d+(?:\.\d+)?")
