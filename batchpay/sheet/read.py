@@ -61,6 +61,17 @@ class SheetRow:
     errors: dict[str, str] = field(default_factory=dict)  # column → message (cell-level)
 
 
+@dataclass(frozen=True)
+class ByColumn:
+    """The values of a sheet's rows by column, as the reader made them before it turned them
+    into rows: the checks start from them rather than turn 100,000 rows back into columns
+    and look up every cell's type again. They stand for `rows` only (`Sheet.values_by_column`)."""
+
+    rows: list[SheetRow]
+    values: list[list[Any]]  # aligned with Sheet.columns, one value a row
+    texts: list[bool]  # per column: every value is a str or None
+
+
 @dataclass
 class Sheet:
     path: Path
@@ -70,6 +81,18 @@ class Sheet:
     rows: list[SheetRow]
     sha256: str
     sheet_names: list[str] = field(default_factory=list)
+    by_column: ByColumn | None = field(default=None, repr=False, compare=False)
+
+    def values_by_column(self) -> ByColumn | None:
+        """The rows' values by column as the reader made them; None when `rows` is not the
+        list it made (replaced since, as a results workbook's input part is) or has changed
+        length, or when the reader made none (a blank row was left out)."""
+        found = self.by_column
+        if found is None or found.rows is not self.rows or not self.columns \
+                or len(found.values) != len(self.columns) \
+                or any(len(values) != len(self.rows) for values in found.values):
+            return None
+        return found
 
     def column_values(self, name: str) -> list[Any]:
         """One column's values in row order (None for every row when the column is absent)."""
@@ -165,15 +188,16 @@ def _read_sheet(path: Path, sheet: str | None, limits: SheetLimits, decimal_comm
         )
     columns, headers, keep = _header(grid, name, path.name)
     amounts = AmountText(decimal_comma=decimal_comma, ambiguous=delimiter in (";", "\t"))
-    rows = _rows(grid, columns, keep, issues, amounts,
-                 (lambda: _zero_padded(data, part, grid)) if part else None)
+    rows, by_column = _rows(grid, columns, keep, issues, amounts,
+                            (lambda: _zero_padded(data, part, grid)) if part else None)
     if hidden and not include_hidden:
         for row in rows:
             if row.row in hidden:
                 row.errors[HIDDEN] = (f"row {row.row} is hidden in the sheet (hidden, or "
                                       "filtered out); unhide it or take it out, or give "
                                       "--include-hidden to pay hidden rows")
-    return Sheet(path, name, columns, headers, rows, digest, names)
+    return Sheet(path, name, columns, headers, rows, digest, names,
+                 by_column and ByColumn(rows, *by_column))
 
 
 # --- xlsx --------------------------------------------------------------------------------
@@ -423,8 +447,9 @@ def _no_header_message(grid: list[list[Any]], sheet_name: str, file_name: str) -
 
 def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: CellIssues,
           amounts: AmountText, padded: Callable[[], CellIssues] | None = None
-          ) -> list[SheetRow]:
-    """The data rows, converted column by column (fast), blank rows left out.
+          ) -> tuple[list[SheetRow], tuple[list[list[Any]], list[bool]] | None]:
+    """The data rows, converted column by column (fast), blank rows left out; and, when none
+    was, their values by column with which columns hold only texts (`ByColumn`).
 
     `padded` finds the number cells whose format shows leading zeros (`_zero_padded`); it
     is called only when an identifier column holds a number."""
@@ -436,9 +461,11 @@ def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: Ce
     converted: list[list[Any]] = []
     errors: dict[int, dict[str, str]] = {}
     found_padded: CellIssues | None = None
+    only_texts: list[bool] = []
     for c_index, name in zip(keep, columns, strict=True):
         cells = by_column[c_index] if c_index < len(by_column) else (None,) * len(body)
-        values, problems, numbers = _convert_column(name, cells, amounts)
+        values, problems, numbers, texts = _convert_column(name, cells, amounts)
+        only_texts.append(texts)
         if name in COLUMNS_BY_NAME and issues:
             # a formula without a saved value, or an error value: the cell counts as unread
             for (r_index, column_index), issue in issues.items():
@@ -458,14 +485,15 @@ def _rows(grid: list[list[Any]], columns: list[str], keep: list[int], issues: Ce
     blank = (None,) * len(converted)
     lines = zip(*converted, strict=True)
     if not errors:  # the usual case, in one comprehension
-        return [SheetRow(number, list(line), {})
+        rows = [SheetRow(number, list(line), {})
                 for number, line in enumerate(lines, start=2) if line != blank]
-    rows: list[SheetRow] = []
-    for position, line in enumerate(lines):
-        row_errors = errors.get(position)
-        if row_errors or line != blank:
-            rows.append(SheetRow(position + 2, list(line), row_errors or {}))
-    return rows
+    else:
+        rows = []
+        for position, line in enumerate(lines):
+            row_errors = errors.get(position)
+            if row_errors or line != blank:
+                rows.append(SheetRow(position + 2, list(line), row_errors or {}))
+    return rows, ((converted, only_texts) if len(rows) == len(body) else None)
 
 
 _TEXT_OR_NONE = {str, type(None)}
@@ -476,13 +504,13 @@ _STRIP = (" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003
 
 
 def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
-                    ) -> tuple[list[Any], dict[int, str], bool]:
-    """Values of one column as read, problems by position (0 = first data row), and whether
-    a cell holds a number."""
+                    ) -> tuple[list[Any], dict[int, str], bool, bool]:
+    """Values of one column as read, problems by position (0 = first data row), whether a
+    cell holds a number, and whether every value is a str or None (known without a look)."""
     problems: dict[int, str] = {}
     if not any(cells) and set(map(type, cells)) <= _TEXT_OR_NONE:
         # an empty column (calamine reads "" for empty)
-        return [None] * len(cells), problems, False
+        return [None] * len(cells), problems, False, True
     if name not in ONE_OF:
         # all text (the usual case): stripped, "" as None. str.strip refuses any other cell,
         # so the cells' types are not looked up first, in a pass of their own
@@ -491,7 +519,7 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
         except TypeError:
             pass
         else:
-            return ([text or None for text in texts] if "" in texts else texts), problems, False
+            return ([text or None for text in texts] if "" in texts else texts), problems, False, True
     kinds = set(map(type, cells))
     numbers = bool(kinds & {int, float})
     if name in IDENTIFIER_COLUMNS:
@@ -502,7 +530,7 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
             return value
     elif name in ONE_OF:  # amounts: numbers, and text that is a number, become Decimal
         if kinds == {float}:  # every cell a number: converted in C, as `amount` does
-            return list(map(Decimal, map(repr, cells))), problems, True
+            return list(map(Decimal, map(repr, cells))), problems, True, False
 
         def amount(position: int, cell: Any) -> Any:
             if type(cell) is float:
@@ -513,13 +541,14 @@ def _convert_column(name: str, cells: Sequence[Any], amounts: AmountText
             if problem:
                 problems[position] = problem
             return value
-        return [amount(position, cell) for position, cell in enumerate(cells)], problems, numbers
+        return ([amount(position, cell) for position, cell in enumerate(cells)], problems,
+                numbers, False)
     else:
         def other(position: int, cell: Any) -> Any:
             return _other(cell)
     values = [(cell.strip(_STRIP) or None) if type(cell) is str else other(position, cell)
               for position, cell in enumerate(cells)]
-    return values, problems, numbers
+    return values, problems, numbers, False
 
 
 _PLAIN_AMOUNT = re.compile(r"\d+(?:\.\d+)?")

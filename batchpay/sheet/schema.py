@@ -70,26 +70,34 @@ def _amount_text(value: Any) -> str | None:
 
 
 def normalized_columns(columns: Sequence[str], rows: Sequence[Sequence[Any]],
-                       blocked: Sequence[Sequence[str]] | Mapping[int, Sequence[str]]
-                       ) -> dict[str, list[str | None]]:
+                       blocked: Sequence[Sequence[str]] | Mapping[int, Sequence[str]],
+                       by_column: Sequence[Sequence[Any]] | None = None,
+                       texts: Sequence[bool] | None = None) -> dict[str, list[str | None]]:
     """One list of texts per known column (None: empty); a cell already in error (`blocked`:
     the columns of each row, or of the rows by position that have any) becomes empty. Plain
     lists: the rules are first judged on them (`every_rule_holds`), and pandas is loaded only
-    when one fails (`frame_of`)."""
-    by_column = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
+    when one fails (`frame_of`).
+
+    `by_column`: the rows' values already by column (as the reader made them), and `texts`
+    which of those columns hold only str or None; `rows` is then not looked at."""
+    if by_column is None:
+        by_column = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
+        texts = None
+    count = len(by_column[0]) if by_column else len(rows)
     data: dict[str, list[str | None]] = {}
     for column in COLUMNS:
         if column.name in columns:
-            cells = by_column[columns.index(column.name)]
+            at = columns.index(column.name)
+            cells = by_column[at]
             if column.kind == "amount":  # a number read is a Decimal: never "1,250.00"
                 values = [format(v, "f") if type(v) is Decimal else _amount_text(v)
                           for v in cells]
-            elif set(map(type, cells)) <= _TEXT_OR_NONE:  # already texts: taken as they are
-                values = list(cells)
+            elif (texts is not None and texts[at]) or set(map(type, cells)) <= _TEXT_OR_NONE:
+                values = list(cells)  # already texts: taken as they are
             else:
                 values = [v if type(v) is str else as_text(v) for v in cells]
         else:
-            values = [None] * len(rows)
+            values = [None] * count
         data[column.name] = values
     for position, names in (blocked.items() if isinstance(blocked, Mapping)
                             else enumerate(blocked)):
@@ -319,8 +327,8 @@ def _significant(amounts: pd.Series) -> pd.Series:
 def _digits_hold(texts: list[str]) -> bool:
     """amount_digits on plain lists: a text of at most 15 characters keeps at most 15 digits,
     so only longer ones are counted."""
-    return all(len(text) <= MAX_SIGNIFICANT or _digits_kept(text) <= MAX_SIGNIFICANT
-               for text in texts)
+    return max(map(len, texts), default=0) <= MAX_SIGNIFICANT or all(
+        len(text) <= MAX_SIGNIFICANT or _digits_kept(text) <= MAX_SIGNIFICANT for text in texts)
 
 
 def _digits_kept(text: Any) -> int:

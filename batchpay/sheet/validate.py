@@ -152,14 +152,18 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
     # the cells' problems, by position: few rows have any, so only theirs are kept
     errors: dict[int, dict[str, str]] = {p: dict(r.errors) for p, r in enumerate(rows)
                                          if r.errors}
-    data = schema.normalized_columns(sheet.columns, [r.values for r in rows],
-                                     {p: list(e) for p, e in errors.items()})
+    blocked = {p: list(e) for p, e in errors.items()}
+    read = sheet.values_by_column()
+    data = (schema.normalized_columns(sheet.columns, [r.values for r in rows], blocked)
+            if read is None else
+            schema.normalized_columns(sheet.columns, (), blocked, read.values, read.texts))
     if option is not None:
         _apply_option(data, option, errors)
     if not schema.every_rule_holds(data, required_currency=option is None):
         for failure in schema.failures(schema.frame_of(data), required_currency=option is None):
             errors.setdefault(failure.position, {}).setdefault(failure.column, failure.message)
-    _name_duplicate_refs(data["payout_ref"], sheet, errors)
+        # every rule holding includes ref_unique: no ref is used twice, none to name
+        _name_duplicate_refs(data["payout_ref"], sheet, errors)
     warnings = _same_account_same_amount(data, sheet)
     # the normalized texts in the column table's order (= PayoutRow's field order), from
     # which a VALID row's PayoutRow is made when asked for
