@@ -36,14 +36,9 @@ from batchpay.sheet.columns import (
 from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.ods_guard import SheetFindings, inspect_ods
 from batchpay.sheet.xls_guard import inspect_xls
-from batchpay.sheet.xlsx_guard import (
-    CellIssues,
-    Inspection,
-    column_letters,
-    formula_problems,
-    inspect_xlsx,
-    zero_padded_cells,
-)
+from batchpay.sheet.xlsx_cells import CellIssues, formula_problems, zero_padded_cells
+from batchpay.sheet.xlsx_extent import column_letters
+from batchpay.sheet.xlsx_guard import Inspection, inspect_xlsx
 
 HIDDEN = "hidden"  # the error key of a row hidden in the sheet
 DEFAULT_SHEET = "Payouts"
