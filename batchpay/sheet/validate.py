@@ -144,7 +144,7 @@ def validate_sheet(sheet: Sheet, *, source_currency: str | None = None) -> Valid
 
 
 def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
-    from batchpay.sheet import schema
+    from batchpay.sheet import normalize, schema
 
     option = _source_currency_option(source_currency)
     _require_columns(sheet, currency_given=option is not None)
@@ -154,13 +154,13 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
                                          if r.errors}
     blocked = {p: list(e) for p, e in errors.items()}
     read = sheet.values_by_column()
-    data = (schema.normalized_columns(sheet.columns, [r.values for r in rows], blocked)
+    data = (normalize.normalized_columns(sheet.columns, [r.values for r in rows], blocked)
             if read is None else
-            schema.normalized_columns(sheet.columns, (), blocked, read.values, read.texts))
+            normalize.normalized_columns(sheet.columns, (), blocked, read.values, read.texts))
     if option is not None:
         _apply_option(data, option, errors)
     if not schema.every_rule_holds(data, required_currency=option is None):
-        for failure in schema.failures(schema.frame_of(data), required_currency=option is None):
+        for failure in schema.failures(normalize.frame_of(data), required_currency=option is None):
             errors.setdefault(failure.position, {}).setdefault(failure.column, failure.message)
         # every rule holding includes ref_unique: no ref is used twice, none to name
         _name_duplicate_refs(data["payout_ref"], sheet, errors)
