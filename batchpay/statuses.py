@@ -89,6 +89,11 @@ TONES: dict[str, frozenset[Status]] = {
 }
 
 
+def display_status(status: str) -> str:
+    """A journal state as the operator sees it: a request in flight (SENDING) is UNKNOWN."""
+    return Status.UNKNOWN if status == SENDING else status
+
+
 def coloured(colours: dict[str, T]) -> dict[str, T]:
     """Status → its tone's colour, in Status order, from tone → colour."""
     return {status: colours[tone] for status in Status

@@ -3,10 +3,9 @@
 The service signs the raw body: `X-Signature` is the hex HMAC-SHA512 and
 `X-meCash-Signature` is `sha256=<hex HMAC-SHA256>` (header names and the accepted
 algorithms are settings). A missing or wrong signature gets 401 and changes nothing.
-The receiver trusts `data.state`, not the event name; the same event many times makes one
-change, events out of order never move a payout backwards (Journal.apply_state), and an
-event about a payout the journal does not know by id is matched by `data.quote.id`
-against a row in doubt: that is how an UNKNOWN row learns its payout.
+What a signed event does to the journal is the engine's (engine.doubt.apply_event): the
+state moves forward only, and an event about a payout the journal does not know by id is
+matched by its quote against a row in doubt.
 
 A body is read only up to `MAX_BODY_BYTES` (413 beyond, before anything else is read) and
 within `BODY_TIMEOUT_SECONDS` (408): a payout event is a few kilobytes, and a sender that
@@ -21,7 +20,6 @@ import contextlib
 import hashlib
 import hmac
 import json
-import logging
 import secrets
 import socket
 import threading
@@ -31,11 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.config import Headers, Settings, is_loopback_host
-from batchpay.engine.journal import Journal
+from batchpay.engine.doubt import apply_event
 from batchpay.errors import ConfigError
-from batchpay.statuses import IN_DOUBT
-
-log = logging.getLogger("batchpay.webhooks")
+from batchpay.journal.store import Journal
 
 ALGORITHMS = {"sha512": hashlib.sha512, "sha256": hashlib.sha256}
 MAX_BODY_BYTES = 1 << 20
@@ -101,34 +97,6 @@ def sign(raw: bytes, secret: str) -> dict[str, str]:
         "X-Signature": hmac.new(key, raw, hashlib.sha512).hexdigest(),
         "X-meCash-Signature": "sha256=" + hmac.new(key, raw, hashlib.sha256).hexdigest(),
     }
-
-
-def apply_event(journal: Journal, payload: Any) -> str:
-    """Record one event; returns `applied`, `unchanged`, `unmatched` or `malformed`."""
-    data = payload.get("data") if isinstance(payload, dict) else None
-    if not isinstance(data, dict) or not data.get("id") or not data.get("state"):
-        return "malformed"
-    payout_id = str(data["id"])
-    quote = data.get("quote")
-    quote_id = str(quote.get("id")) if isinstance(quote, dict) and quote.get("id") else ""
-    quote_id = quote_id or str(data.get("quoteId") or "")
-    ref = journal.ref_for_payout(payout_id)
-    if ref is None and quote_id:
-        candidate = journal.ref_for_quote(quote_id)
-        entry = journal.entry(candidate) if candidate else None
-        if entry is not None and entry.status in IN_DOUBT and entry.quote_id == quote_id:
-            ref = candidate
-    if ref is None:
-        log.info("webhook for unknown payout %s acknowledged", payout_id)
-        return "unmatched"
-    entry = journal.entry(ref)
-    if entry is None:
-        return "unmatched"
-    changed = journal.apply_state(
-        ref, str(data["state"]).upper(), source="webhook", payout_id=payout_id,
-        quote_id=quote_id or entry.quote_id,
-        reference_number=str(data.get("referenceNumber") or entry.reference_number))
-    return "applied" if changed else "unchanged"
 
 
 def create_listener(journal_path: Path, check: SignatureCheck) -> Any:

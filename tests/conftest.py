@@ -1,4 +1,5 @@
-"""Shared fixtures: sandboxes served for real (uvicorn in a thread, a free port each)."""
+"""Shared fixtures: sandboxes served for real (uvicorn in a thread, a free port each), and a
+journal in memory for the unit tests of the rules that read it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 import stamina
 
+from batchpay.journal.store import Journal
 from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.server import RunningSandbox, start_in_thread
 
@@ -80,3 +82,13 @@ def cli_sandbox(sandbox_factory: SandboxFactory, tmp_path: Path,
         return running
 
     return start
+
+
+@pytest.fixture
+def journal() -> Iterator[Journal]:
+    """A fresh journal in SQLite memory, bound to the embedded sandbox as a run's journal is
+    before it plans: no file, no folder, no lock file. Tests of the journal's file itself
+    (modes, WAL, the run lock, durability) open one under tmp_path instead."""
+    with Journal(":memory:") as j:
+        j.bind_service("embedded")
+        yield j

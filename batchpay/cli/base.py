@@ -188,7 +188,7 @@ def journal_option(func: F) -> F:
 
 
 def open_journal(journal: Path | None) -> Any:
-    from batchpay.engine.journal import Journal
+    from batchpay.journal.store import Journal
 
     settings = settings_for(journal=journal)
     return Journal.existing(settings.journal)

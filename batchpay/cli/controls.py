@@ -42,7 +42,7 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
     import json
     from decimal import Decimal
 
-    from batchpay.engine.payees import Register, register_lines
+    from batchpay.controls.payees import Register, register_lines
 
     ctx.obj = journal
     if ctx.invoked_subcommand is not None:
@@ -74,8 +74,8 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
 def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
     """Print PAYEE's held bank details in full (for a read-back call) and its history."""
 
-    from batchpay.engine.payee_keys import BANK_FIELDS
-    from batchpay.engine.payees import money_text, show
+    from batchpay.controls.payee_keys import BANK_FIELDS
+    from batchpay.controls.payees import money_text, show
 
     with open_journal(journal or ctx.obj) as j:
         found = show(j, payee)
@@ -116,7 +116,7 @@ def payees_confirm(ctx: click.Context, payee: str, account_last4: str, method: s
     The confirmation (you, the time, before and after, method, note) is a chained event of
     the journal.
     """
-    from batchpay.engine.payees import confirm
+    from batchpay.controls.payees import confirm
     from batchpay.money import masked
 
     with open_journal(journal or ctx.obj) as j:
@@ -272,9 +272,9 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
     import json
 
     from batchpay.connect import open_service
+    from batchpay.controls.approval import maker_of
     from batchpay.display import RichReporter, is_interactive, print_counts, print_problems
-    from batchpay.engine.approval import maker_of
-    from batchpay.engine.planning import PlanFiles, make_plan
+    from batchpay.engine.make_plan import PlanFiles, make_plan
     from batchpay.engine.runner import RunOptions
 
     files = PlanFiles.named(sheet, name)
@@ -337,8 +337,9 @@ def approve(plan_path: Path, key: Path | None, short_code: str | None, yes: bool
     """
     import json
 
-    from batchpay.engine.approval import approve as sign_plan
-    from batchpay.engine.approval import review, same_code, summary_lines
+    from batchpay.controls.approval import approve as sign_plan
+    from batchpay.controls.approval import review, summary_lines
+    from batchpay.controls.plan_file import same_code
 
     settings = settings_for()
     checked = review(plan_path, settings)

@@ -64,7 +64,7 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     """
     from batchpay.connect import open_service
     from batchpay.display import print_payee_changes, print_validation, stderr_console
-    from batchpay.engine.checking import check_sheet_file
+    from batchpay.engine.validate_sheet import check_sheet_file
 
     settings = settings_for()
     checked = check_sheet_file(
@@ -204,7 +204,7 @@ def run(sheet: Path | None, plan_path: Path | None, **options: Any) -> None:
         fail("Give a SHEET, or --plan NAME.plan.json (an approved plan), not both.",
              "`batchpay run --help` shows both.", EXIT_FAILED)
     if plan_path is not None:
-        from batchpay.engine.approval import read_plan
+        from batchpay.controls.approval import read_plan
 
         if options["allow_repeat"]:
             fail("--allow-repeat does not go with --plan: a release is the maker's decision, "
@@ -294,7 +294,7 @@ def report(journal: Path | None, run_id: str | None, out: Path, overwrite: bool)
 @handle_errors
 def verify(journal: Path | None, head: str | None) -> None:
     """Check the journal's hash chain, and its ledger and payout requests against it."""
-    from batchpay.engine.integrity import check as check_journal
+    from batchpay.journal.integrity import check as check_journal
 
     with open_journal(journal) as j:
         check = check_journal(j, head=head)

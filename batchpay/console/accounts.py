@@ -137,7 +137,7 @@ class Accounts:
     def add(self, name: str, roles: tuple[str, ...], password: str | None, *,
             replace: bool = False) -> User:
         """A new user (or, with `replace`, new roles and password for one); makes its key."""
-        from batchpay.engine.records import utcnow
+        from batchpay.journal.records import utcnow
 
         if not NAME_PATTERN.match(name):
             raise UsageError(f"{name!r} cannot be a user name: 1-64 of A-Z a-z 0-9 . _ -, "

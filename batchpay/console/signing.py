@@ -25,7 +25,8 @@ from batchpay import sshsig
 from batchpay.config import Settings
 from batchpay.console.accounts import Accounts
 from batchpay.console.batches import Batch, BatchRefused
-from batchpay.engine import approval, planning
+from batchpay.controls import approval, plan_checks, plan_file
+from batchpay.engine.make_plan import PlanFiles, make_plan
 from batchpay.engine.runner import Reporter, RunOptions
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
@@ -56,14 +57,14 @@ def make_review(settings: Settings, options: RunOptions, reporter: Reporter, con
     key = accounts.signing_key(batch.maker)
     try:
         maker = approval.maker_of(release, key)
-    except approval.PlanRefused as exc:
-        raise approval.PlanRefused(
+    except plan_checks.PlanRefused as exc:
+        raise plan_checks.PlanRefused(
             f"{batch.maker}, who made this batch, cannot sign its plan: {exc.message}",
             hint=f"List {batch.maker}'s key for making plans in the approvers file "
             f"{release.approvers_file}: `batchpay users add {batch.maker} --role maker "
             "--replace` prints its line.") from exc
-    files = planning.PlanFiles(batch.plan, batch.plan_workbook)
-    made = planning.make_plan(release, dataclasses.replace(options, maker=batch.maker),
+    files = PlanFiles(batch.plan, batch.plan_workbook)
+    made = make_plan(release, dataclasses.replace(options, maker=batch.maker),
                               reporter, connect, files,
                               maker=dataclasses.replace(maker, user=batch.maker))
     document = made.document or {}
@@ -93,12 +94,12 @@ def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
     release = release_settings(settings, accounts)
     checked = approval.review(batch.plan, release)
     try:
-        key = sshsig.verify(armored, checked.data, approval.NAMESPACE)
+        key = sshsig.verify(armored, checked.data, plan_file.NAMESPACE)
     except sshsig.SignatureError as exc:
         raise BatchRefused(f"This is not a signature of this batch's plan: {exc}.") from exc
     print_ = sshsig.fingerprint(key)
     names, refusals = sshsig.principals_of(approval.signers_of(release), key,
-                                           approval.NAMESPACE, datetime.now(UTC))
+                                           plan_file.NAMESPACE, datetime.now(UTC))
     if print_ == checked.document["maker"]["key"] or set(names) & set(checked.maker):
         raise BatchRefused("This is the maker's own key: a batch is approved by someone else.")
     if approver not in names:
@@ -106,13 +107,13 @@ def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
         raise BatchRefused(f"The key {print_} is not listed for {approver} in the approvers "
                            f"file {release.approvers_file} for approving plans{why}: only a "
                            "signature by your own listed key approves.")
-    path = approval.next_signature_path(batch.plan)
+    path = plan_file.next_signature_path(batch.plan)
     path.write_text(armored, encoding="utf-8")
     return print_
 
 
 # what each role's key signs: a maker's key makes plans, an approver's approves them
-ROLE_NAMESPACES = {"maker": approval.MAKER_NAMESPACE, "approver": approval.NAMESPACE}
+ROLE_NAMESPACES = {"maker": plan_file.MAKER_NAMESPACE, "approver": plan_file.NAMESPACE}
 
 
 def signer_line(accounts: Accounts, name: str) -> str:
@@ -142,7 +143,7 @@ def release_settings(settings: Settings, accounts: Accounts) -> Settings:
 
 def approved_plan(batch: Batch, settings: Settings) -> Any:
     """The batch's plan with its signatures checked (`run --plan`'s gate), for `RunOptions`."""
-    checked = approval.read_plan(batch.plan)
+    checked = plan_file.read_plan(batch.plan)
     approval.check_release(checked, settings)
     return checked
 
@@ -153,6 +154,6 @@ def plan_summary(batch: Batch) -> list[str]:
     if not batch.plan.is_file():
         return []
     try:
-        return approval.summary_lines(approval.read_plan(batch.plan), largest=10)
-    except approval.PlanRefused as exc:  # made by an earlier batchpay: the page still shows
+        return approval.summary_lines(plan_file.read_plan(batch.plan), largest=10)
+    except plan_checks.PlanRefused as exc:  # made by an earlier batchpay: the page still shows
         return [f"{exc.message} Review the batch again to make a new plan."]

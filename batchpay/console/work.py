@@ -28,12 +28,12 @@ from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
 from batchpay.console.batches import Batch, Batches, BatchRefused, NotYours
-from batchpay.engine.journal import Journal
-from batchpay.engine.plan import input_ref
+from batchpay.engine.gate import input_ref
 from batchpay.engine.render import find_run, result_rows, run_list
 from batchpay.engine.runner import RunOptions, load_input, run_batch
 from batchpay.errors import BatchpayError
 from batchpay.files import replaced_atomically
+from batchpay.journal.store import Journal
 from batchpay.sheet.outcomes import summarize
 from batchpay.statuses import IN_DOUBT, ON_ITS_WAY, SENT, Status, in_order
 
@@ -101,7 +101,7 @@ def _split(text: str) -> Message:
 
 def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
     """Validate the batch's sheet as `batchpay validate --report` does."""
-    from batchpay.engine.checking import check_sheet_file
+    from batchpay.engine.validate_sheet import check_sheet_file
 
     view = CheckView()
     try:
@@ -458,7 +458,7 @@ def write_unpaid(settings: Settings, batch: Batch) -> Path | None:
 
 def history(settings: Settings, batches: Batches) -> dict[str, Any]:
     """Runs, batches with their approvals, payee confirmations, the chain head."""
-    from batchpay.engine.integrity import check as check_journal
+    from batchpay.journal.integrity import check as check_journal
 
     found: dict[str, Any] = {"runs": [], "confirmations": [], "head": "", "events": 0,
                              "intact": True, "problem": "",
@@ -477,7 +477,7 @@ def payees(settings: Settings) -> dict[str, Any]:
     """The register and the payees held now, each with its held details (accounts masked)
     and who confirmed those details already: with payee_confirmed_by_other, a batch its
     confirmer uploaded holds them until another user confirms them too."""
-    from batchpay.engine.payees import CONFIRMED, Register, held_details, register_lines
+    from batchpay.controls.payees import CONFIRMED, Register, held_details, register_lines
     from batchpay.money import masked
 
     by_other = settings.payee_confirmed_by_other
@@ -509,7 +509,7 @@ def confirm_payee(settings: Settings, name: str, last4: str, user: str, method: 
     """`batchpay payees confirm`, recorded as by the signed-in user: the name a batch's plan
     records as its maker, so that with payee_confirmed_by_other a batch's maker confirming
     a payee alone leaves its rows held."""
-    from batchpay.engine.payees import confirm
+    from batchpay.controls.payees import confirm
 
     with Journal(settings.journal) as journal:
         return confirm(journal, name, last4.strip(), method=method, note=note, by=user)

@@ -12,14 +12,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from batchpay.engine.journal import Journal
-from batchpay.engine.records import LedgerEntry, RunRecord, RunRow
-from batchpay.engine.sending import UNKNOWN_ERROR
+from batchpay.engine.doubt import UNKNOWN_ERROR
 from batchpay.errors import JournalError
+from batchpay.journal.records import LedgerEntry, RunRecord, RunRow
+from batchpay.journal.store import Journal
 from batchpay.money import in_minor_units
 from batchpay.sheet.outcomes import ResultRow, ResultsSummary
 from batchpay.sheet.results import write_results
-from batchpay.statuses import SENDING, SENT, Status
+from batchpay.statuses import SENDING, SENT, Status, display_status
 
 RUN_INFO_FIELDS = (
     ("run_id", "run id"), ("kind", "kind"), ("started_at", "started (UTC)"),
@@ -44,10 +44,6 @@ STATUS_EXPLAINED: dict[str, str] = {
                      "the recipient's name and account, fix them, then `batchpay rerun` the "
                      "results",
 }
-
-
-def display_status(status: str) -> str:
-    return Status.UNKNOWN if status == SENDING else status
 
 
 def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:

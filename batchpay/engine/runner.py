@@ -15,18 +15,21 @@ import contextlib
 import gc
 import platform
 import secrets
-import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from batchpay import __version__
 from batchpay.config import Settings, fingerprint
-from batchpay.engine.confirm import (
+from batchpay.controls.repeats import control_settings
+from batchpay.engine.gate import Plan, input_ref, plan_rows
+from batchpay.engine.paying import Paying
+from batchpay.engine.paying import Reporter as Reporter  # the commands pass theirs to run_batch
+from batchpay.engine.real_money import (
     Confirmation,
     balances_of,
     confirm_real_payouts,
@@ -34,16 +37,13 @@ from batchpay.engine.confirm import (
     wallet_notes,
     wallet_record,
 )
-from batchpay.engine.integrity import require_intact
-from batchpay.engine.journal import Journal
-from batchpay.engine.plan import Plan, input_ref, plan_rows
-from batchpay.engine.records import RunRecord, operator, utcnow
 from batchpay.engine.render import find_run, render_run, result_rows, sent_by_run
-from batchpay.engine.repeats import control_settings
-from batchpay.engine.sending import AuthStop, Sender, SendJob, quote_fields
+from batchpay.engine.sending import AuthStop, Sender
 from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
-from batchpay.engine.tracking import refresh
 from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
+from batchpay.journal.integrity import require_intact
+from batchpay.journal.records import RunRecord, operator, utcnow
+from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
@@ -55,10 +55,7 @@ from batchpay.sheet.validate import Validation, read_payouts, validate_sheet
 from batchpay.statuses import (
     EXIT_FAILED,
     EXIT_ROWS,
-    FINAL,
-    NO_PAYOUT,
     ON_ITS_WAY,
-    SENDING,
     SENT,
     Status,
     needs_nothing,
@@ -66,16 +63,7 @@ from batchpay.statuses import (
 from batchpay.statuses import exit_code as rows_exit_code
 
 if TYPE_CHECKING:
-    from batchpay.engine.approval import CheckedPlan
-
-
-class Reporter(Protocol):
-    def banner(self, text: str) -> None: ...
-    def note(self, text: str) -> None: ...
-    def start(self, label: str, total: int) -> None: ...
-    def advance(self, n: int = 1) -> None: ...
-    def done(self) -> None: ...
-    def confirm(self, text: str) -> bool: ...
+    from batchpay.controls.plan_file import CheckedPlan
 
 
 @dataclass
@@ -97,7 +85,7 @@ class RunOptions:
     decimal_comma: bool = False  # amounts as text are written 1.250.000,00
     include_hidden: bool = False  # rows hidden or filtered out in the sheet are paid too
     encoding: str | None = None  # a CSV file's text encoding (--encoding)
-    # an approved plan (batchpay.engine.approval.CheckedPlan): its rows are the input, its
+    # an approved plan (batchpay.controls.plan_file.CheckedPlan): its rows are the input, its
     # ceilings bound the debit, its id, maker and approvers go into the run's record
     approved: CheckedPlan | None = None
     # who makes the batch, when not the OS user (a console's signed-in user): their own
@@ -137,6 +125,43 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
+@dataclass(frozen=True)
+class ServiceListCheck:
+    """What the check against the service's own payout list read before paying."""
+
+    since: str  # payout_ref matches from then on
+    amount_since: str  # account and amount matches from then on ("": none)
+    pages: int
+    payouts_seen: int
+    complete: bool  # the list was read back to `since` (not cut by the page cap)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the journal records of a run beside its rows: who ran it, where, how."""
+
+    operator: str
+    host: str
+    tool_version: str
+    service: str
+    base_url: str
+    key_fingerprint: str
+    sandbox: bool
+    journal: str
+    settings: dict[str, Any]
+    plan: dict[str, Any]  # an approved plan's id, maker and approvers (controls.plan_file)
+    service_list_check: ServiceListCheck | None
+    payee_changes: list[dict[str, Any]]
+
+    def record(self) -> dict[str, Any]:
+        """The run's `info` as the journal keeps it: the plan's fields at the top level."""
+        info = asdict(self)
+        plan, check = info.pop("plan"), info.pop("service_list_check")
+        changes = info.pop("payee_changes")
+        return {**info, **plan, **({"service_list_check": check} if check else {}),
+                "payee_changes": changes}
+
+
 def default_results_path(sheet: Path, run_id: str, *, dry_run: bool = False) -> Path:
     """`<sheet>-results-<run id>.xlsx` beside the sheet; a dry run's is `-dry-run-`: it
     holds no results, and must not be taken for them."""
@@ -163,7 +188,7 @@ def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
     """Run one batch end to end. `read` returns (sheet, validation) for the input; `connect`
     opens the service (the caller's: the engine builds none), once the sheet is read and
     the journal locked and checked. With `require_approval`, only an approved plan is paid."""
-    from batchpay.engine.approval import require_release  # loads signatures' code on use
+    from batchpay.controls.approval import require_release  # loads signatures' code on use
 
     require_release(options.approved, settings, kind=options.kind, dry_run=options.dry_run)
     sheet, validation = read()
@@ -196,9 +221,9 @@ def frozen_heap() -> Iterator[None]:
     """What exists before paying (the libraries, the sheet and its validation) lives to the
     end: out of the garbage collector's sight while paying. A full collection walks every
     object and stops every request in flight meanwhile (80 ms with an 800-row sheet read,
-    350 ms with 100,000 rows); frozen, it walks only what paying made. Not yet shown by a
-    benchmark: bench_engine.py at 800 rows pays as fast frozen or not (longest pause between
-    two payouts 59-67 ms either way)."""
+    350 ms with 100,000 rows); frozen, it walks only what paying made. bench_engine.py at
+    800 rows cannot show it: no full collection falls in so short a payment. At 4,000 rows
+    (16 workers, 50 ms latency) two or three do: 140-170 ms each unfrozen, 30 ms frozen."""
     gc.freeze()
     try:
         yield
@@ -219,7 +244,7 @@ class _Batch:
         self.sandbox = service.embedded
         self.balances: dict[str, Decimal] = {}
         self.wallets: dict[str, dict[str, str]] = {}  # wallet_before/after per currency
-        self.service_check: dict[str, Any] = {}  # what the service's list check read
+        self.service_check: ServiceListCheck | None = None
 
     def _client(self) -> PayoutClient:
         pacer = Pacer(max_rps=self.options.max_rps,
@@ -255,7 +280,7 @@ class _Batch:
                 id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
                 sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
                 input_columns=list(self.sheet.columns),
-                info={**self._info(), "payee_changes": plan.payee_changes})
+                info=self._info(plan).record())
             sender = Sender(self.journal, client, self.run_id,
                             ceilings=o.ceilings(self.journal) if (o := self.options.approved) else None)
             try:
@@ -276,7 +301,10 @@ class _Batch:
                 if self.options.dry_run:
                     await self._dry_run(client, sender, plan)
                 else:
-                    await self._pay(client, sender, plan)
+                    if plan.send and not self.balances:  # the embedded sandbox: for the Run sheet
+                        with contextlib.suppress(ProviderError):
+                            self.balances = balances_of(await client.wallets())
+                    await self._paying().pay(client, sender, plan, self.options.wait)
                     self.wallets = await wallet_record(
                         client, {job.row.source_currency for job in plan.send}, self.balances)
             except AuthStop as stop:
@@ -287,6 +315,10 @@ class _Batch:
             assert self.stopped is not None
             raise self.stopped
         return self._finish(plan)
+
+    def _paying(self) -> Paying:
+        return Paying(self.journal, self.reporter, self.options.concurrency,
+                      self.settings.sync_max_pages)
 
     def _plan(self, service: ServiceLedger | None = None) -> Plan:
         return plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
@@ -323,11 +355,10 @@ class _Batch:
                                                progress=progress)
         finally:
             self.reporter.done()
-        self.service_check = {"since": f"{ledger.since:%Y-%m-%dT%H:%M:%SZ}",
-                              "amount_since": f"{ledger.repeat_since:%Y-%m-%dT%H:%M:%SZ}"
-                              if ledger.repeat_since else "",
-                              "pages": ledger.pages, "payouts_seen": ledger.seen,
-                              "complete": ledger.complete}
+        self.service_check = ServiceListCheck(
+            since=f"{ledger.since:%Y-%m-%dT%H:%M:%SZ}",
+            amount_since=f"{ledger.repeat_since:%Y-%m-%dT%H:%M:%SZ}" if ledger.repeat_since
+            else "", pages=ledger.pages, payouts_seen=ledger.seen, complete=ledger.complete)
         if not ledger.complete:
             self.notes.append(f"The service's payout list was read up to the page cap "
                               f"(sync_max_pages = {cap}, {cap * 100} payouts) without reaching "
@@ -348,23 +379,21 @@ class _Batch:
             self.reporter.note(f"{missed} row(s) name a bank the service does not list: see "
                                "their warning (the rows stay valid).")
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self, plan: Plan) -> RunInfo:
         o = self.options
-        return {
-            "operator": operator(), "host": platform.node(), "tool_version": __version__,
-            "service": self.service.identity, "base_url": self.service.base_url
+        return RunInfo(
+            operator=operator(), host=platform.node(), tool_version=__version__,
+            service=self.service.identity, base_url=self.service.base_url
             if not self.service.embedded else "embedded sandbox",
-            "key_fingerprint": fingerprint(self.service.api_key), "sandbox": self.sandbox,
-            "journal": str(self.settings.journal.absolute()),
-            "settings": {"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
-                         "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,
-                         "sheet": o.sheet_name or "",
-                         "source_currency": o.source_currency or "",
-                         # the controls that decided which rows were held
-                         **control_settings(self.settings)},
-            **(o.approved.run_info() if o.approved is not None else {}),
-            **({"service_list_check": self.service_check} if self.service_check else {}),
-        }
+            key_fingerprint=fingerprint(self.service.api_key), sandbox=self.sandbox,
+            journal=str(self.settings.journal.absolute()),
+            settings={"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
+                      "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,
+                      "sheet": o.sheet_name or "", "source_currency": o.source_currency or "",
+                      # the controls that decided which rows were held
+                      **control_settings(self.settings)},
+            plan=o.approved.run_info() if o.approved is not None else {},
+            service_list_check=self.service_check, payee_changes=plan.payee_changes)
 
     async def _confirm(self, sender: Sender, plan: Plan) -> None:
         """Real money: show what will go and what the wallets hold, and ask (or --yes)."""
@@ -381,100 +410,9 @@ class _Batch:
             new_journal=self.settings.journal.absolute() if fresh else None,
             in_doubt=len(plan.resolve))
 
-    async def _pay(self, client: PayoutClient, sender: Sender, plan: Plan) -> None:
-        if plan.send and not self.balances:  # the embedded sandbox: read for the Run sheet
-            with contextlib.suppress(ProviderError):
-                self.balances = balances_of(await client.wallets())
-        deadline = time.monotonic() + self.options.wait
-        max_pages = self.settings.sync_max_pages
-        if plan.resolve:
-            self.reporter.note(f"{len(plan.resolve)} row(s) in doubt from an earlier run: "
-                               "looking them up first")
-            refs = [job.ref for job in plan.resolve]
-            await sender.resolve(refs, deadline=deadline, max_pages=max_pages)
-            again = self.journal.entries(refs)
-            for job in plan.resolve:
-                if again[job.ref].status in NO_PAYOUT:  # proven never received: send it now
-                    plan.send.append(job)
-                else:
-                    plan.track.append(job.ref)
-        in_doubt = await self._send_all(sender, plan.send)
-        if in_doubt:
-            self.reporter.note(f"{len(in_doubt)} answer(s) lost: looking them up")
-            await sender.resolve(in_doubt, deadline=deadline, max_pages=max_pages)
-        await self._follow(client, [j.ref for j in plan.send] + plan.track, deadline)
-
-    async def _each(self, label: str, sender: Sender, jobs: list[SendJob],
-                    work: Callable[[SendJob], Awaitable[None]]) -> None:
-        """`work` on every job, --concurrency at a time, with a progress bar; after a
-        401/403 no worker takes another job."""
-        if not jobs:
-            return
-        self.reporter.start(label, len(jobs))
-        queue = list(reversed(jobs))
-
-        async def worker() -> None:
-            while queue and sender.stopped is None:
-                await work(queue.pop())
-                self.reporter.advance()
-
-        try:
-            await asyncio.gather(*(worker() for _ in range(self.options.concurrency)))
-        finally:
-            self.reporter.done()
-
-    async def _send_all(self, sender: Sender, jobs: list[SendJob]) -> list[str]:
-        """Pay every job; returns the refs whose answer was lost."""
-        in_doubt: list[str] = []
-
-        async def pay(job: SendJob) -> None:
-            if await sender.send(job) == SENDING:
-                in_doubt.append(job.ref)
-
-        await self._each("Paying", sender, jobs, pay)
-        return in_doubt
-
-    async def _follow(self, client: PayoutClient, refs: list[str], deadline: float) -> None:
-        """Poll the list until every sent row is final or --wait is over."""
-        pause = 0.5
-
-        def still_open() -> list[Any]:  # read afresh: webhooks may have finished rows
-            return [e for e in self.journal.entries(refs).values()
-                    if e.status not in FINAL and e.payout_id]
-
-        waiting = still_open()
-        if waiting and deadline > time.monotonic():
-            self.reporter.note(f"Waiting up to {deadline - time.monotonic():.0f} s for the final "
-                               f"status of {len(waiting)} payout(s) (--wait); Ctrl-C is safe: "
-                               "every request is in the journal, and `batchpay sync` goes on "
-                               "later.")
-        while still_open() and time.monotonic() < deadline:
-            await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-            open_ = still_open()
-            if not open_:
-                return
-            try:
-                await refresh(client, self.journal, open_, max_pages=self.settings.sync_max_pages)
-            except AuthError:
-                raise
-            except ProviderError as exc:
-                self.reporter.note(f"status poll failed ({exc.message}); will retry")
-            pause = min(pause * 1.5, 5.0)
-
     async def _dry_run(self, client: PayoutClient, sender: Sender, plan: Plan) -> None:
         """Quote every row that would be sent; compare the debits with the wallets."""
-
-        async def quote(job: SendJob) -> None:
-            try:
-                fields = quote_fields(*await sender.priced(job))
-                fields.pop("source_currency"), fields.pop("target_currency")
-                self.journal.update_run_row(self.run_id, job.seq, status=Status.NOT_SENT,
-                                            error="dry run: quoted, not paid", **fields)
-            except ProviderError as exc:
-                self.journal.update_run_row(self.run_id, job.seq, status=Status.QUOTE_FAILED,
-                                            error=f"quote refused: {exc.message}")
-
-        await self._each("Quoting", sender, plan.send, quote)
+        await self._paying().quote_all(sender, plan.send, self.run_id)
         if sender.stopped is not None:
             raise AuthStop(sender.stopped)
         await self._check_wallets(client)

@@ -10,23 +10,26 @@ in-doubt row is only ever resent with that same quote and body, never a new quot
     other definite refusal of the payout -> REJECTED (with the service's message)
     401/403                              -> the whole run stops (AuthStop)
     ambiguous (timeout, lost, 5xx)       -> in doubt: lookup, identical resend, else UNKNOWN
+                                            (engine.doubt)
+
+While workers pay, the journal is written on a thread of its own (engine.journal_thread):
+an intent waits for the disk, and the other workers' requests go on meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from batchpay.engine.calibrate import CalibrationFailed, Calibrator
-from batchpay.engine.journal import Journal
-from batchpay.engine.records import LedgerEntry
+from batchpay.engine.journal_thread import JournalThread
 from batchpay.engine.service_ledger import remark_with_ref
-from batchpay.engine.tracking import apply_found, scan
-from batchpay.errors import AlreadySent, JournalError
+from batchpay.errors import AlreadySent
+from batchpay.journal.store import Journal
 from batchpay.money import minor_unit
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import (
@@ -38,13 +41,9 @@ from batchpay.provider.errors import (
 )
 from batchpay.provider.models import Payout, Quote
 from batchpay.sheet.validate import PayoutRow
-from batchpay.statuses import IN_DOUBT, SENDING, Status
+from batchpay.statuses import SENDING, Status
 
-# a quote this close to its end is not used for a (re)send: it could expire in flight
-QUOTE_MARGIN_SECONDS = 5.0
 DEFAULT_QUOTE_SECONDS = 600  # "a quote lives 10 minutes", when the service does not say
-UNKNOWN_ERROR = ("the payout request may have reached the service and no answer was found; "
-                 "it is never resent blindly: run `batchpay sync` to resolve it")
 
 
 class AuthStop(Exception):
@@ -88,14 +87,26 @@ class Sender:
         self.over_ceiling: dict[str, str] = {}  # currency -> why its rows stopped
         self.stopped: AuthError | None = None
         self.calibrator = Calibrator()  # invoice rows: the conversions seen in this run
+        self.in_journal = JournalThread(journal)  # the only way to the journal while paying
 
-    def _check_stop(self) -> None:
+    def check_stop(self) -> None:
         if self.stopped is not None:
             raise AuthStop(self.stopped)
 
-    def _stop(self, error: AuthError) -> AuthStop:
+    def stop(self, error: AuthError) -> AuthStop:
         self.stopped = error
         return AuthStop(error)
+
+    async def together(self, works: Iterable[Coroutine[Any, Any, None]]) -> None:
+        """Run these at once; the first to fail cancels the others at once (after a 401 no
+        request that has not left yet goes: not one waiting for its pacing slot), and its
+        error is raised as it was."""
+        try:
+            async with asyncio.TaskGroup() as group:
+                for work in works:
+                    group.create_task(work)
+        except BaseExceptionGroup as failed:
+            raise failed.exceptions[0] from None
 
     async def quote(self, job: SendJob) -> Quote:
         return (await self.priced(job))[0]
@@ -126,7 +137,7 @@ class Sender:
                                      minor_unit(row.source_currency))
 
     async def _quote_at(self, job: SendJob, amount: Decimal) -> Quote:
-        self._check_stop()
+        self.check_stop()
         row = job.row
         try:
             quote = await self.client.create_quote(
@@ -134,7 +145,7 @@ class Sender:
                 source_country=job.source_country, target_currency=row.currency,
                 target_country=row.country, payment_channel=row.payment_channel)
         except AuthError as exc:
-            raise self._stop(exc) from None
+            raise self.stop(exc) from None
         if quote.source_amount > 0:  # every quote teaches the pair's conversion
             self.calibrator.learn((row.source_currency, row.currency), quote,
                                   minor_unit(row.currency))
@@ -146,53 +157,53 @@ class Sender:
             try:
                 quote, quotes_used = await self.priced(job)
             except RequestRejected as exc:
-                return self._decide(job, Status.QUOTE_FAILED, f"quote refused: {exc.message}")
+                return await self._decide(job, Status.QUOTE_FAILED,
+                                          f"quote refused: {exc.message}")
             except ProviderError as exc:
-                return self._decide(job, Status.NOT_SENT, f"not sent: {exc.message}")
-            self._check_stop()
+                return await self._decide(job, Status.NOT_SENT, f"not sent: {exc.message}")
+            self.check_stop()
             refusal = self._take_from_ceiling(job.row.source_currency, quote.total)
             if refusal:
-                return self._decide(job, Status.NOT_SENT, refusal)
+                return await self._decide(job, Status.NOT_SENT, refusal)
             body = job.row.payout_body(quote.id)
             # the payout_ref travels in the remark: the supplier's statement shows it, and
             # the service's own list then names the payment exactly (engine.service_ledger)
             body["remark"] = remark_with_ref(body.get("remark"), job.ref)
             try:
-                attempt = self.journal.record_intent(
-                    job.ref, self.run_id, job.details, quote.raw, body,
-                    time.time() + float(quote.expires_in_seconds or DEFAULT_QUOTE_SECONDS),
+                attempt = await self.in_journal(
+                    self.journal.record_intent, job.ref, self.run_id, job.details, quote.raw,
+                    body, time.time() + float(quote.expires_in_seconds or DEFAULT_QUOTE_SECONDS),
                     seq=job.seq, **quote_fields(quote, quotes_used))
             except AlreadySent as taken:
                 self._give_back(job.row.source_currency, quote.total)
-                self.journal.link_run_rows(self.run_id, [job.seq])  # shows the other's payout
+                # the run's row shows the other's payout
+                await self.in_journal(self.journal.link_run_rows, self.run_id, [job.seq])
                 return taken.status
             try:
                 payout = await self.client.submit_payout(body)
             except AuthError as exc:
-                self.journal.record_answer(attempt, "not_sent", status=Status.NOT_SENT,
-                                           http_status=exc.status, message=exc.message,
-                                           error=f"not sent: {exc.message}")
-                raise self._stop(exc) from None
+                await self._answer(attempt, "not_sent", Status.NOT_SENT, exc)
+                raise self.stop(exc) from None
             except (QuoteExpired, InvalidQuote) as exc:
-                expired = isinstance(exc, QuoteExpired) or self._expired(attempt)
+                expired = isinstance(exc, QuoteExpired) or await self._expired(attempt)
                 if expired and round_ == 1:
                     self._give_back(job.row.source_currency, quote.total)
-                    self.journal.record_answer(attempt, "expired", status=Status.NOT_SENT,
-                                               http_status=exc.status, message=exc.message,
-                                               error="quote expired before sending; requoted")
+                    await self.in_journal(
+                        self.journal.record_answer, attempt, "expired", status=Status.NOT_SENT,
+                        http_status=exc.status, message=exc.message,
+                        error="quote expired before sending; requoted")
                     continue
-                return self._answer(attempt, "rejected", Status.REJECTED, exc)
+                return await self._answer(attempt, "rejected", Status.REJECTED, exc)
             except RequestRejected as exc:
-                return self._answer(attempt, "rejected", Status.REJECTED, exc)
+                return await self._answer(attempt, "rejected", Status.REJECTED, exc)
             except ProviderError as exc:
                 if exc.definite:  # never reached the service (connect errors, 429 budget spent)
-                    return self._answer(attempt, "not_sent", Status.NOT_SENT, exc)
-                self.journal.record_note("payout.in_doubt", {
+                    return await self._answer(attempt, "not_sent", Status.NOT_SENT, exc)
+                await self.in_journal(self.journal.record_note, "payout.in_doubt", {
                     "attempt": attempt, "error": type(exc).__name__, "message": exc.message},
                     run_id=self.run_id)
                 return SENDING
-            self.journal.record_answer(attempt, "accepted", status=payout.state,
-                                       run_id=self.run_id, **payout_fields(payout))
+            await self.record_accepted(attempt, payout)
             return payout.state
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -217,122 +228,35 @@ class Sender:
         if self.ceilings is not None and currency not in self.over_ceiling:
             self.ceilings[currency] = self.ceilings.get(currency, Decimal(0)) + debit
 
-    def _expired(self, attempt_id: int) -> bool:
-        return time.time() >= self.journal.attempt(attempt_id).quote_expires_at
+    async def _expired(self, attempt_id: int) -> bool:
+        attempt = await self.in_journal(self.journal.attempt, attempt_id)
+        return time.time() >= attempt.quote_expires_at
 
-    def _decide(self, job: SendJob, status: str, error: str) -> str:
-        with self.journal.transaction():
-            self.journal.link_run_rows(self.run_id, [job.seq])
-            entry = self.journal.entry(job.ref)
-            self.journal.set_status(job.ref, status, run_id=self.run_id, details=job.details,
-                                    error=error, quote_id=entry.quote_id if entry else "",
-                                    amount=job.row.amount,
-                                    source_currency=job.row.source_currency,
-                                    target_currency=job.row.currency)
+    async def _decide(self, job: SendJob, status: str, error: str) -> str:
+        """A row that sends nothing: its status, with why, for the run and the ledger."""
+
+        def record() -> None:
+            with self.journal.transaction():
+                self.journal.link_run_rows(self.run_id, [job.seq])
+                entry = self.journal.entry(job.ref)
+                self.journal.set_status(job.ref, status, run_id=self.run_id,
+                                        details=job.details, error=error,
+                                        quote_id=entry.quote_id if entry else "",
+                                        amount=job.row.amount,
+                                        source_currency=job.row.source_currency,
+                                        target_currency=job.row.currency)
+
+        await self.in_journal(record)
         return status
 
-    def _answer(self, attempt: int, outcome: str, status: str, exc: ProviderError) -> str:
+    async def _answer(self, attempt: int, outcome: str, status: str, exc: ProviderError) -> str:
         prefix = "refused" if outcome == "rejected" else "not sent"
-        self.journal.record_answer(attempt, outcome, status=status, http_status=exc.status,
-                                   message=exc.message, error=f"{prefix}: {exc.message}")
+        await self.in_journal(self.journal.record_answer, attempt, outcome, status=status,
+                              http_status=exc.status, message=exc.message,
+                              error=f"{prefix}: {exc.message}")
         return status
 
-    # --- in doubt ---------------------------------------------------------------------------
-    async def resolve(self, refs: Iterable[str], *, deadline: float, max_pages: int,
-                      pause: float = 1.0) -> None:
-        """Look in-doubt rows up; resend the identical body while the quote is valid.
-
-        Repeats (lookup, resend) until every row is found, its quote is no longer usable,
-        or the deadline passes. Rows still not found end UNKNOWN, or NOT_SENT when their
-        quote has expired and a complete scan of the list does not hold them.
-        """
-        pending = {e.payout_ref: e for e in self.journal.entries(refs).values()
-                   if e.status in IN_DOUBT}
-        while pending:
-            self._check_stop()
-            entries = list(pending.values())
-            # a request that left before the scan began may be committed up to a read
-            # timeout later: only a quote that expired that long before the scan began
-            # proves, when the scan is complete and holds no payout for it, that none came
-            proven_before = time.time() - self.client.read_timeout
-            found = await self._lookup(entries, max_pages)
-            for ref in [r for r in pending if self._status(r) not in IN_DOUBT]:
-                pending.pop(ref)
-            if not pending:
-                return
-            now = time.time()
-            resendable = [e for e in pending.values()
-                          if self._attempt_of(e).quote_expires_at - QUOTE_MARGIN_SECONDS > now]
-            if found.complete:
-                for entry in [e for e in pending.values() if e not in resendable]:
-                    if self._attempt_of(entry).quote_expires_at <= proven_before:
-                        self._never_received(entry)
-                        pending.pop(entry.payout_ref)
-            if time.monotonic() >= deadline:
-                break
-            if not resendable:  # wait until the rest can be proven, if --wait allows it
-                provable = min(self._attempt_of(e).quote_expires_at for e in pending.values())
-                wait = provable + self.client.read_timeout - time.time()
-                if wait > deadline - time.monotonic():
-                    break
-                await asyncio.sleep(max(0.0, wait) + 0.05)
-                continue
-            await asyncio.gather(*(self._resend(e) for e in resendable))
-            for ref in [r for r in pending if self._status(r) not in IN_DOUBT]:
-                pending.pop(ref)
-            if pending:
-                await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-        for entry in pending.values():
-            if self._status(entry.payout_ref) == SENDING:
-                self.journal.set_status(entry.payout_ref, Status.UNKNOWN, run_id=self.run_id,
-                                        error=UNKNOWN_ERROR)
-
-    def _status(self, ref: str) -> str:
-        """The journal's status of a payout_ref in flight (each has its ledger row)."""
-        entry = self.journal.entry(ref)
-        if entry is None:
-            raise JournalError(f"payout_ref {ref} is in flight but has no ledger row.",
-                               hint="Run `batchpay verify`: the journal was changed by hand.")
-        return entry.status
-
-    def _attempt_of(self, entry: LedgerEntry) -> Any:
-        assert entry.attempt_id is not None
-        return self.journal.attempt(entry.attempt_id)
-
-    async def _lookup(self, entries: list[LedgerEntry], max_pages: int) -> Any:
-        try:
-            found = await scan(self.client, quote_ids=[e.quote_id for e in entries],
-                               max_pages=max_pages)
-        except AuthError as exc:
-            raise self._stop(exc) from None
-        except ProviderError:
-            from batchpay.engine.tracking import ScanResult
-
-            return ScanResult()  # nothing learnt; try again next round
-        apply_found(self.journal, entries, found, "lookup")
-        return found
-
-    def _never_received(self, entry: LedgerEntry) -> None:
-        mark_never_received(self.journal, entry, self.run_id)
-
-    async def _resend(self, entry: LedgerEntry) -> None:
-        attempt = self._attempt_of(entry)
-        self._check_stop()
-        self.journal.mark_sent(attempt.id)
-        try:
-            payout = await self.client.submit_payout(attempt.body)
-        except AuthError as exc:
-            raise self._stop(exc) from None
-        except ProviderError:
-            return  # any answer but 200 leads to another lookup, never to a new quote
-        self.journal.record_answer(attempt.id, "accepted", status=payout.state,
-                                   run_id=self.run_id, **payout_fields(payout))
-
-
-def mark_never_received(journal: Journal, entry: LedgerEntry, run_id: str = "") -> None:
-    """Quote expired and a complete scan holds no payout for it: the request never arrived."""
-    assert entry.attempt_id is not None
-    journal.record_answer(
-        entry.attempt_id, "never_received", status=Status.NOT_SENT, run_id=run_id,
-        error="not sent: the service holds no payout for its quote, which has expired; "
-              "the next run sends it with a new quote")
+    async def record_accepted(self, attempt: int, payout: Payout) -> None:
+        """The service took the payout (first send or an identical resend)."""
+        await self.in_journal(self.journal.record_answer, attempt, "accepted",
+                              status=payout.state, run_id=self.run_id, **payout_fields(payout))

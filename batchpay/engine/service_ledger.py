@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from batchpay.engine.repeats import payment_key
+from batchpay.controls.repeats import payment_key
 from batchpay.money import masked
 from batchpay.sheet.columns import COLUMNS_BY_NAME
 from batchpay.statuses import FINE
 
 if TYPE_CHECKING:
-    from batchpay.engine.journal import Journal
+    from batchpay.journal.store import Journal
     from batchpay.provider.client import PayoutClient
     from batchpay.provider.models import Payout
     from batchpay.sheet.validate import PayoutRow

@@ -26,13 +26,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from batchpay.engine.integrity import check as check_journal
-from batchpay.engine.journal import Journal
-from batchpay.engine.records import RunRecord, as_decimal, utcnow
-from batchpay.engine.render import display_status
 from batchpay.errors import JournalTampered, UsageError
+from batchpay.journal.integrity import check as check_journal
+from batchpay.journal.records import RunRecord, as_decimal, utcnow
+from batchpay.journal.store import Journal
 from batchpay.money import masked
-from batchpay.statuses import IN_DOUBT, Status
+from batchpay.statuses import IN_DOUBT, Status, display_status
 
 # a request's money left the wallet and has not come back
 MONEY_OUT = frozenset({Status.PENDING, Status.PROCESSING, Status.COMPLETED, Status.FAILED})

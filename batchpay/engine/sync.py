@@ -2,32 +2,31 @@
 
 Rows that are PENDING, PROCESSING, in doubt (UNKNOWN) or FAILED (which may still become
 REFUNDED) are found in the list, pages of 100, in one scan: by payout id, or by quote id
-for rows whose answer was lost. A row in doubt whose quote has expired and that a
-*complete* scan does not hold was never received: it becomes NOT_SENT, provided the quote
-had expired a read timeout (setting `read_timeout`) before the scan began. A scan cut short
-by the page cap (setting `sync_max_pages`) proves nothing and leaves it UNKNOWN.
+for rows whose answer was lost. A row in doubt that the scan proves never received
+(engine.doubt: a *complete* scan, begun a read timeout, setting `read_timeout`, after its
+quote expired) becomes NOT_SENT; a scan cut short by the page cap (setting
+`sync_max_pages`) proves nothing and leaves it UNKNOWN.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from batchpay.config import Settings
-from batchpay.engine.integrity import require_intact
-from batchpay.engine.journal import Journal
-from batchpay.engine.records import RunRecord
+from batchpay.engine.doubt import Lookup, never_received
 from batchpay.engine.render import find_run, render_run, result_rows
-from batchpay.engine.sending import mark_never_received
 from batchpay.engine.tracking import refresh
 from batchpay.files import free_name
+from batchpay.journal.integrity import require_intact
+from batchpay.journal.records import RunRecord
+from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Opener
 from batchpay.sheet.outcomes import ResultsSummary, json_row
-from batchpay.statuses import IN_DOUBT, MAY_CHANGE, exit_code
+from batchpay.statuses import MAY_CHANGE, exit_code
 
 
 @dataclass
@@ -93,21 +92,11 @@ async def _sync(settings: Settings, journal: Journal, run_id: str, base_url: str
         return 0, 0, 0, 0, True
     before = {e.payout_ref: e.status for e in entries}
     async with PayoutClient.from_settings(settings, base_url=base_url, api_key=api_key) as client:
-        # a request that left before the scan began may be committed up to a read timeout
-        # later: only quotes that expired that long before the scan are proven by it
-        proven_before = time.time() - client.read_timeout
-        found = await refresh(client, journal, entries, max_pages=settings.sync_max_pages,
-                              source="sync")
+        lookup = Lookup.beginning(client)
+        lookup.found = await refresh(client, journal, entries,
+                                     max_pages=settings.sync_max_pages, source="sync")
         requests = client.requests_sent
-    never = 0
-    for entry in entries:
-        current = journal.entry(entry.payout_ref)
-        if current is None or current.status not in IN_DOUBT or not found.complete:
-            continue
-        attempt = journal.attempt(current.attempt_id) if current.attempt_id else None
-        if attempt is not None and attempt.quote_expires_at <= proven_before:
-            mark_never_received(journal, current)
-            never += 1
+    never = never_received(journal, before, lookup)
     after = journal.entries(before)
     changed = sum(after[r].status != s for r, s in before.items())
-    return len(entries), changed, never, requests, found.complete
+    return len(entries), changed, len(never), requests, lookup.found.complete

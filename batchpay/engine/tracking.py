@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from batchpay.engine.journal import Journal
-from batchpay.engine.records import LedgerEntry
+from batchpay.journal.records import LedgerEntry
+from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.models import Payout
 from batchpay.statuses import IN_DOUBT

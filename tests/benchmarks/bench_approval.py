@@ -25,15 +25,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey 
 
 from batchpay import sshsig  # noqa: E402
 from batchpay.config import Settings  # noqa: E402
-from batchpay.engine.approval import (  # noqa: E402
-    MAKER_NAMESPACE,
-    NAMESPACE,
-    Maker,
-    PlanRow,
-    build_plan,
-    canonical_bytes,
-    read_plan,
-)
+from batchpay.controls.approval import MAKER_NAMESPACE, NAMESPACE, Maker, read_plan
+from batchpay.controls.plan_file import PlanRow, build_plan, canonical_bytes
 from batchpay.sheet.read import Sheet  # noqa: E402
 from tests.support.processes import benchmark_rows  # noqa: E402
 from tests.support.sheets import HEADERS, rows  # noqa: E402

@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from batchpay.engine.integrity import check
-from batchpay.engine.journal import Journal
+from batchpay.journal.integrity import check
+from batchpay.journal.store import Journal
 
 
 def build(path: Path, refs: int) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import httpx
 
-from batchpay.engine.journal import Journal
+from batchpay.journal.store import Journal
 from batchpay.webhooks import sign
 
 SECRET = "bench-listener-secret-0123456789"

@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: tests.support
 
-from batchpay.engine.journal import Journal  # noqa: E402
-from batchpay.engine.payees import CHANGED, NEW, HoldRules, check_rows  # noqa: E402
-from batchpay.engine.records import canonical  # noqa: E402
+from batchpay.controls.payees import CHANGED, NEW, HoldRules, check_rows  # noqa: E402
+from batchpay.journal.records import canonical  # noqa: E402
+from batchpay.journal.store import Journal  # noqa: E402
 from tests.support.processes import benchmark_rows  # noqa: E402
 from tests.support.sheets import HEADERS, row, write_sheet  # noqa: E402
 

@@ -18,9 +18,9 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from batchpay.engine.journal import Journal
 from batchpay.engine.statement import build_statement
 from batchpay.engine.statement_book import write_statement
+from batchpay.journal.store import Journal
 
 
 def build(path: Path, refs: int) -> None:

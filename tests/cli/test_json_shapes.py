@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from batchpay.engine.journal import Journal
 from batchpay.engine.render import run_list
+from batchpay.journal.store import Journal
 from batchpay.sheet.outcomes import json_document, json_row
 from tests.support.e2e import batchpay
 from tests.support.sheets import rows, write_sheet

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from batchpay import serving
-from batchpay.engine.journal import Journal
+from batchpay.journal.store import Journal
 from batchpay.serving import ServerThread
 from batchpay.webhooks import MAX_BODY_BYTES, SignatureCheck, create_listener, sign
 from tests.support.e2e import batchpay

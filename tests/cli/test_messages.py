@@ -16,7 +16,7 @@ import httpx
 import pytest
 from openpyxl.utils.exceptions import InvalidFileException
 
-from batchpay.engine.journal import Journal
+from batchpay.journal.store import Journal
 from tests.support.e2e import Outcome, batchpay, sandbox_payouts, sandbox_stats
 from tests.support.sheets import HEADERS, rows, write_sheet
 

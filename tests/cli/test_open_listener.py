@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from batchpay.config import Settings
-from batchpay.engine.journal import Journal
 from batchpay.errors import ConfigError, JournalError, UsageError
+from batchpay.journal.store import Journal
 from batchpay.webhooks import open_listener
 
 SECRET = "s" * 32

@@ -28,15 +28,16 @@ import httpx
 import pytest
 
 from batchpay.config import Headers, load_settings
-from batchpay.engine import runner
-from batchpay.engine.journal import Journal
+from batchpay.engine import paying
+from batchpay.engine.doubt import apply_event
 from batchpay.engine.tracking import refresh
+from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.sandbox.webhooks_out import EVENT_NAMES
 from batchpay.serving import ServerThread
 from batchpay.statuses import FINAL as FINAL_STATES
 from batchpay.statuses import SENDING
-from batchpay.webhooks import SignatureCheck, apply_event, create_listener, sign
+from batchpay.webhooks import SignatureCheck, create_listener, sign
 from tests.support.e2e import batchpay, results
 from tests.support.sheets import rows, write_sheet
 
@@ -465,14 +466,14 @@ def test_embedded_run_reaches_final_statuses_through_webhooks(
     # watch the list polling of the run: which rows each poll asks about that the journal
     # already holds as final (a webhook told it): those cost list requests for nothing
     polls: list[set[str]] = []
-    real_refresh = runner.refresh
+    real_refresh = paying.refresh
 
     async def watched(client: Any, journal: Journal, entries: list[Any], **kw: Any) -> Any:
         now = journal.entries(e.payout_ref for e in entries)
         polls.append({ref for ref, e in now.items() if e.status in FINAL_STATES})
         return await real_refresh(client, journal, entries, **kw)
 
-    monkeypatch.setattr(runner, "refresh", watched)
+    monkeypatch.setattr(paying, "refresh", watched)
     sheet = write_sheet(tmp_path / "nov.xlsx", rows(4))
     out = tmp_path / "out.xlsx"
     result = batchpay("run", str(sheet), "--out", str(out), "--wait", "20")

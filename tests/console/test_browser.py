@@ -24,7 +24,7 @@ import pytest
 
 from batchpay.console.app import create_app
 from batchpay.console.guard import allowed_hosts
-from batchpay.engine.journal import Journal
+from batchpay.journal.store import Journal
 from batchpay.serving import ServerThread
 from tests.console.conftest import PASSWORD, SAMPLES, Desk
 from tests.support.e2e import sandbox_payouts

@@ -124,7 +124,7 @@ def test_unpaid_rows_come_back_as_a_new_sheet(desk: Desk, tmp_path) -> None:  # 
 def test_a_payment_that_could_not_start_leaves_pay_free(desk: Desk) -> None:
     """The journal held by another run (`batchpay run` on a terminal): nothing is sent, the
     page says why, and Pay works once the journal is free."""
-    from batchpay.engine.journal import Journal
+    from batchpay.journal.store import Journal
 
     maker = desk.client("mia")
     batch = batch_id(maker.upload("november-payouts.xlsx"))

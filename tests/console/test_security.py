@@ -24,7 +24,7 @@ def batches_made(desk: Desk) -> int:
 
 def approvals_of(batch: Any) -> list[Path]:
     """The approvers' signatures beside the batch's plan (its maker's is apart)."""
-    from batchpay.engine.approval import signature_paths
+    from batchpay.controls.approval import signature_paths
 
     return signature_paths(batch.plan)
 
@@ -173,7 +173,7 @@ def test_a_maker_cannot_approve_their_own_batch(desk: Desk) -> None:
 
 def test_a_maker_cannot_slip_in_a_signature_made_with_their_own_key(desk: Desk) -> None:
     from batchpay import sshsig
-    from batchpay.engine.approval import NAMESPACE
+    from batchpay.controls.approval import NAMESPACE
 
     batch = reviewed_batch(desk, maker="mia")
     stored = desk.app.state.console.batches.get(batch)
@@ -187,22 +187,22 @@ def test_a_maker_cannot_slip_in_a_signature_made_with_their_own_key(desk: Desk) 
 
 def test_the_plan_is_signed_by_the_console_user_who_made_the_batch(desk: Desk) -> None:
     from batchpay import sshsig
-    from batchpay.engine import approval
+    from batchpay.controls import plan_file
 
     batch = reviewed_batch(desk, maker="mia")
     stored = desk.app.state.console.batches.get(batch)
-    plan = approval.read_plan(stored.plan)
+    plan = plan_file.read_plan(stored.plan)
     maker = plan.document["maker"]
     mias_key = desk.app.state.console.accounts.fingerprint("mia")
     assert (maker["user"], maker["principals"], maker["key"]) == ("mia", ["mia"], mias_key)
-    signed = approval.maker_signature_path(stored.plan).read_text()
-    assert sshsig.fingerprint(sshsig.verify(signed, plan.data, approval.MAKER_NAMESPACE)) \
+    signed = plan_file.maker_signature_path(stored.plan).read_text()
+    assert sshsig.fingerprint(sshsig.verify(signed, plan.data, plan_file.MAKER_NAMESPACE)) \
         == mias_key
 
 
 def test_the_library_refuses_the_makers_principal_past_the_pages_own_check(desk: Desk) -> None:
     from batchpay.console import signing
-    from batchpay.engine.approval import PlanRefused
+    from batchpay.controls.plan_checks import PlanRefused
 
     console = desk.app.state.console
     batch = console.batches.get(reviewed_batch(desk, maker="max"))  # max: maker and approver
@@ -258,7 +258,7 @@ def test_an_uploaded_signature_approves_only_with_the_approvers_own_listed_key(
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from batchpay import sshsig
-    from batchpay.engine.approval import NAMESPACE
+    from batchpay.controls.approval import NAMESPACE
 
     batch = reviewed_batch(desk, maker="mia")
     stored = desk.app.state.console.batches.get(batch)

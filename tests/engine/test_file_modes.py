@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from batchpay.engine.journal import Journal
 from batchpay.errors import JournalError
+from batchpay.journal.store import Journal
 from tests.support.e2e import batchpay
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from batchpay.engine.plan_checks import currency_figures
+from batchpay.controls.plan_checks import currency_figures
 
 
 def rows(currency: str, *debits: str) -> list[dict[str, str]]:

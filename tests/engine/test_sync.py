@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from batchpay.config import Settings
-from batchpay.engine.journal import Journal
-from batchpay.engine.records import RunRecord, RunRow, utcnow
 from batchpay.engine.sync import sync_run
+from batchpay.journal.records import RunRecord, RunRow, utcnow
+from batchpay.journal.store import Journal
 from batchpay.sandbox.server import RunningSandbox
 from batchpay.service import Service
 from tests.support.e2e import batchpay, by_ref, results, sandbox_payouts

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-import batchpay.engine.journal as journal_module
 import batchpay.engine.runner as runner_module
-from tests.engine.test_approval import CHECKER, MAKER, approve, approvers, maya, new_key
+import batchpay.journal.store as journal_module
+from tests.controls.test_approval import CHECKER, MAKER, approve, approvers, maya, new_key
 from tests.engine.test_statement import cents, sheet_rows, wallet
 from tests.support.e2e import batchpay, by_ref, edit_results, results, sandbox_payouts
 from tests.support.sheets import HEADERS, rows, write_sheet

@@ -21,11 +21,11 @@ import httpx
 import pytest
 
 from batchpay.config import Settings
-from batchpay.engine.journal import Journal
-from batchpay.engine.plan import details_of
-from batchpay.engine.records import GENESIS, RunRecord, RunRow, event_hash, utcnow
+from batchpay.engine.gate import details_of
 from batchpay.engine.sending import Sender, SendJob
 from batchpay.engine.sync import sync_run
+from batchpay.journal.records import GENESIS, RunRecord, RunRow, event_hash, utcnow
+from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Service
 from batchpay.sheet.validate import read_payouts
@@ -272,7 +272,7 @@ def test_a_folder_file_cannot_switch_the_service_check_off(service: Any, tmp_pat
 
 def test_a_plan_runs_only_on_the_journal_state_it_was_made_from(
         service: Any, tmp_path: Path) -> None:
-    from tests.engine.test_approval import approved_plan
+    from tests.controls.test_approval import approved_plan
 
     journal = journal_path()
     earlier = write_sheet(tmp_path / "oct.xlsx", rows(1, start=30))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from batchpay.engine.journal import Journal
+from batchpay.journal.store import Journal
 from tests.support.e2e import Outcome, batchpay, by_ref, sandbox_payouts
 from tests.support.sheets import rows, write_sheet
 

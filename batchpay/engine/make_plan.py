@@ -1,4 +1,4 @@
-"""`batchpay plan`: a dry run of the sheet, written for approval (batchpay.engine.approval).
+"""`batchpay plan`: a dry run of the sheet, written for approval (batchpay.controls.approval).
 
     the maker's key, listed for making plans ─► dry run (quotes, holds, wallets) ─► the rows
         that would be sent ─► NAME.plan.json (canonical; its SHA-256 is the plan id) ─►
@@ -17,22 +17,24 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.config import Settings
-from batchpay.engine.approval import (
+from batchpay.controls.approval import (
     Maker,
-    build_plan,
-    canonical_bytes,
     maker_signature_path,
-    plan_rows_of,
     read_plan,
-    short_code,
-    sign_as_maker,
     signature_paths,
     summary_lines,
 )
-from batchpay.engine.journal import Journal
+from batchpay.controls.plan_file import (
+    build_plan,
+    canonical_bytes,
+    plan_rows_of,
+    short_code,
+    sign_as_maker,
+)
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input, run_batch
 from batchpay.files import replaced_atomically
+from batchpay.journal.store import Journal
 from batchpay.service import Opener
 from batchpay.sheet.results_input import is_results_workbook
 

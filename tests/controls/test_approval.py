@@ -15,7 +15,8 @@ import httpx
 import pytest
 
 from batchpay import sshsig
-from batchpay.engine.approval import NAMESPACE, canonical_bytes
+from batchpay.controls.approval import NAMESPACE
+from batchpay.controls.plan_file import canonical_bytes
 from tests.support.e2e import batchpay, by_ref, sandbox_payouts, sandbox_stats
 from tests.support.sheets import HEADERS, rows, write_sheet
 

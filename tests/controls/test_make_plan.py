@@ -14,9 +14,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from batchpay import sshsig
 from batchpay.config import load_settings
 from batchpay.connect import open_service
+from batchpay.controls.approval import MAKER_NAMESPACE, maker_of, read_plan
+from batchpay.controls.plan_file import plan_id
 from batchpay.display import RichReporter
-from batchpay.engine.approval import MAKER_NAMESPACE, maker_of, plan_id, read_plan
-from batchpay.engine.planning import PlanFiles, make_plan
+from batchpay.engine.make_plan import PlanFiles, make_plan
 from batchpay.engine.runner import RunOptions
 from tests.support.e2e import sandbox_payouts, sandbox_stats, set_wallet
 from tests.support.sheets import row, rows, write_sheet
@@ -83,7 +84,7 @@ def test_no_plan_is_written_when_nothing_would_be_sent_or_the_wallet_is_short(
 def test_the_engine_itself_refuses_an_unapproved_run_when_approval_is_required(
         cli_sandbox: Any, tmp_path: Path) -> None:
     """Not only the command: run_batch, called as a library, pays nothing without a plan."""
-    from batchpay.engine.approval import PlanRefused
+    from batchpay.controls.plan_checks import PlanRefused
     from batchpay.engine.runner import run_batch
 
     service = cli_sandbox(settle_seconds=0.2)

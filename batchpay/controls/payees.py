@@ -40,9 +40,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from batchpay.engine.journal import Journal
-from batchpay.engine.lookalikes import LookAlikes, visible
-from batchpay.engine.payee_keys import (
+from batchpay.controls.lookalikes import LookAlikes, visible
+from batchpay.controls.payee_keys import (
     BANK_FIELDS,
     bank_details,
     cleaned,
@@ -53,8 +52,9 @@ from batchpay.engine.payee_keys import (
     payee_values,
     strong_keys,
 )
-from batchpay.engine.records import operator, utcnow
 from batchpay.errors import UsageError
+from batchpay.journal.records import operator, utcnow
+from batchpay.journal.store import Journal
 from batchpay.money import in_minor_units, masked, plain_account
 from batchpay.sheet.read import paused_gc
 from batchpay.statuses import FAILED_AT_BANK, REQUESTED, Status

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.config import Settings
+from batchpay.controls.payees import HoldRules, check_sheet, reported
 from batchpay.engine.banknames import check_sheet_bank_names
-from batchpay.engine.payees import HoldRules, check_sheet, reported
 from batchpay.files import check_output
 from batchpay.service import Opener
 from batchpay.sheet.limits import SheetLimits

@@ -15,11 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from batchpay.engine.payee_keys import fold, shows_nothing, skeleton
+from batchpay.controls.payee_keys import fold, shows_nothing, skeleton
 from batchpay.money import masked
 
 if TYPE_CHECKING:
-    from batchpay.engine.payees import Payee
+    from batchpay.controls.payees import Payee
 
 LOOKED_AT = (("payee_id", "payee_id"), ("recipient_name", "recipient name"))
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from batchpay.engine.journal import Journal
-from batchpay.engine.records import RunRecord, RunRow, pack_values, unpack_values, utcnow
 from batchpay.errors import JournalLocked, JournalServiceMismatch
+from batchpay.journal.records import RunRecord, RunRow, pack_values, unpack_values, utcnow
+from batchpay.journal.store import Journal
 from batchpay.statuses import SENDING
 
 

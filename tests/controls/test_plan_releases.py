@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.engine.test_approval import CHECKER, MAKER, approve, approvers, maya, new_key
+from tests.controls.test_approval import CHECKER, MAKER, approve, approvers, maya, new_key
 from tests.support.e2e import batchpay, by_ref, sandbox_payouts
 from tests.support.sheets import rows, write_sheet
 

@@ -14,7 +14,7 @@ from typing import Any
 import openpyxl
 import pytest
 
-from batchpay.engine.payees import (
+from batchpay.controls.payees import (
     CHANGED,
     CONFLICT,
     FAILED_BEFORE,
@@ -377,7 +377,7 @@ def test_a_run_killed_mid_way_and_run_again_still_pays_no_held_row(
 
 
 def test_ids_and_names_fold_case_width_and_what_shows_nothing() -> None:
-    from batchpay.engine.payee_keys import fold, skeleton
+    from batchpay.controls.payee_keys import fold, skeleton
 
     for typed in ("sup-001", "ＳＵＰ－００１", "SUP\u3164-001", "SUP-00\u00ad1", " SUP-001\u200b ",
                   "SUP\u202e-001", "SUP\uffa0-001"):
@@ -414,7 +414,7 @@ def test_a_known_company_or_ic_number_is_its_payee_whatever_payee_id_the_row_giv
 
 
 def test_a_new_payee_with_a_known_name_is_held_as_a_look_alike() -> None:
-    from batchpay.engine.payees import LOOKALIKE
+    from batchpay.controls.payees import LOOKALIKE
 
     paid = [(_values(ic_number="440305198001011234"), "COMPLETED")]  # Li Wei
     sheet = [_values(account_number="6217000011110000"),  # no ic: matched by name only
@@ -432,7 +432,7 @@ def test_a_new_payee_with_a_known_name_is_held_as_a_look_alike() -> None:
 
 
 def test_a_new_payee_id_that_looks_like_a_known_one_is_held() -> None:
-    from batchpay.engine.payees import LOOKALIKE
+    from batchpay.controls.payees import LOOKALIKE
 
     paid = [(_values(payee_id="SUP-001", ic_number="440305198001011234"), "COMPLETED")]
     register = Register.load(_Ledger(paid))  # type: ignore[arg-type]

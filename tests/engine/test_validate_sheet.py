@@ -10,8 +10,8 @@ import pytest
 
 from batchpay.config import load_settings
 from batchpay.connect import open_service
-from batchpay.engine.checking import check_sheet_file
-from batchpay.engine.payees import CHANGED, NEW
+from batchpay.controls.payees import CHANGED, NEW
+from batchpay.engine.validate_sheet import check_sheet_file
 from batchpay.errors import UsageError
 from batchpay.statuses import EXIT_OK, EXIT_ROWS
 from tests.support.e2e import batchpay, results, sandbox_stats

@@ -21,14 +21,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from batchpay.config import Settings
-from batchpay.engine.journal import Journal
-from batchpay.engine.payee_keys import payee_values
-from batchpay.engine.payees import IDENTITY, Finding, HoldRules, check_rows, reported
-from batchpay.engine.records import RunRow, canonical, operator
-from batchpay.engine.render import display_status
-from batchpay.engine.repeats import RepeatCheck, held_message, payment_key
+from batchpay.controls.payee_keys import payee_values
+from batchpay.controls.payees import IDENTITY, Finding, HoldRules, check_rows, reported
+from batchpay.controls.repeats import RepeatCheck, held_message, payment_key
 from batchpay.engine.sending import SendJob
-from batchpay.statuses import FAILED_AT_BANK, IN_DOUBT, NO_PAYOUT, Status
+from batchpay.journal.records import RunRow, canonical, operator
+from batchpay.journal.store import Journal
+from batchpay.statuses import FAILED_AT_BANK, IN_DOUBT, NO_PAYOUT, Status, display_status
 
 if TYPE_CHECKING:
     from batchpay.engine.service_ledger import ServiceLedger

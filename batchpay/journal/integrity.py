@@ -20,13 +20,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from batchpay.engine.records import ChainCheck, sha256_text
 from batchpay.errors import JournalTampered
+from batchpay.journal.records import ChainCheck, sha256_text
 
 if TYPE_CHECKING:
     import sqlite3
 
-    from batchpay.engine.journal import Journal
+    from batchpay.journal.store import Journal
 
 # ledger columns an event states exactly (text as stored)
 CHECKED_FIELDS = ("status", "quote_id", "payout_id", "amount", "source_currency",

@@ -1,6 +1,6 @@
 """The journal: one SQLite file, the single source of truth of every payout batchpay sent.
 
-Its tables are described in batchpay.engine.journal_schema. A payout_ref whose latest
+Its tables are described in batchpay.journal.schema. A payout_ref whose latest
 attempt has no answer is *in doubt* (status SENDING): its request may have reached the
 service. It is never given a new quote; it is looked up and, while its quote is valid,
 resent with the identical body.
@@ -17,15 +17,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from batchpay.engine.journal_schema import (
-    LEDGER_FIELDS,
-    RANK,
-    RUN_ROW_FIELDS,
-    known_fields,
-    migrate,
-    moves_forward,
+from batchpay.errors import (
+    DISK_FULL_HINT,
+    AlreadySent,
+    JournalError,
+    JournalLocked,
+    JournalServiceMismatch,
 )
-from batchpay.engine.records import (
+from batchpay.files import create_private, private_dir
+from batchpay.journal.records import (
     GENESIS,
     Attempt,
     ChainCheck,
@@ -40,14 +40,14 @@ from batchpay.engine.records import (
     utcnow,
     walk_chain,
 )
-from batchpay.errors import (
-    DISK_FULL_HINT,
-    AlreadySent,
-    JournalError,
-    JournalLocked,
-    JournalServiceMismatch,
+from batchpay.journal.schema import (
+    LEDGER_FIELDS,
+    RANK,
+    RUN_ROW_FIELDS,
+    known_fields,
+    migrate,
+    moves_forward,
 )
-from batchpay.files import create_private, private_dir
 from batchpay.statuses import IN_DOUBT, MAY_HAVE_PAID, SENDING, SERVICE_ALIASES
 
 
@@ -263,7 +263,7 @@ class Journal:
         `head`, also that it reaches it."""
         key = None
         if self._chain is not None:
-            from batchpay.engine.chain_keys import key_id, key_path, load_key
+            from batchpay.journal.chain_keys import key_id, key_path, load_key
 
             found = load_key()
             if found is None or key_id(found) != self._chain[0]:
@@ -291,7 +291,7 @@ class Journal:
         (new, or written before chains were keyed) is keyed from this event on."""
         if self.path is None:
             return None  # in memory: no file anyone could copy or edit
-        from batchpay.engine.chain_keys import ensure_key, key_id, key_path, load_key
+        from batchpay.journal.chain_keys import ensure_key, key_id, key_path, load_key
 
         if self._chain is None:
             self._chain = self._chain_meta()  # keyed meanwhile through another connection?

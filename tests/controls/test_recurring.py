@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-import batchpay.engine.journal as journal_module
-from tests.engine.test_approval import MAKER, approvers, maya, new_key
+import batchpay.journal.store as journal_module
+from tests.controls.test_approval import MAKER, approvers, maya, new_key
 from tests.support.e2e import batchpay, by_ref, results, sandbox_payouts
 from tests.support.sheets import rows, write_sheet
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.engine.test_approval import MAKER, approve, approvers, maya, new_key
+from tests.controls.test_approval import MAKER, approve, approvers, maya, new_key
 from tests.support.e2e import batchpay, by_ref
 from tests.support.sheets import row, write_sheet
 

@@ -26,9 +26,9 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from batchpay.engine.journal import Journal
+from batchpay.journal.store import Journal
 from batchpay.money import masked, plain_account
-from batchpay.statuses import MAY_HAVE_PAID
+from batchpay.statuses import MAY_HAVE_PAID, display_status
 
 _DOTS = str.maketrans("", "", "._")
 
@@ -110,8 +110,6 @@ class RepeatCheck:
 
 
 def held_message(ref: str, account: Any, amount: str, found: Iterable[Earlier]) -> str:
-    from batchpay.engine.render import display_status
-
     first, *more = list(found)
     also = f" (and {len(more)} more: {', '.join(e.payout_ref for e in more)})" if more else ""
     return (f"possible duplicate payment: account {masked(account)} was paid "

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from batchpay.engine.integrity import check, disagreements
-from batchpay.engine.journal import Journal
+from batchpay.journal.integrity import check, disagreements
+from batchpay.journal.store import Journal
 from tests.support.e2e import batchpay, sandbox_payouts, sandbox_stats
 from tests.support.sheets import rows, write_sheet
 

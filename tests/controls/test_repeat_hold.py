@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from batchpay.engine.journal import Journal
-from batchpay.engine.repeats import RepeatCheck, payment_key
+from batchpay.controls.repeats import RepeatCheck, payment_key
+from batchpay.journal.store import Journal
 from tests.support.e2e import batchpay, by_ref, sandbox_payouts
 from tests.support.sheets import rows, write_sheet
 

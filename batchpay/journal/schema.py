@@ -1,5 +1,5 @@
 """The journal's tables, their migrations, the columns a run may write, and the progress
-order of a payout's states (batchpay.engine.journal works on them).
+order of a payout's states (batchpay.journal.store works on them).
 
 Tables:
   schema_version  the schema's version (one row per migration applied)
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
-from batchpay.engine.records import utcnow
 from batchpay.errors import JournalError
+from batchpay.journal.records import utcnow
 from batchpay.statuses import FINAL, Status
 
 SCHEMA_VERSION = 2  # 2: quotes_used (invoice rows)

@@ -205,7 +205,7 @@ def _row_shape(row: Any, where: str, columns: set[str]) -> None:
 
 
 def _payee_changes_shape(changes: Any) -> None:
-    from batchpay.engine.payees import Finding
+    from batchpay.controls.payees import Finding
 
     known = set(Finding(0, 0, "", "", "").as_info()) - {"details"}
     if not isinstance(changes, list) or not all(
@@ -219,7 +219,7 @@ def _payee_changes_shape(changes: Any) -> None:
 def check_figures(document: dict[str, Any]) -> Validation:
     """The rows validated as `run --plan` reads them; refuses a row whose stated payout_ref,
     source currency or amount is not its values', and stated totals that are not the rows'."""
-    from batchpay.engine.approval import plan_sheet
+    from batchpay.controls.plan_file import plan_sheet
 
     validation = validate_sheet(plan_sheet(document, None),
                                 source_currency=document["source_currency"] or None)
@@ -281,8 +281,8 @@ def unstated_findings(document: dict[str, Any], validation: Validation, journal:
                       hold_new: bool, cooling_hours: float) -> list[str]:
     """The payee register's findings, recomputed from `journal`, for the plan's rows not yet
     paid, that the plan does not state as they are now (none: the plan hides nothing)."""
-    from batchpay.engine.payee_keys import payee_values
-    from batchpay.engine.payees import HoldRules, check_rows, reported
+    from batchpay.controls.payee_keys import payee_values
+    from batchpay.controls.payees import HoldRules, check_rows, reported
     from batchpay.statuses import NO_PAYOUT
 
     rows = [(seq, c.row, c.payout.payout_ref, c.payout) for seq, c in

@@ -1,0 +1,67 @@
+"""The journal's work while workers pay runs beside the event loop, one call at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from batchpay.engine.journal_thread import JournalThread
+from batchpay.journal.store import Journal
+from tests.support.e2e import batchpay, sandbox_payouts
+from tests.support.sheets import rows, write_sheet
+
+
+def test_calls_take_turns_and_a_cancelled_one_ends_with_its_thread(journal: Journal) -> None:
+    inside: list[str] = []  # the calls at work
+    at_once: list[int] = []  # how many were at work, seen by each call
+    finished: list[str] = []
+
+    def work(name: str) -> str:
+        inside.append(name)
+        at_once.append(len(inside))
+        time.sleep(0.05)
+        inside.remove(name)
+        finished.append(name)
+        return name
+
+    async def main() -> None:
+        thread = JournalThread(journal)
+        assert await asyncio.gather(*(thread(work, f"w{n}") for n in range(4))) == [
+            "w0", "w1", "w2", "w3"]
+        cancelled = asyncio.ensure_future(thread(work, "cancelled"))
+        await asyncio.sleep(0.01)  # its thread is at work
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        # the task ended only once its thread had: the connection is free again
+        assert finished[-1] == "cancelled"
+
+    asyncio.run(main())
+    assert at_once == [1] * 5
+
+
+def test_intents_and_answers_are_written_off_the_event_loop(
+        cli_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A durable intent waits for the disk: on the loop's thread it would stop every other
+    worker's request meanwhile."""
+    service = cli_sandbox()
+    loop_thread = threading.get_ident()  # the CLI runs its event loop on this thread
+    writers: list[int] = []
+    for name in ("record_intent", "record_answer"):
+        real = getattr(Journal, name)
+
+        def watched(self: Journal, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            writers.append(threading.get_ident())
+            return _real(self, *args, **kwargs)
+
+        monkeypatch.setattr(Journal, name, watched)
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(6))
+    result = batchpay("run", str(sheet), "--wait", "0", "--out", str(tmp_path / "out.xlsx"))
+    assert result.exit_code == 0, result
+    assert len(sandbox_payouts(service.url)) == 6
+    assert len(writers) == 12 and loop_thread not in writers
