@@ -81,17 +81,28 @@ def normalized_columns(columns: Sequence[str], rows: Sequence[Sequence[Any]],
             if column.default is not None:
                 data[column.name] = [column.default] * len(values)
             continue
-        if column.kind in _UPPER_KINDS or column.name in _UPPER_IDS:
-            values = ([None if v is None else v.upper() for v in values] if None in values
+        # each judged first on the column's texts joined (one string, in C): most sheets
+        # write their codes in upper case and their accounts as digits already
+        if (column.kind in _UPPER_KINDS or column.name in _UPPER_IDS) \
+                and not _all_upper(filled := list(filter(None, values))):
+            values = ([None if v is None else v.upper() for v in values]
+                      if len(filled) < len(values) and None in values
                       else list(map(str.upper, cast(list[str], values))))
-        if column.name == "account_number":  # digits need no search for spaces and hyphens
+        if column.name == "account_number" and not "".join(filter(None, values)).isdigit():
             values = [v if v is None or v.isdigit() else plain_account(v)
-                      for v in values]
+                      for v in values]  # spaces and hyphens taken out
         if column.default is not None and None in values:
             default = column.default
             values = [default if v is None else v for v in values]
         data[column.name] = values
     return data
+
+
+def _all_upper(texts: list[str]) -> bool:
+    """True when upper-casing changes none of the texts (str.upper maps each character alone,
+    so the texts joined say it for all of them)."""
+    joined = "".join(texts)
+    return joined.upper() == joined
 
 
 def frame_of(data: dict[str, list[str | None]]) -> pd.DataFrame:
