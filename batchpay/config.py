@@ -19,7 +19,6 @@ current folder is still found and used, and named so that it can be moved.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import ipaddress
 import os
@@ -29,10 +28,22 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from batchpay.errors import BatchpayError, ConfigError
-from batchpay.settings_rules import check_ranges, refuse_weakening, same_path, weakened
+from batchpay.settings_rules import (
+    SECRET_NAMES,
+    check_base_url,
+    check_env_journal,
+    check_known,
+    check_legacy_journal,
+    check_ranges,
+    check_secret,
+    check_signature_algorithms,
+    checked_value,
+    refuse_weakening,
+    same_path,
+    weakened,
+)
 
 SETTINGS_FILE = "batchpay.toml"
 LEGACY_JOURNAL = Path(".batchpay") / "journal.sqlite3"  # relative to the current folder
@@ -286,7 +297,7 @@ def _gather(env: dict[str, str] | None, files: list[Path] | None, known_only: bo
             refuse_weakening(layer.origin, weakened(before, after, set(new)), files[0])
         if layer.origin is None:
             if "journal" in new:
-                _check_env_journal(values, new["journal"], files[0])
+                check_env_journal(values, new["journal"], files[0])
                 new["journal_from"] = "environment"
             sources.append("environment (" + ", ".join(ENV[n] for n in new if n in ENV) + ")")
         else:
@@ -294,22 +305,9 @@ def _gather(env: dict[str, str] | None, files: list[Path] | None, known_only: bo
             origins.update({name: str(layer.origin) for name in new})
         values = _merged(values, new)
     if "journal" not in values and (Path.cwd() / LEGACY_JOURNAL).is_file():
-        _check_legacy_journal(values.get("base_url"))
+        check_legacy_journal(values.get("base_url"))
         values["journal"], values["journal_from"] = Path.cwd() / LEGACY_JOURNAL, "legacy"
     return values, " + ".join(sources) or "defaults", origins
-
-
-def _check_legacy_journal(base_url: str | None) -> None:
-    """A journal in ./.batchpay/ comes with the folder, as a folder's settings file does: it
-    is used only while the service has no journal of its own yet (an older batchpay's
-    journal, not moved), never instead of one (an empty or older copy would pay again)."""
-    home = default_journal(base_url)
-    if home.is_file():
-        raise ConfigError(
-            f"Two journals for this service: {home} and {Path.cwd() / LEGACY_JOURNAL} in the "
-            "current folder; batchpay does not choose between them.",
-            hint="Set BATCHPAY_JOURNAL (or journal in your settings file) to the one that "
-            "holds your payouts, and move the other away.")
 
 
 def _merged(values: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -321,17 +319,6 @@ def _merged(values: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         else:
             merged[name] = value
     return merged
-
-
-def _check_env_journal(values: dict[str, Any], journal: str, user_file: Path) -> None:
-    """BATCHPAY_JOURNAL may choose the journal, but not against the user's file."""
-    chosen = values.get("journal")
-    if values.get("journal_from") == "file" and not same_path(Path(journal), chosen):
-        raise ConfigError(
-            f"BATCHPAY_JOURNAL={journal} names another journal than your settings file "
-            f"{user_file} (journal = {chosen}).",
-            hint=f"Unset BATCHPAY_JOURNAL, or change journal in {user_file}; `--journal` "
-            "picks another journal for one command.")
 
 
 @dataclass
@@ -390,24 +377,9 @@ def _known_names() -> set[str]:
     return {f.name for f in dataclasses.fields(Settings)} - set(_NOT_SETTINGS)
 
 
-def _unknown_message(unknown: list[str], known: set[str]) -> str:
-    named = []
-    for name in unknown:
-        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
-        named.append(f"{name} (did you mean {close[0]}?)" if close else name)
-    return f"Unknown setting(s): {', '.join(named)}."
-
-
 def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None = None,
            ) -> Settings:
-    known = _known_names()
-    unknown = sorted(set(values) - known - {"journal_from"})
-    if unknown:
-        raise ConfigError(
-            _unknown_message(unknown, known),
-            hint="Fix the name in batchpay.toml; `batchpay config` lists the names batchpay "
-            "knows.",
-        )
+    check_known(set(values) - {"journal_from"}, _known_names())
     kwargs: dict[str, Any] = {"source": source}
     try:
         for name, value in values.items():
@@ -424,7 +396,7 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
             elif name == "source_countries":
                 kwargs[name] = {**Settings().source_countries, **value}
             else:
-                kwargs[name] = _checked(name, value)
+                kwargs[name] = checked_value(name, value)
         settings = Settings(**kwargs)
     except TypeError as exc:
         raise ConfigError(f"A setting has the wrong shape: {exc}.",
@@ -432,13 +404,14 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
                           ) from None
     check_ranges(settings, origins=origins)
     _check_rate_limit(settings.rate_limit)
-    for algo in settings.signature_algorithms:
-        if algo not in {"sha512", "sha256"}:
-            raise ConfigError(f"Unknown signature algorithm {algo!r}: use sha512 and/or sha256.")
+    check_signature_algorithms(settings.signature_algorithms)
     if settings.base_url:
-        _check_base_url(settings.base_url)
-    for name in _SECRET_NAMES:
-        _check_secret(name, getattr(settings, name))
+        check_base_url(settings.base_url)
+    for name in SECRET_NAMES:
+        secret = getattr(settings, name)
+        if secret is not None:
+            _SECRETS.add(secret)  # first: no message, not even its own refusal, may show it
+            check_secret(name, secret)
     return settings
 
 
@@ -452,21 +425,7 @@ def _check_rate_limit(text: str) -> None:
 
 
 _OPTIONS = {"wait_seconds": "wait"}  # a setting's option, where its name differs
-
-_SECRET_NAMES = ("api_key", "webhook_secret")
 _SECRETS: set[str] = set()  # every secret loaded, so that no message can show it
-
-
-def _check_base_url(url: str) -> None:
-    """https for every service that is not on this machine: the key travels in a header."""
-    parsed = urlsplit(url)
-    host = (parsed.hostname or "").lower()
-    loopback = is_loopback_host(host)
-    if host and (parsed.scheme == "https" or (parsed.scheme == "http" and loopback)):
-        return
-    raise ConfigError(f"base_url must start with https:// (got {url!r}); plain http:// is "
-                      "accepted only for a service on this machine (127.0.0.1, localhost).",
-                      hint="Set it to the service's address, e.g. https://api.example.com.")
 
 
 def is_loopback_host(host: str) -> bool:
@@ -479,22 +438,6 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
-def _check_secret(name: str, value: str | None) -> None:
-    """A key goes into an HTTP header as it is: one line of printable ASCII. Refused at load,
-    without ever echoing it (a key with a trailing newline was once printed in full)."""
-    if value is None:
-        return
-    _SECRETS.add(value)
-    bad = [i for i, ch in enumerate(value) if not ("!" <= ch <= "~")]
-    if bad:
-        what = {"\n": "a line break", "\r": "a carriage return", " ": "a space",
-                "\t": "a tab"}.get(value[bad[0]], "a character that is not printable ASCII")
-        raise ConfigError(
-            f"The {name.replace('_', ' ')} ({ENV[name]} or {name} in batchpay.toml) holds "
-            f"{what} at position {bad[0] + 1} of {len(value)}: it cannot be sent in a header.",
-            hint="Set it again as one line with no spaces around it (the value is not shown).")
-
-
 def scrub(text: str) -> str:
     """`text` with every form of every loaded secret cut out (as typed, trimmed, and as
     Python would print it in an error: `'key\\n'`, `b'key\\n'`)."""
@@ -503,28 +446,3 @@ def scrub(text: str) -> str:
         for form in sorted((f for f in forms if len(f) >= 4), key=len, reverse=True):
             text = text.replace(form, "[secret]")
     return text
-
-
-_DEFAULTS = Settings()
-
-
-def _checked(name: str, value: Any) -> Any:
-    """A number where a number belongs: `concurrency = "four"` is refused here, not mid-run."""
-    default = getattr(_DEFAULTS, name)
-    if default is None:  # base_url, api_key, webhook_secret
-        ok = isinstance(value, str)
-    elif isinstance(value, bool) or isinstance(default, bool):
-        ok = isinstance(value, bool) and isinstance(default, bool)
-    elif isinstance(default, float) and isinstance(value, int):
-        ok, value = True, float(value)
-    else:
-        ok = isinstance(value, type(default))
-    if not ok:
-        kind = type(default).__name__ if default is not None else "text"
-        shown = "(not shown)" if name in _SECRET_NAMES else repr(value)
-        raise ConfigError(f"Setting {name} = {shown} is not a valid {_KIND.get(kind, kind)}.",
-                          hint=f"Fix {name} in batchpay.toml (default: {default}).")
-    return value
-
-
-_KIND = {"int": "whole number", "float": "number", "str": "text"}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -62,7 +62,7 @@ def print_table(columns: Iterable[str], rows: Iterable[Iterable[str]],
     (console or stdout_console()).print(table)
 
 
-def print_payee_changes(console: Console, changes: list[dict[str, Any]],
+def print_payee_changes(console: Console, changes: Sequence[Mapping[str, Any]],
                         limit: int = 20) -> None:
     """The payee register's findings as a table: all but payees paid for the first time, which
     are counted (the Payee changes sheet lists them too)."""

@@ -1,5 +1,6 @@
-"""What a setting may be: the range of every number, and the controls that a settings file in
-the current folder may only tighten.
+"""What a setting may be: a name batchpay knows, a value of its kind (a number in its range,
+an https address, a key that fits in a header), which journal may be chosen from where, and
+the controls that a settings file in the current folder may only tighten.
 
 A `batchpay.toml` in the current folder comes with the folder: a shared drive, an unzipped
 archive, a cloned repository. It is merged over the user's own settings file, so that a
@@ -13,10 +14,13 @@ names no journal) loosens a control.
 
 from __future__ import annotations
 
+import difflib
+import functools
 import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from batchpay.errors import ConfigError
 
@@ -78,6 +82,7 @@ def _range_text(name: str, low: float, high: float | None, low_ok: bool) -> str:
     return f"{name} takes {kind} {span} (default {getattr(_defaults(), name)})."
 
 
+@functools.cache
 def _defaults() -> Settings:
     from batchpay.config import Settings
 
@@ -157,3 +162,107 @@ def refuse_weakening(path: Path, changes: list[str], user_file: Path) -> None:
             f"loosen it: {'; '.join(changes)}.",
             hint=f"Take these lines out of {path}; a control is loosened only in your own "
             f"settings file, {user_file}.")
+
+
+# --------------------------------------------------------------------------- each value
+
+SECRET_NAMES = ("api_key", "webhook_secret")
+_KIND = {"int": "whole number", "float": "number", "str": "text"}
+SIGNATURE_ALGORITHMS = frozenset({"sha512", "sha256"})
+
+
+def check_known(names: set[str], known: set[str]) -> None:
+    """Refuse a name batchpay does not know, with the known name closest to it."""
+    named = []
+    for name in sorted(names - known):
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+        named.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    if named:
+        raise ConfigError(
+            f"Unknown setting(s): {', '.join(named)}.",
+            hint="Fix the name in batchpay.toml; `batchpay config` lists the names batchpay "
+            "knows.",
+        )
+
+
+def checked_value(name: str, value: Any) -> Any:
+    """A number where a number belongs: `concurrency = "four"` is refused here, not mid-run."""
+    default = getattr(_defaults(), name)
+    if default is None:  # base_url, api_key, webhook_secret
+        ok = isinstance(value, str)
+    elif isinstance(value, bool) or isinstance(default, bool):
+        ok = isinstance(value, bool) and isinstance(default, bool)
+    elif isinstance(default, float) and isinstance(value, int):
+        ok, value = True, float(value)
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        kind = type(default).__name__ if default is not None else "text"
+        shown = "(not shown)" if name in SECRET_NAMES else repr(value)
+        raise ConfigError(f"Setting {name} = {shown} is not a valid {_KIND.get(kind, kind)}.",
+                          hint=f"Fix {name} in batchpay.toml (default: {default}).")
+    return value
+
+
+def check_signature_algorithms(algorithms: tuple[str, ...]) -> None:
+    for algo in algorithms:
+        if algo not in SIGNATURE_ALGORITHMS:
+            raise ConfigError(f"Unknown signature algorithm {algo!r}: use sha512 and/or sha256.")
+
+
+def check_base_url(url: str) -> None:
+    """https for every service that is not on this machine: the key travels in a header."""
+    from batchpay.config import is_loopback_host
+
+    parsed = urlsplit(url)
+    host = (parsed.hostname or "").lower()
+    loopback = is_loopback_host(host)
+    if host and (parsed.scheme == "https" or (parsed.scheme == "http" and loopback)):
+        return
+    raise ConfigError(f"base_url must start with https:// (got {url!r}); plain http:// is "
+                      "accepted only for a service on this machine (127.0.0.1, localhost).",
+                      hint="Set it to the service's address, e.g. https://api.example.com.")
+
+
+def check_secret(name: str, value: str) -> None:
+    """A key goes into an HTTP header as it is: one line of printable ASCII. Refused at load,
+    without ever echoing it (a key with a trailing newline was once printed in full)."""
+    from batchpay.config import ENV
+
+    bad = [i for i, ch in enumerate(value) if not ("!" <= ch <= "~")]
+    if bad:
+        what = {"\n": "a line break", "\r": "a carriage return", " ": "a space",
+                "\t": "a tab"}.get(value[bad[0]], "a character that is not printable ASCII")
+        raise ConfigError(
+            f"The {name.replace('_', ' ')} ({ENV[name]} or {name} in batchpay.toml) holds "
+            f"{what} at position {bad[0] + 1} of {len(value)}: it cannot be sent in a header.",
+            hint="Set it again as one line with no spaces around it (the value is not shown).")
+
+
+# --------------------------------------------------------------------------- the journal
+
+
+def check_legacy_journal(base_url: str | None) -> None:
+    """A journal in ./.batchpay/ comes with the folder, as a folder's settings file does: it
+    is used only while the service has no journal of its own yet (an older batchpay's
+    journal, not moved), never instead of one (an empty or older copy would pay again)."""
+    from batchpay.config import LEGACY_JOURNAL, default_journal
+
+    home = default_journal(base_url)
+    if home.is_file():
+        raise ConfigError(
+            f"Two journals for this service: {home} and {Path.cwd() / LEGACY_JOURNAL} in the "
+            "current folder; batchpay does not choose between them.",
+            hint="Set BATCHPAY_JOURNAL (or journal in your settings file) to the one that "
+            "holds your payouts, and move the other away.")
+
+
+def check_env_journal(values: dict[str, Any], journal: str, user_file: Path) -> None:
+    """BATCHPAY_JOURNAL may choose the journal, but not against the user's file."""
+    chosen = values.get("journal")
+    if values.get("journal_from") == "file" and not same_path(Path(journal), chosen):
+        raise ConfigError(
+            f"BATCHPAY_JOURNAL={journal} names another journal than your settings file "
+            f"{user_file} (journal = {chosen}).",
+            hint=f"Unset BATCHPAY_JOURNAL, or change journal in {user_file}; `--journal` "
+            "picks another journal for one command.")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import TypeVar
+from typing import Final, Literal, TypeAlias, TypeVar
 
 T = TypeVar("T")
 
@@ -37,7 +37,15 @@ class Status(StrEnum):
 
 
 # Ledger only: a payout request on disk without an answer yet; a row shows it as UNKNOWN.
-SENDING = "SENDING"
+SENDING: Final = "SENDING"
+# A payout_ref's status in the journal's ledger: a row's status, or SENDING.
+LedgerStatus: TypeAlias = Status | Literal["SENDING"]
+
+
+def ledger_status(text: str) -> LedgerStatus:
+    """A ledger status as the journal stores it (its text) back to its member."""
+    return SENDING if text == SENDING else Status(text)
+
 
 # The service's old names: older payout records say INITIATED for what it now calls PENDING.
 SERVICE_ALIASES = {"INITIATED": Status.PENDING}

@@ -10,13 +10,17 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from batchpay import __version__
 from batchpay.errors import DISK_FULL_HINT, BatchpayError
 from batchpay.statuses import EXIT_FAILED
+
+if TYPE_CHECKING:
+    from batchpay.config import Settings
+    from batchpay.journal.store import Journal
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -127,7 +131,7 @@ def debug_option(func: F) -> F:
     return click.option("--debug", is_flag=True, help="Show the full traceback of an error.")(func)
 
 
-def settings_for(**options: Any) -> Any:
+def settings_for(**options: Any) -> Settings:
     from batchpay.config import load_settings
 
     return load_settings().with_options(**options)
@@ -187,7 +191,7 @@ def journal_option(func: F) -> F:
                         help=JOURNAL_HELP)(func)
 
 
-def open_journal(journal: Path | None) -> Any:
+def open_journal(journal: Path | None) -> Journal:
     from batchpay.journal.store import Journal
 
     settings = settings_for(journal=journal)

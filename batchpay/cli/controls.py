@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -26,6 +26,9 @@ from batchpay.cli.base import (
 from batchpay.files import check_output
 from batchpay.statuses import EXIT_ROWS
 
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 
 @cli.group(invoke_without_command=True)
 @journal_option
@@ -42,7 +45,7 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
     import json
     from decimal import Decimal
 
-    from batchpay.controls.payees import Register, register_lines
+    from batchpay.controls.payee_register import Register, register_lines
 
     ctx.obj = journal
     if ctx.invoked_subcommand is not None:
@@ -75,7 +78,8 @@ def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
     """Print PAYEE's held bank details in full (for a read-back call) and its history."""
 
     from batchpay.controls.payee_keys import BANK_FIELDS
-    from batchpay.controls.payees import money_text, show
+    from batchpay.controls.payee_register import money_text
+    from batchpay.controls.payees import show
 
     with open_journal(journal or ctx.obj) as j:
         found = show(j, payee)
@@ -151,7 +155,7 @@ def _passphrase(path: Path) -> str | None:
         return str(click.prompt(f"Passphrase for {path}", hide_input=True, err=True))
 
 
-def _signing_key(key: Path | None) -> tuple[Any, Path]:
+def _signing_key(key: Path | None) -> tuple[Ed25519PrivateKey, Path]:
     """The approver's or maker's private key: --key, else the one key batchpay made for this
     user, else ~/.ssh/id_ed25519."""
     from batchpay import sshsig

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,6 +30,9 @@ from batchpay.cli.base import (
 from batchpay.files import check_name_fits, check_output
 from batchpay.sheet.outcomes import json_document
 from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
+
+if TYPE_CHECKING:
+    from batchpay.controls.plan_file import CheckedPlan
 
 
 @cli.command()
@@ -133,7 +136,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
          decimal_comma: bool, include_hidden: bool, overwrite: bool, yes: bool,
          allow_partial: bool,
          allow_repeat: tuple[str, ...], quiet: bool, as_json: bool,
-         approved: Any = None, encoding: str | None = None) -> None:
+         approved: CheckedPlan | None = None, encoding: str | None = None) -> None:
     from batchpay.connect import open_service
     from batchpay.display import (
         RichReporter,
@@ -204,7 +207,7 @@ def run(sheet: Path | None, plan_path: Path | None, **options: Any) -> None:
         fail("Give a SHEET, or --plan NAME.plan.json (an approved plan), not both.",
              "`batchpay run --help` shows both.", EXIT_FAILED)
     if plan_path is not None:
-        from batchpay.controls.approval import read_plan
+        from batchpay.controls.plan_file import read_plan
 
         if options["allow_repeat"]:
             fail("--allow-repeat does not go with --plan: a release is the maker's decision, "

@@ -22,12 +22,15 @@ import os
 import re
 import secrets
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 ROLES = ("maker", "approver", "auditor")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -82,13 +85,20 @@ def _b64(data: bytes) -> str:
 _DECOY = hash_password(secrets.token_urlsafe(16))
 
 
+class StoredUser(TypedDict):
+    """A user as users.json keeps it (under its name)."""
+
+    roles: list[str]
+    password: str  # the Argon2id hash; "" for the owner
+    created_at: str
+
+
 @dataclass
 class User:
     name: str
     roles: tuple[str, ...]
     password: str = ""  # the Argon2id hash; "" for the owner, who signs in by link only
     created_at: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def may(self, role: str) -> bool:
         return role in self.roles
@@ -104,7 +114,7 @@ class Accounts:
         self.keys = self.folder / "keys"
         self._lock = threading.Lock()
 
-    def _load(self) -> dict[str, dict[str, Any]]:
+    def _load(self) -> dict[str, StoredUser]:
         if not self.path.is_file():
             return {}
         try:
@@ -115,7 +125,7 @@ class Accounts:
                              "users again.") from exc
         return dict(data.get("users", {}))
 
-    def _save(self, users: dict[str, dict[str, Any]]) -> None:
+    def _save(self, users: dict[str, StoredUser]) -> None:
         private_dir(self.folder)
         with replaced_atomically(self.path) as partial:
             fd = os.open(partial, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
@@ -130,7 +140,7 @@ class Accounts:
         return self._user(name, data) if data is not None else None
 
     @staticmethod
-    def _user(name: str, data: dict[str, Any]) -> User:
+    def _user(name: str, data: StoredUser) -> User:
         return User(name, tuple(data.get("roles", ())), data.get("password", ""),
                     data.get("created_at", ""))
 
@@ -152,9 +162,10 @@ class Accounts:
             if name in users and not replace:
                 raise UsageError(f"The user {name} exists already.",
                                  hint="Add --replace to give it new roles and a new password.")
-            users[name] = {"roles": sorted(set(roles), key=ROLES.index),
-                           "password": hash_password(password) if password else "",
-                           "created_at": users.get(name, {}).get("created_at") or utcnow()}
+            earlier = users[name].get("created_at") if name in users else None
+            users[name] = StoredUser(roles=sorted(set(roles), key=ROLES.index),
+                                     password=hash_password(password) if password else "",
+                                     created_at=earlier or utcnow())
             self._save(users)
         self.signing_key(name)
         user = self.get(name)
@@ -171,7 +182,7 @@ class Accounts:
     def key_path(self, name: str) -> Path:
         return self.keys / f"{name}_ed25519"
 
-    def signing_key(self, name: str) -> Any:
+    def signing_key(self, name: str) -> Ed25519PrivateKey:
         """The user's Ed25519 private key, made on first use (0600, never shown)."""
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 

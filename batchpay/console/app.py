@@ -1,5 +1,5 @@
 """The console's pages and forms: each handler checks who is asking, calls one function of
-`work`, and renders what comes back. No rule about money or rows lives here.
+`work` (or of `payment`), and renders what comes back. No rule about money or rows lives here.
 
     GET  /login, POST /login, GET /login/TOKEN, POST /logout
     GET  /                     batches, and the upload form (maker)
@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +41,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from batchpay.config import Settings
-from batchpay.console import work
+from batchpay.console import payment, work
 from batchpay.console.accounts import Accounts, User, console_folder
 from batchpay.console.batches import Batch, Batches, BatchRefused
 from batchpay.console.guard import Guard
-from batchpay.console.sessions import COOKIE, Session, Sessions
+from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
 from batchpay.errors import BatchpayError
 
 HERE = Path(__file__).parent
@@ -61,6 +62,7 @@ class Console:
     batches: Batches
     templates: Environment
     max_upload_bytes: int
+    sign_ins: SignInThrottle = field(default_factory=SignInThrottle)
 
 
 @dataclass
@@ -126,23 +128,32 @@ def page(console: Console, handler: Handler, *, write: bool = False
             if write or request.url.path.endswith(("/events", "/progress")):
                 raise HTTPException(403, "Sign in first.")
             return RedirectResponse("/login", status_code=303)
-        if write:
-            form = await request.form(max_files=1, max_fields=20)
+        caller = Caller(session, user)
+        if not write:
+            return await answer(console, handler, request, caller)
+        # the form, an uploaded sheet's spooled file with it, is closed with the request
+        async with request.form(max_files=1, max_fields=20) as form:
             request.state.form = form
             if not session.token_matches(_text(form.get("csrf"))):
                 raise HTTPException(403, "This form is stale or not from this console: "
                                          "reload the page and try again.")
-        try:
-            return await handler(request, console, Caller(session, user))
-        except BatchRefused as exc:
-            return render(console, request, "refused.html", Caller(session, user),
-                          status_code=exc.status_code, message=exc.message, hint=exc.hint,
-                          back=request.headers.get("referer") or "/")
-        except BatchpayError as exc:
-            return render(console, request, "refused.html", Caller(session, user),
-                          status_code=409, message=exc.message, hint=exc.hint, back="/")
+            return await answer(console, handler, request, caller)
 
     return endpoint
+
+
+async def answer(console: Console, handler: Handler, request: Request, caller: Caller
+                 ) -> Response:
+    """The handler's page, or the refused page saying why nothing was done."""
+    try:
+        return await handler(request, console, caller)
+    except BatchRefused as exc:
+        return render(console, request, "refused.html", caller, status_code=exc.status_code,
+                      message=exc.message, hint=exc.hint,
+                      back=request.headers.get("referer") or "/")
+    except BatchpayError as exc:
+        return render(console, request, "refused.html", caller, status_code=409,
+                      message=exc.message, hint=exc.hint, back="/")
 
 
 def _text(value: Any) -> str:
@@ -172,6 +183,17 @@ def get_batch(console: Console, request: Request) -> Batch:
     return batch
 
 
+def batch_for(console: Console, request: Request, caller: Caller, role: str) -> Batch:
+    """The batch a form acts on, for a caller who has the role that acts."""
+    require(caller, role)
+    return get_batch(console, request)
+
+
+def back_to(batch: Batch, section: str) -> Response:
+    """After a form: the batch's page, at the section the form changed."""
+    return RedirectResponse(f"/batches/{batch.id}#{section}", status_code=303)
+
+
 async def http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     console: Console = request.app.state.console
@@ -194,11 +216,27 @@ async def login_page(request: Request) -> Response:
     if request.method == "GET":
         return render(console, request, "login.html", None, failed=False)
     form = await request.form(max_files=0, max_fields=5)
-    user = await run_in_threadpool(console.accounts.authenticate, _text(form.get("name")),
+    name = _text(form.get("name"))
+    if console.sign_ins.wait(name):
+        return paused(console, request, name)
+    user = await run_in_threadpool(console.accounts.authenticate, name,
                                    _text(form.get("password")))
     if user is None:
+        console.sign_ins.failed(name)
+        if console.sign_ins.wait(name):  # that was the last try before the pause
+            return paused(console, request, name)
         return render(console, request, "login.html", None, failed=True, status_code=401)
+    console.sign_ins.succeeded(name)
     return signed_in(console, console.sessions.start(user.name))
+
+
+def paused(console: Console, request: Request, name: str) -> Response:
+    """Sign-in for this name is paused after too many wrong passwords (429, Retry-After)."""
+    seconds = math.ceil(console.sign_ins.wait(name))
+    response = render(console, request, "login.html", None, failed=True,
+                      paused_minutes=math.ceil(seconds / 60), status_code=429)
+    response.headers["Retry-After"] = str(seconds)
+    return response
 
 
 async def link_login(request: Request) -> Response:
@@ -257,7 +295,7 @@ async def upload(request: Request, console: Console, caller: Caller) -> Response
 async def batch_page(request: Request, console: Console, caller: Caller) -> Response:
     batch = get_batch(console, request)
     review = await run_in_threadpool(work.review_view, console.settings, batch)
-    state = (await run_in_threadpool(work.progress, console.settings, batch)
+    state = (await run_in_threadpool(payment.progress, console.settings, batch)
              if batch.meta.get("pay") else None)
     return render(console, request, "batch.html", caller, batch=batch,
                   quoting=work.review_progress(batch.id),
@@ -267,60 +305,54 @@ async def batch_page(request: Request, console: Console, caller: Caller) -> Resp
 
 
 async def review(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "maker")
-    batch = get_batch(console, request)
+    batch = batch_for(console, request, caller, "maker")
     release = frozenset(v for v in request.state.form.getlist("release") if isinstance(v, str))
     await run_in_threadpool(work.review, console.settings, console.batches, batch,
                             console.accounts, release=release)
-    return RedirectResponse(f"/batches/{batch.id}#review", status_code=303)
+    return back_to(batch, "review")
 
 
 async def approve(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "approver")
-    batch = get_batch(console, request)
+    batch = batch_for(console, request, caller, "approver")
     await run_in_threadpool(work.approve, console.settings, console.batches, batch,
                             console.accounts, caller.user.name)
-    return RedirectResponse(f"/batches/{batch.id}#approvals", status_code=303)
+    return back_to(batch, "approvals")
 
 
 async def signature(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "approver")
-    batch = get_batch(console, request)
+    batch = batch_for(console, request, caller, "approver")
     upload = request.state.form.get("signature")
     text = _text(request.state.form.get("signature_text"))
     if upload is not None and not isinstance(upload, str):
         text = (await upload.read(64 * 1024)).decode("utf-8", "replace") or text
     await run_in_threadpool(work.approve_with_signature, console.settings, console.batches, batch,
                             console.accounts, caller.user.name, text)
-    return RedirectResponse(f"/batches/{batch.id}#approvals", status_code=303)
+    return back_to(batch, "approvals")
 
 
 async def reject(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "approver")
-    batch = get_batch(console, request)
+    batch = batch_for(console, request, caller, "approver")
     work.reject(console.batches, batch, caller.user.name,
                 _text(request.state.form.get("reason")))
-    return RedirectResponse(f"/batches/{batch.id}#approvals", status_code=303)
+    return back_to(batch, "approvals")
 
 
 async def pay(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "maker")
-    batch = get_batch(console, request)
-    await run_in_threadpool(work.pay, console.settings, console.batches, batch,
+    batch = batch_for(console, request, caller, "maker")
+    await run_in_threadpool(payment.pay, console.settings, console.batches, batch,
                             console.accounts, caller.user.name)
-    return RedirectResponse(f"/batches/{batch.id}#progress", status_code=303)
+    return back_to(batch, "progress")
 
 
 async def refresh(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "maker")
-    batch = get_batch(console, request)
-    await run_in_threadpool(work.refresh, console.settings, console.batches, batch)
-    return RedirectResponse(f"/batches/{batch.id}#progress", status_code=303)
+    batch = batch_for(console, request, caller, "maker")
+    await run_in_threadpool(payment.refresh, console.settings, console.batches, batch)
+    return back_to(batch, "progress")
 
 
 async def progress(request: Request, console: Console, caller: Caller) -> Response:
     batch = get_batch(console, request)
-    return JSONResponse(await run_in_threadpool(work.progress, console.settings, batch))
+    return JSONResponse(await run_in_threadpool(payment.progress, console.settings, batch))
 
 
 async def events(request: Request, console: Console, caller: Caller) -> Response:
@@ -336,7 +368,7 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
             batch = console.batches.get(batch_id)
             assert batch is not None
             started = time.monotonic()
-            state = await run_in_threadpool(work.progress, console.settings, batch)
+            state = await run_in_threadpool(payment.progress, console.settings, batch)
             spent = time.monotonic() - started
             text = json.dumps(state, default=str)
             if text != last:
@@ -351,17 +383,20 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
     return EventSourceResponse(stream(), ping=15)
 
 
-DOWNLOADS = {"sheet": "sheet", "checked": "checked", "plan": "plan_workbook", "planfile": "plan",
-             "results": "latest_results"}
+DOWNLOADS: dict[str, Callable[[Batch], Path]] = {
+    "sheet": lambda batch: batch.sheet, "checked": lambda batch: batch.checked,
+    "plan": lambda batch: batch.plan_files.workbook,
+    "planfile": lambda batch: batch.plan_files.plan,
+    "results": lambda batch: batch.latest_results}
 
 
 async def download(request: Request, console: Console, caller: Caller) -> Response:
     batch = get_batch(console, request)
     kind = request.path_params["kind"]
     if kind == "unpaid":  # written when asked for, from the journal
-        path = await run_in_threadpool(work.write_unpaid, console.settings, batch)
+        path = await run_in_threadpool(payment.write_unpaid, console.settings, batch)
     elif kind in DOWNLOADS:
-        path = getattr(batch, DOWNLOADS[kind])
+        path = DOWNLOADS[kind](batch)
     else:
         raise HTTPException(404, "No such file.")
     if path is None or not path.is_file():

@@ -27,8 +27,10 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
+from batchpay.controls.payees import PayeeChange
+from batchpay.engine.make_plan import PlanFiles
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
 
@@ -50,10 +52,101 @@ class NotYours(BatchRefused):
     status_code = 403
 
 
+class Message(TypedDict):
+    """One message of the check: its row, its column ("" for the row) and what it says."""
+
+    row: int
+    column: str
+    text: str
+
+
+class SavedCheck(TypedDict, total=False):
+    """The check as it was made; `failure` and `hint` alone when the sheet could not be read."""
+
+    rows: int
+    counts: dict[str, int]  # rows per status
+    ok: bool  # every row passed: the batch may be reviewed
+    errors: list[Message]  # the first SHOWN_MESSAGES
+    warnings: list[Message]
+    more_errors: int  # beyond those shown (all are in the checked workbook)
+    more_warnings: int
+    notes: list[str]
+    payee_changes: list[PayeeChange]  # the payee register's findings
+    failure: str
+    hint: str
+
+
+class Review(TypedDict):
+    """What the review shows of a plan: its id, short code, totals, expiry, and the dry run."""
+
+    run_id: str
+    plan_id: str
+    short_code: str
+    refused: str  # why no plan was written ("": one was)
+    notes: list[str]
+    currencies: dict[str, dict[str, Any]]  # the plan's totals and ceiling per currency
+    expires_at: str
+    payee_changes: list[PayeeChange]
+    released: dict[str, list[str]]  # repeats the maker released: payout_ref → earlier refs
+    at: str  # when the review was made (UTC)
+
+
+class Approval(TypedDict):
+    by: str  # the approver, a console user
+    key: str  # the signing key's fingerprint
+    how: str  # "key held by the console" or "signature uploaded"
+    at: str
+
+
+class Rejection(TypedDict):
+    by: str
+    reason: str
+    at: str
+
+
+class Payment(TypedDict):
+    """What finds the batch's run in the journal while it goes."""
+
+    sha256: str  # the bytes the run reads: the plan's id, or the sheet's SHA-256
+    runs_before: list[str]  # the runs of those bytes before this payment
+
+
+class BatchMeta(TypedDict, total=False):
+    """meta.json: the batch's record, written anew at every change (`Batches.update` takes
+    any of its keys). The upload writes id, file, uploaded_name, sha256, size, maker,
+    uploaded_at, stage and approvals; the stages after it, the rest."""
+
+    id: str
+    file: str  # the sheet's name in the batch's folder
+    uploaded_name: str
+    sha256: str  # the uploaded bytes'
+    size: int
+    maker: str
+    uploaded_at: str
+    stage: str  # one of STAGES
+    check: SavedCheck
+    before_review: str  # the stage a review under way goes back to if it fails
+    review: Review
+    review_error: str
+    review_hint: str
+    approvals: list[Approval]
+    rejected: Rejection | None
+    paid_by: str | None
+    paid_at: str | None
+    before_paying: str  # the stage Pay goes back to if the run never started
+    pay: Payment | None
+    run_id: str
+    exit_code: int
+    synced_at: str  # the last refresh (`batchpay sync`)
+    notes: list[str]
+    error: str  # why the payment failed, or never started
+    hint: str
+
+
 @dataclass
 class Batch:
     folder: Path
-    meta: dict[str, Any]
+    meta: BatchMeta
 
     @property
     def id(self) -> str:
@@ -69,7 +162,7 @@ class Batch:
 
     @property
     def sheet(self) -> Path:
-        return self.folder / self.meta["file"]
+        return self.folder / str(self.meta["file"])
 
     @property
     def stem(self) -> Path:
@@ -80,12 +173,9 @@ class Batch:
         return self.stem.with_name(self.stem.name + "-checked.xlsx")
 
     @property
-    def plan(self) -> Path:
-        return self.stem.with_name(self.stem.name + ".plan.json")
-
-    @property
-    def plan_workbook(self) -> Path:
-        return self.stem.with_name(self.stem.name + ".plan.xlsx")
+    def plan_files(self) -> PlanFiles:
+        """The review's plan and its workbook, named as `batchpay plan SHEET` names them."""
+        return PlanFiles.named(self.sheet)
 
     @property
     def results(self) -> Path:
@@ -129,10 +219,10 @@ class Batches:
         fd = os.open(folder / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        meta = {"id": batch_id, "file": name, "uploaded_name": filename[:200],
-                "sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
-                "maker": maker, "uploaded_at": now.isoformat(timespec="seconds"),
-                "stage": "uploaded", "approvals": []}
+        meta = BatchMeta(id=batch_id, file=name, uploaded_name=filename[:200],
+                         sha256=hashlib.sha256(data).hexdigest(), size=len(data), maker=maker,
+                         uploaded_at=now.isoformat(timespec="seconds"), stage="uploaded",
+                         approvals=[])
         batch = Batch(folder, meta)
         self.save(batch)
         return batch
@@ -163,7 +253,7 @@ class Batches:
         return [b for b in self.all() if b.id != batch.id and b.meta["sha256"] == batch.meta[
             "sha256"]]
 
-    def update(self, batch_id: str, **changes: Any) -> Batch:
+    def update(self, batch_id: str, **changes: Unpack[BatchMeta]) -> Batch:
         with self._lock:
             batch = self.get(batch_id)
             if batch is None:
@@ -180,7 +270,8 @@ class Batches:
                 raise BatchRefused("No such batch.")
             if batch.stage not in ("checked", "reviewed", "rejected"):
                 raise BatchRefused(f"This batch is {batch.stage}: its review cannot change now.")
-            batch.meta.update(stage="reviewing", before_review=batch.stage, review_error="")
+            batch.meta.update({"stage": "reviewing", "before_review": batch.stage,
+                               "review_error": ""})
             self.save(batch)
             return batch
 
@@ -199,8 +290,8 @@ class Batches:
             now = datetime.now(UTC).isoformat(timespec="seconds")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(f"{user} {now}\n")
-            batch.meta.update(stage="paying", paid_by=user, paid_at=now,
-                              before_paying=batch.stage)
+            batch.meta.update({"stage": "paying", "paid_by": user, "paid_at": now,
+                               "before_paying": batch.stage})
             self.save(batch)
             return batch
 
@@ -210,8 +301,9 @@ class Batches:
             batch = self.get(batch_id)
             if batch is None:
                 raise BatchRefused("No such batch.")
-            batch.meta.update(stage=batch.meta.get("before_paying", "reviewed"),
-                              paid_by=None, paid_at=None, pay=None, error=error, hint=hint)
+            batch.meta.update({"stage": batch.meta.get("before_paying", "reviewed"),
+                               "paid_by": None, "paid_at": None, "pay": None, "error": error,
+                               "hint": hint})
             self.save(batch)
             batch.claim.unlink(missing_ok=True)
             return batch

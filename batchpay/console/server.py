@@ -8,15 +8,19 @@ that crossed a network in clear.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from batchpay.config import Settings, is_loopback_host
 from batchpay.console.accounts import ROLES, Accounts, console_folder
 from batchpay.console.guard import allowed_hosts
 from batchpay.errors import UsageError
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 OWNER = "owner"  # who the printed login link signs in unless --user names another
 
@@ -31,7 +35,8 @@ class ServeOptions:
     user: str | None = None
 
 
-def prepare(settings: Settings, options: ServeOptions, port: int) -> tuple[Any, str, Accounts]:
+def prepare(settings: Settings, options: ServeOptions, port: int
+            ) -> tuple[Starlette, str, Accounts]:
     """The app and the login user, once the binding is allowed (UsageError otherwise);
     `port` is the one bound (a free one when --port 0)."""
     from batchpay.console.app import create_app
@@ -92,7 +97,7 @@ def serve(settings: Settings, options: ServeOptions, say: Callable[[str], None])
     _run(app, sock, options)
 
 
-def _run(app: Any, sock: Any, options: ServeOptions) -> None:
+def _run(app: Starlette, sock: socket.socket, options: ServeOptions) -> None:
     from batchpay.serving import serve_foreground
 
     tls = ({"ssl_certfile": str(options.tls_cert), "ssl_keyfile": str(options.tls_key)}

@@ -7,6 +7,10 @@ own form token: a page's forms post it back, so a form on another site cannot ac
 
 The login link `serve` prints carries a one-time token of 128 bits: opened once, it becomes
 a session and is spent.
+
+Passwords cannot be guessed at the server's speed: after SIGN_IN_TRIES wrong passwords for
+one user name within SIGN_IN_PAUSE seconds, that name's sign-in is paused for SIGN_IN_PAUSE
+seconds, the right password included (`SignInThrottle`).
 """
 
 from __future__ import annotations
@@ -15,11 +19,14 @@ import hmac
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 COOKIE = "__Host-batchpay-session"
 IDLE_SECONDS = 8 * 3600  # a session unused for a working day ends
 LINK_SECONDS = 15 * 60  # a login link not opened within 15 minutes is void
+SIGN_IN_TRIES = 5  # wrong passwords for one user name within SIGN_IN_PAUSE...
+SIGN_IN_PAUSE = 15 * 60  # ...pause that name's sign-in this long
 
 
 def new_secret() -> str:
@@ -88,3 +95,52 @@ class Sessions:
         with self._lock:
             for sid in [s.id for s in self._sessions.values() if s.user == user]:
                 del self._sessions[sid]
+
+
+class SignInThrottle:
+    """Wrong passwords counted per user name (as typed, case and spaces aside): the
+    SIGN_IN_TRIES-th within `pause` seconds pauses sign-in for that name for `pause` seconds.
+    Per name, not per address: behind a proxy every address is the same, and a guesser can
+    change address. A name no user has is counted alike, so the answer tells no one which
+    names exist. A paused user can still use the one-time link `batchpay serve` prints."""
+
+    def __init__(self, tries: int = SIGN_IN_TRIES, pause: float = SIGN_IN_PAUSE,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.tries, self.pause, self._clock = tries, pause, clock
+        self._failures: dict[str, list[float]] = {}  # name → times of its recent failures
+        self._paused: dict[str, float] = {}  # name → when its pause ends
+        self._lock = threading.Lock()
+
+    def wait(self, name: str) -> float:
+        """Seconds until `name` may try again (0: now)."""
+        with self._lock:
+            return max(0.0, self._paused.get(_key(name), 0.0) - self._clock())
+
+    def failed(self, name: str) -> None:
+        now = self._clock()
+        with self._lock:
+            self._forget(now)
+            recent = self._failures.setdefault(_key(name), [])
+            recent.append(now)
+            if len(recent) >= self.tries:
+                self._paused[_key(name)] = now + self.pause
+                del self._failures[_key(name)]
+
+    def succeeded(self, name: str) -> None:
+        with self._lock:
+            self._failures.pop(_key(name), None)
+
+    def _forget(self, now: float) -> None:
+        """Drop the failures and pauses that no longer count (the tables stay small)."""
+        for name, times in list(self._failures.items()):
+            recent = [at for at in times if now - at < self.pause]
+            if recent:
+                self._failures[name] = recent
+            else:
+                del self._failures[name]
+        for name in [n for n, until in self._paused.items() if until <= now]:
+            del self._paused[name]
+
+
+def _key(name: str) -> str:
+    return name.strip().casefold()

@@ -17,34 +17,19 @@ console adds its own refusal by user (`work._require_approvable`).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from batchpay import sshsig
 from batchpay.config import Settings
 from batchpay.console.accounts import Accounts
-from batchpay.console.batches import Batch, BatchRefused
+from batchpay.console.batches import Batch, BatchRefused, Review
 from batchpay.controls import approval, plan_checks, plan_file
-from batchpay.engine.make_plan import PlanFiles, make_plan
+from batchpay.engine.make_plan import make_plan
 from batchpay.engine.runner import Reporter, RunOptions
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
-
-
-@dataclass
-class Review:
-    """What the review shows of a plan: its id, short code, totals, expiry, and the dry run."""
-
-    run_id: str
-    plan_id: str
-    short_code: str
-    refused: str
-    notes: list[str]
-    currencies: dict[str, dict[str, Any]]
-    expires_at: str
-    payee_changes: list[dict[str, Any]]
-    released: dict[str, list[str]]  # repeats the maker released: payout_ref → earlier refs
 
 
 def make_review(settings: Settings, options: RunOptions, reporter: Reporter, connect: Opener,
@@ -63,16 +48,17 @@ def make_review(settings: Settings, options: RunOptions, reporter: Reporter, con
             hint=f"List {batch.maker}'s key for making plans in the approvers file "
             f"{release.approvers_file}: `batchpay users add {batch.maker} --role maker "
             "--replace` prints its line.") from exc
-    files = PlanFiles(batch.plan, batch.plan_workbook)
-    made = make_plan(release, dataclasses.replace(options, maker=batch.maker),
-                              reporter, connect, files,
-                              maker=dataclasses.replace(maker, user=batch.maker))
-    document = made.document or {}
-    return Review(made.dry_run.run_id, made.identifier,
-                  made.short_code if made.identifier else "", made.refused,
-                  list(made.dry_run.notes), dict(document.get("currencies", {})),
-                  str(document.get("expires_at", "")), list(made.dry_run.payee_changes),
-                  dict(made.dry_run.released))
+    made = make_plan(release, dataclasses.replace(options, maker=batch.maker), reporter,
+                     connect, batch.plan_files, maker=dataclasses.replace(maker, user=batch.maker))
+    document: Mapping[str, Any] = made.document or {}
+    return Review(run_id=made.dry_run.run_id, plan_id=made.identifier,
+                  short_code=made.short_code if made.identifier else "", refused=made.refused,
+                  notes=list(made.dry_run.notes),
+                  currencies=dict(document.get("currencies", {})),
+                  expires_at=str(document.get("expires_at", "")),
+                  payee_changes=list(made.dry_run.payee_changes),
+                  released=dict(made.dry_run.released),
+                  at=datetime.now(UTC).isoformat(timespec="seconds"))
 
 
 def approve(batch: Batch, accounts: Accounts, approver: str, settings: Settings) -> str:
@@ -80,7 +66,7 @@ def approve(batch: Batch, accounts: Accounts, approver: str, settings: Settings)
     does: the maker's signature checked first, and the library refuses any key of the
     maker's principal. Returns the key's fingerprint."""
     release = release_settings(settings, accounts)
-    checked = approval.review(batch.plan, release)
+    checked = approval.review(batch.plan_files.plan, release)
     return approval.approve(checked, accounts.signing_key(approver), release).fingerprint
 
 
@@ -92,7 +78,7 @@ def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
     signature that would not release the plan is never kept: it would block the batch's
     payment)."""
     release = release_settings(settings, accounts)
-    checked = approval.review(batch.plan, release)
+    checked = approval.review(batch.plan_files.plan, release)
     try:
         key = sshsig.verify(armored, checked.data, plan_file.NAMESPACE)
     except sshsig.SignatureError as exc:
@@ -107,7 +93,7 @@ def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
         raise BatchRefused(f"The key {print_} is not listed for {approver} in the approvers "
                            f"file {release.approvers_file} for approving plans{why}: only a "
                            "signature by your own listed key approves.")
-    path = plan_file.next_signature_path(batch.plan)
+    path = plan_file.next_signature_path(batch.plan_files.plan)
     path.write_text(armored, encoding="utf-8")
     return print_
 
@@ -141,9 +127,9 @@ def release_settings(settings: Settings, accounts: Accounts) -> Settings:
     return dataclasses.replace(settings, approvers_file=path)
 
 
-def approved_plan(batch: Batch, settings: Settings) -> Any:
+def approved_plan(batch: Batch, settings: Settings) -> plan_file.CheckedPlan:
     """The batch's plan with its signatures checked (`run --plan`'s gate), for `RunOptions`."""
-    checked = plan_file.read_plan(batch.plan)
+    checked = plan_file.read_plan(batch.plan_files.plan)
     approval.check_release(checked, settings)
     return checked
 
@@ -151,9 +137,9 @@ def approved_plan(batch: Batch, settings: Settings) -> Any:
 def plan_summary(batch: Batch) -> list[str]:
     """The approver's reading of the plan, as `batchpay approve` prints it: the figures
     recomputed from its rows (its maker's signature is checked when it is approved)."""
-    if not batch.plan.is_file():
+    if not batch.plan_files.plan.is_file():
         return []
     try:
-        return approval.summary_lines(plan_file.read_plan(batch.plan), largest=10)
+        return approval.summary_lines(plan_file.read_plan(batch.plan_files.plan), largest=10)
     except plan_checks.PlanRefused as exc:  # made by an earlier batchpay: the page still shows
         return [f"{exc.message} Review the batch again to make a new plan."]

@@ -3,42 +3,51 @@ that does it on a terminal would make it:
 
     check      `batchpay validate SHEET --report NAME-checked.xlsx`
     review     `batchpay plan SHEET` (through `signing`)
-    pay        `batchpay run SHEET`, or `batchpay run --plan PLAN` once approved, in a
-               thread of its own; the page follows it in the journal
-    progress   the run's rows as the journal holds them now (`batchpay report` reads the same)
+    approve    `batchpay approve PLAN` with the approver's key (or a signature uploaded)
     history    `batchpay runs`, the batches, approvals, payee confirmations, the chain head
     payees     `batchpay payees`, `payees show` and `payees confirm`
 
-What comes back is plain data for the templates; the rules stay in the library.
+Paying, and what the page shows of a payment, is `payment`'s. What comes back is plain data
+for the templates; the rules stay in the library.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from batchpay.config import Settings
 from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
-from batchpay.console.batches import Batch, Batches, BatchRefused, NotYours
+from batchpay.console.batches import (
+    Approval,
+    Batch,
+    Batches,
+    BatchRefused,
+    Message,
+    NotYours,
+    Rejection,
+    Review,
+    SavedCheck,
+)
 from batchpay.engine.gate import input_ref
-from batchpay.engine.render import find_run, result_rows, run_list
-from batchpay.engine.runner import RunOptions, load_input, run_batch
+from batchpay.engine.render import RunLine, find_run, result_rows, run_list
+from batchpay.engine.runner import RunOptions
 from batchpay.errors import BatchpayError
-from batchpay.files import replaced_atomically
 from batchpay.journal.store import Journal
 from batchpay.sheet.outcomes import summarize
-from batchpay.statuses import IN_DOUBT, ON_ITS_WAY, SENT, Status, in_order
+from batchpay.statuses import Status
+
+if TYPE_CHECKING:
+    from batchpay.controls.payee_register import PayeeConfirmation, RegisterLine
+    from batchpay.controls.payees import PayeeChange
 
 log = logging.getLogger("batchpay.console")
-PROGRESS_ROWS = 500  # the progress table shows this many rows (those needing you first)
 SHOWN_MESSAGES = 1000  # the check shows this many errors (and warnings); the workbook all
 
 
@@ -70,20 +79,13 @@ class PageReporter:
 
 
 @dataclass
-class Message:
-    row: int
-    column: str
-    text: str
-
-
-@dataclass
 class CheckView:
     rows: int = 0
     counts: dict[str, int] = field(default_factory=dict)
     errors: list[Message] = field(default_factory=list)
     warnings: list[Message] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    payee_changes: list[dict[str, Any]] = field(default_factory=list)
+    payee_changes: list[PayeeChange] = field(default_factory=list)
     failure: str = ""  # the sheet could not be read at all
     hint: str = ""
     more_errors: int = 0  # beyond the SHOWN_MESSAGES on the page (all are in the workbook)
@@ -94,9 +96,11 @@ class CheckView:
         return not self.failure and not self.errors and self.rows > 0
 
 
-def _split(text: str) -> Message:
+def _message(row: int, text: str) -> Message:
+    """A row's message as the page shows it: "column: text" apart, else the row's own."""
     column, _, message = text.partition(": ")
-    return Message(0, column, message) if message else Message(0, "", text)
+    return Message(row=row, column=column, text=message) if message else Message(
+        row=row, column="", text=text)
 
 
 def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
@@ -113,8 +117,8 @@ def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
                                                          "hint": view.hint})
         return view
     for r in checked.outcome.validation.rows:
-        view.errors += [Message(r.row, m.column, m.text) for m in map(_split, r.errors)]
-        view.warnings += [Message(r.row, m.column, m.text) for m in map(_split, r.warnings)]
+        view.errors += [_message(r.row, text) for text in r.errors]
+        view.warnings += [_message(r.row, text) for text in r.warnings]
     view.rows = len(checked.outcome.validation.rows)
     view.counts = checked.outcome.validation.counts
     view.notes = list(checked.bank_notes)
@@ -122,20 +126,18 @@ def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
     view.more_errors = max(0, len(view.errors) - SHOWN_MESSAGES)
     view.more_warnings = max(0, len(view.warnings) - SHOWN_MESSAGES)
     view.errors, view.warnings = view.errors[:SHOWN_MESSAGES], view.warnings[:SHOWN_MESSAGES]
-    batches.update(batch.id, stage="checked", check={
-        "rows": view.rows, "counts": view.counts, "ok": view.ok,
-        "errors": [vars(m) for m in view.errors], "warnings": [vars(m) for m in view.warnings],
-        "more_errors": view.more_errors, "more_warnings": view.more_warnings,
-        "notes": view.notes, "payee_changes": view.payee_changes})
+    batches.update(batch.id, stage="checked", check=SavedCheck(
+        rows=view.rows, counts=view.counts, ok=view.ok, errors=view.errors,
+        warnings=view.warnings, more_errors=view.more_errors, more_warnings=view.more_warnings,
+        notes=view.notes, payee_changes=view.payee_changes))
     return view
 
 
 def saved_check(batch: Batch) -> CheckView:
     """The check as it was made (the page shows it again without reading the sheet)."""
-    data = batch.meta.get("check") or {}
+    data = batch.meta.get("check") or SavedCheck()
     return CheckView(rows=data.get("rows", 0), counts=data.get("counts", {}),
-                     errors=[Message(**m) for m in data.get("errors", [])],
-                     warnings=[Message(**m) for m in data.get("warnings", [])],
+                     errors=data.get("errors", []), warnings=data.get("warnings", []),
                      notes=data.get("notes", []), payee_changes=data.get("payee_changes", []),
                      failure=data.get("failure", ""), hint=data.get("hint", ""),
                      more_errors=data.get("more_errors", 0),
@@ -171,7 +173,7 @@ def review_progress(batch_id: str) -> tuple[int, int] | None:
 
 def _review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
             release: frozenset[str]) -> None:
-    options = RunOptions(sheet=batch.sheet, dry_run=True, out=batch.plan_workbook,
+    options = RunOptions(sheet=batch.sheet, dry_run=True, out=batch.plan_files.workbook,
                          concurrency=settings.concurrency, max_rps=settings.max_rps,
                          allow_repeat=release)
     reporter = _REVIEWS[batch.id] = PageReporter()
@@ -196,13 +198,7 @@ def _reviewed(settings: Settings, batches: Batches, batch: Batch, accounts: Acco
                        review_error=f"Unexpected {type(exc).__name__}: {exc}", review_hint="")
         return
     batches.update(batch.id, stage="reviewed", approvals=[], rejected=None, review_error="",
-                   review={
-                       "run_id": made.run_id, "plan_id": made.plan_id,
-                       "short_code": made.short_code, "refused": made.refused,
-                       "notes": made.notes, "currencies": made.currencies,
-                       "expires_at": made.expires_at, "payee_changes": made.payee_changes,
-                       "released": made.released,
-                       "at": datetime.now(UTC).isoformat(timespec="seconds")})
+                   review=made)
 
 
 @dataclass
@@ -217,11 +213,36 @@ class CurrencyLine:
     ceiling: str
 
 
-def review_view(settings: Settings, batch: Batch) -> dict[str, Any]:
+class HeldRow(TypedDict):
+    row: int
+    error: str
+    ref: str  # its payout_ref
+    releasable: bool  # a repeat the maker may release (a held payee is confirmed instead)
+
+
+class OtherRow(TypedDict):
+    row: int
+    status: str
+    error: str
+
+
+class ReviewView(Review):
+    """The review as its page shows it: the saved review and the dry run's figures."""
+
+    lines: list[CurrencyLine]
+    quoted_at: str
+    age_minutes: int
+    sandbox: bool
+    held: list[HeldRow]
+    other: list[OtherRow]  # neither quoted nor held (QUOTE_FAILED, INVALID...)
+    summary: list[str]
+
+
+def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
     """The review's figures, read from the dry run in the journal."""
-    data = batch.meta.get("review") or {}
+    data: Review | None = batch.meta.get("review")
     if not data:
-        return {}
+        return None
     with Journal(settings.journal) as journal:
         run = find_run(journal, data["run_id"])
         rows = list(result_rows(journal, run))
@@ -245,14 +266,14 @@ def review_view(settings: Settings, batch: Batch) -> dict[str, Any]:
     age = int((datetime.now(UTC) - at).total_seconds() // 60)
     # a repeat of a recent payment, or one the service holds and the journal does not, is
     # the maker's to release (`plan --allow-repeat`); a held payee is confirmed instead
-    held = [{"row": r.row, "error": r.error, "ref": (ref := input_ref(list(r.inputs), columns)),
-             "releasable": holds.get(ref, "") in ("hold.repeat", "hold.service")}
+    held = [HeldRow(row=r.row, error=r.error, ref=(ref := input_ref(list(r.inputs), columns)),
+                    releasable=holds.get(ref, "") in ("hold.repeat", "hold.service"))
             for r in rows if r.status == Status.HELD]
-    failed = [{"row": r.row, "status": r.status, "error": r.error} for r in rows
+    failed = [OtherRow(row=r.row, status=r.status, error=r.error) for r in rows
               if r.status not in (Status.NOT_SENT, Status.HELD)]
-    return {"lines": lines, "quoted_at": started[:19].replace("T", " "), "age_minutes": age,
-            "sandbox": sandbox,
-            "held": held, "other": failed, "summary": signing.plan_summary(batch), **data}
+    return ReviewView(lines=lines, quoted_at=started[:19].replace("T", " "), age_minutes=age,
+                      sandbox=sandbox, held=held, other=failed,
+                      summary=signing.plan_summary(batch), **data)
 
 
 def _grouped(text: str) -> str:
@@ -278,16 +299,15 @@ def _require_approvable(batch: Batch, user: str) -> None:
     if batch.maker == user:
         raise NotYours(f"You made this batch: it is approved by someone else ({user} "
                            "cannot approve their own batch).")
-    if batch.stage not in ("reviewed", "approved") or not batch.plan.is_file():
+    if batch.stage not in ("reviewed", "approved") or not batch.plan_files.plan.is_file():
         raise BatchRefused(f"This batch is {batch.stage}: only a reviewed batch is approved.")
     if any(a["by"] == user for a in batch.meta.get("approvals", [])):
         raise BatchRefused("You approved this batch already.")
 
 
 def _approved(batches: Batches, batch: Batch, user: str, fingerprint: str, how: str) -> Batch:
-    approvals = [*batch.meta.get("approvals", []), {
-        "by": user, "key": fingerprint, "how": how,
-        "at": datetime.now(UTC).isoformat(timespec="seconds")}]
+    approvals = [*batch.meta.get("approvals", []), Approval(
+        by=user, key=fingerprint, how=how, at=datetime.now(UTC).isoformat(timespec="seconds"))]
     return batches.update(batch.id, stage="approved", approvals=approvals)
 
 
@@ -298,191 +318,67 @@ def reject(batches: Batches, batch: Batch, user: str, reason: str) -> Batch:
         raise BatchRefused("Say why the batch is rejected: the maker reads it.")
     if batch.maker == user:
         raise NotYours("You made this batch: an approver rejects it.")
-    return batches.update(batch.id, stage="rejected", rejected={
-        "by": user, "reason": reason.strip()[:500],
-        "at": datetime.now(UTC).isoformat(timespec="seconds")})
-
-
-# --------------------------------------------------------------------------- paying
-
-
-def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
-        user: str) -> Batch:
-    """Claim the batch's one payment and start it in a thread; the page follows the journal.
-    An approved batch pays its plan (`run --plan`); otherwise, where approval is not
-    required, the sheet the review priced."""
-    if batch.stage == "rejected":
-        raise BatchRefused("This batch was rejected: upload a corrected sheet.")
-    if batch.stage not in ("reviewed", "approved", "paying", "paid"):
-        raise BatchRefused("Review the batch before paying it.")
-    if batch.stage == "reviewed" and settings.require_approval:
-        raise BatchRefused("Approval is required: an approver approves this batch first.")
-    if (batch.meta.get("review") or {}).get("refused"):
-        raise BatchRefused(f"The review found nothing to pay: {batch.meta['review']['refused']}")
-    release = signing.release_settings(settings, accounts)
-    plan = signing.approved_plan(batch, release) if batch.stage == "approved" else None
-    claimed = batches.claim_payment(batch.id, user)
-    sha = plan.id if plan is not None else batch.meta["sha256"]
-    with Journal(settings.journal) as journal:
-        before = [r.id for r in journal.runs() if r.input_sha256 == sha]
-    claimed = batches.update(batch.id, pay={"sha256": sha, "runs_before": before})
-    options = RunOptions(
-        sheet=batch.plan if plan is not None else batch.sheet, out=batch.results,
-        concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
-        yes=True, interactive=False, approved=plan, maker=batch.maker,
-        **(plan.run_terms() if plan is not None else {
-            "kind": "run", "allow_repeat": frozenset(batch.meta["review"].get("released", {}))}))
-    thread = threading.Thread(target=_pay, args=(release, batches, claimed, options),
-                              name=f"pay {batch.id}", daemon=True)
-    thread.start()
-    return claimed
-
-
-def _pay(settings: Settings, batches: Batches, batch: Batch, options: RunOptions) -> None:
-    reporter = PageReporter()
-    try:
-        outcome = run_batch(settings, options, reporter, lambda: load_input(options, settings),
-                            lambda: open_service(settings, listen=True))
-    except BatchpayError as exc:
-        _paid(settings, batches, batch, error=exc.message, hint=exc.hint or "", notes=reporter.lines)
-    except Exception as exc:  # noqa: BLE001 - a thread's last line: said on the page
-        log.exception("paying batch %s failed", batch.id)
-        _paid(settings, batches, batch, error=f"Unexpected {type(exc).__name__}: {exc}",
-              hint="The journal holds every request sent: `batchpay sync` learns the rest.",
-              notes=reporter.lines)
-    else:
-        batches.update(batch.id, stage="paid", run_id=outcome.run_id,
-                       exit_code=outcome.exit_code, notes=reporter.lines + outcome.notes)
-
-
-def _paid(settings: Settings, batches: Batches, batch: Batch, *, error: str, hint: str,
-          notes: list[str]) -> None:
-    """The run ended with an error: if it never started (a locked journal, a plan refused),
-    nothing was sent and Pay is free again; else the batch is paid as far as it went."""
-    current = batches.get(batch.id)
-    if current is not None and run_of(settings, current) is None:
-        batches.release_payment(batch.id, f"Nothing was paid: {error}", hint)
-        return
-    batches.update(batch.id, stage="paid", error=error, hint=hint, notes=notes)
-
-
-def run_of(settings: Settings, batch: Batch) -> str | None:
-    """The id of the run that pays the batch: recorded when it ended, else found in the
-    journal while it goes (the newest run of the batch's bytes that was not there before)."""
-    if batch.meta.get("run_id"):
-        return str(batch.meta["run_id"])
-    pay_info = batch.meta.get("pay")
-    if not pay_info or not settings.journal.is_file():
-        return None
-    with Journal(settings.journal) as journal:
-        found = [r.id for r in journal.runs() if r.input_sha256 == pay_info["sha256"]
-                 and r.kind == "run" and r.id not in pay_info["runs_before"]]
-    return found[-1] if found else None
-
-
-def progress(settings: Settings, batch: Batch) -> dict[str, Any]:
-    """The payment as the journal holds it now: counts per status, rows, whether final."""
-    run_id = run_of(settings, batch)
-    state: dict[str, Any] = {"stage": batch.stage, "run_id": run_id, "counts": [],
-                             "rows": [], "total": 0, "finished": False,
-                             "error": batch.meta.get("error", ""),
-                             "hint": batch.meta.get("hint", "")}
-    if run_id is None:
-        state["finished"] = batch.stage == "paid"
-        return state
-    with Journal(settings.journal) as journal:
-        run = find_run(journal, run_id)
-        rows = list(result_rows(journal, run))
-    counts = Counter(r.status for r in rows)
-    ordered = sorted(rows, key=lambda r: (r.status == Status.COMPLETED, r.row))
-    state.update(
-        counts=[[s, counts[s]] for s in in_order(counts)], total=len(rows),
-        finished=run.finished_at is not None and batch.stage == "paid",
-        outcome=run.outcome or "",
-        rows=[{"row": r.row, "payout_ref": input_ref(list(r.inputs), run.input_columns),
-               "status": r.status, "error": r.error, "reference": r.reference_number}
-              for r in ordered[:PROGRESS_ROWS]],
-        results=batch.results.is_file() and batch.stage == "paid",
-        on_the_way=sum(n for s, n in counts.items() if s in ON_ITS_WAY | IN_DOUBT),
-        synced_at=batch.meta.get("synced_at", ""),
-        unpaid=sum(n for s, n in counts.items() if s not in SENT))
-    return state
-
-
-def refresh(settings: Settings, batches: Batches, batch: Batch) -> Batch:
-    """`batchpay sync` for the batch's run: rows still on their way are asked for again and
-    the results workbook is written anew from the journal (the run's own is kept)."""
-    from batchpay.engine.sync import sync_run
-
-    run_id = run_of(settings, batch)
-    if run_id is None or batch.stage != "paid":
-        raise BatchRefused("Only a batch whose payment ended is refreshed.")
-    sync_run(settings, run_id, batch.synced, lambda: open_service(settings))
-    return batches.update(batch.id, synced_at=datetime.now(UTC).isoformat(timespec="seconds"))
-
-
-def write_unpaid(settings: Settings, batch: Batch) -> Path | None:
-    """The run's rows that were not paid and are not on their way (INVALID, NOT_SENT,
-    QUOTE_FAILED, REJECTED, HELD) as a new sheet in the input's own columns, to fix and
-    upload again; None when every row was sent. Rows in doubt (UNKNOWN) are never in it."""
-    import xlsxwriter
-
-    from batchpay.sheet.xlsx import WORKBOOK_OPTIONS, write_number, write_text
-
-    run_id = run_of(settings, batch)
-    if run_id is None:
-        return None
-    with Journal(settings.journal) as journal:
-        run = find_run(journal, run_id)
-        rows = [r for r in result_rows(journal, run) if r.status not in SENT]
-    if not rows:
-        return None
-    path = batch.stem.with_name(batch.stem.name + "-unpaid.xlsx")
-    with replaced_atomically(path) as partial:
-        book = xlsxwriter.Workbook(str(partial), WORKBOOK_OPTIONS)
-        sheet = book.add_worksheet("Payouts")
-        for col, name in enumerate(run.input_columns):
-            write_text(sheet, 0, col, name)
-        for at, row in enumerate(rows, start=1):
-            for col, value in enumerate(row.inputs):
-                if isinstance(value, Decimal | int | float) and not isinstance(value, bool):
-                    write_number(sheet, at, col, value)
-                elif value is not None:
-                    write_text(sheet, at, col, str(value))
-        book.close()
-    return path
+    return batches.update(batch.id, stage="rejected", rejected=Rejection(
+        by=user, reason=reason.strip()[:500], at=datetime.now(UTC).isoformat(timespec="seconds")))
 
 
 # --------------------------------------------------------------------------- reading
 
 
-def history(settings: Settings, batches: Batches) -> dict[str, Any]:
+class History(TypedDict):
+    """The history page: runs and batches newest first, payee confirmations, the chain."""
+
+    runs: list[RunLine]
+    confirmations: list[dict[str, Any]]  # the payee.confirmed events' data
+    head: str  # the journal's chain head ("" with no journal yet)
+    events: int
+    intact: bool
+    problem: str
+    batches: list[Batch]
+
+
+def history(settings: Settings, batches: Batches) -> History:
     """Runs, batches with their approvals, payee confirmations, the chain head."""
     from batchpay.journal.integrity import check as check_journal
 
-    found: dict[str, Any] = {"runs": [], "confirmations": [], "head": "", "events": 0,
-                             "intact": True, "problem": "",
-                             "batches": batches.all()}
     if not settings.journal.is_file():
-        return found
+        return History(runs=[], confirmations=[], head="", events=0, intact=True, problem="",
+                       batches=batches.all())
     with Journal(settings.journal) as journal:
-        found["runs"] = list(reversed(run_list(journal)))
-        found["confirmations"] = list(reversed(journal.events_of("payee.confirmed")))
+        runs = list(reversed(run_list(journal)))
+        confirmations = list(reversed(journal.events_of("payee.confirmed")))
         chain = check_journal(journal)
-    found.update(head=chain.head, events=chain.events, intact=chain.ok, problem=chain.problem)
-    return found
+    return History(runs=runs, confirmations=confirmations, head=chain.head, events=chain.events,
+                   intact=chain.ok, problem=chain.problem, batches=batches.all())
 
 
-def payees(settings: Settings) -> dict[str, Any]:
+class HeldPayee(TypedDict):
+    payee: str
+    account: str  # masked
+    bank: str
+    name: str
+    confirmed: list[str]  # "who when" of each confirmation of these details so far
+
+
+class Payees(TypedDict):
+    """The payees page: the register's lines and the payees held now."""
+
+    lines: list[RegisterLine]  # `batchpay payees`' lines
+    held: list[HeldPayee]
+    by_other: bool  # payee_confirmed_by_other
+
+
+def payees(settings: Settings) -> Payees:
     """The register and the payees held now, each with its held details (accounts masked)
     and who confirmed those details already: with payee_confirmed_by_other, a batch its
     confirmer uploaded holds them until another user confirms them too."""
-    from batchpay.controls.payees import CONFIRMED, Register, held_details, register_lines
+    from batchpay.controls.payee_register import CONFIRMED, Register, register_lines
+    from batchpay.controls.payees import held_details
     from batchpay.money import masked
 
     by_other = settings.payee_confirmed_by_other
     if not settings.journal.is_file():
-        return {"lines": [], "held": [], "by_other": by_other}
+        return Payees(lines=[], held=[], by_other=by_other)
     with Journal(settings.journal) as journal:
         lines = register_lines(Register.load(journal))
         confirmations = journal.events_of(CONFIRMED)
@@ -494,18 +390,17 @@ def payees(settings: Settings) -> dict[str, Any]:
             for details in held_details(journal, name):
                 if any(line["payee"] == name and line["confirmed"] for line in lines):
                     continue
-                held.append({"payee": name, "account": masked(details["account_number"]),
-                             "bank": details.get("bank_name", ""),
-                             "name": details.get("recipient_name", ""),
-                             "confirmed": [f"{c.get('by', '?')} {str(c.get('at', ''))[:16]}"
-                                           .replace("T", " ") for c in confirmations
-                                           if c.get("payee") == name
-                                           and c.get("details") == details]})
-    return {"lines": lines, "held": held, "by_other": by_other}
+                held.append(HeldPayee(
+                    payee=name, account=masked(details["account_number"]),
+                    bank=details.get("bank_name", ""), name=details.get("recipient_name", ""),
+                    confirmed=[f"{c.get('by', '?')} {str(c.get('at', ''))[:16]}"
+                               .replace("T", " ") for c in confirmations
+                               if c.get("payee") == name and c.get("details") == details]))
+    return Payees(lines=lines, held=held, by_other=by_other)
 
 
 def confirm_payee(settings: Settings, name: str, last4: str, user: str, method: str,
-                  note: str) -> dict[str, Any]:
+                  note: str) -> PayeeConfirmation:
     """`batchpay payees confirm`, recorded as by the signed-in user: the name a batch's plan
     records as its maker, so that with payee_confirmed_by_other a batch's maker confirming
     a payee alone leaves its rows held."""

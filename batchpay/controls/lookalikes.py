@@ -13,13 +13,13 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from batchpay.controls.payee_keys import fold, shows_nothing, skeleton
+from batchpay.controls.payee_keys import PayeeValues, fold, shows_nothing, skeleton
 from batchpay.money import masked
 
 if TYPE_CHECKING:
-    from batchpay.controls.payees import Payee
+    from batchpay.controls.payee_register import Payee
 
 LOOKED_AT = (("payee_id", "payee_id"), ("recipient_name", "recipient name"))
 
@@ -60,7 +60,7 @@ class LookAlikes:
                 if key:
                     self._index[(field, key)].append((payee, text))
 
-    def match(self, values: dict[str, Any], payee: Payee | None) -> LookAlike | None:
+    def match(self, values: PayeeValues, payee: Payee | None) -> LookAlike | None:
         """The known payee (not the row's own) whose payee_id or name the row's looks like;
         one with the very same folded text first."""
         found: list[LookAlike] = []

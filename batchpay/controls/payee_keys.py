@@ -18,11 +18,26 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from batchpay.money import plain_account
 
 BANK_FIELDS = ("recipient_name", "account_number", "bank_name", "bank_city", "sort_code")
+
+
+class PayeeValues(TypedDict, total=False):
+    """What the register knows a payee by, and pays it on: of a valid row (`payee_values`),
+    or of a payout's details as the ledger keeps them (which hold its amounts too)."""
+
+    payee_id: str | None
+    recipient_type: str | None
+    recipient_name: str | None
+    company_id: str | None
+    ic_number: str | None
+    account_number: str | None
+    bank_name: str | None
+    bank_city: str | None
+    sort_code: str | None
 
 # letters that print as blank (so no category rule finds them), and blank braille
 _FILLERS = frozenset("\u3164\u115f\u1160\uffa0\u2800")
@@ -74,7 +89,7 @@ def cleaned(name: str, value: Any) -> str:
     return plain_account(value) if name == "account_number" else fold(value)
 
 
-def bank_details(values: dict[str, Any]) -> dict[str, str]:
+def bank_details(values: PayeeValues | dict[str, str]) -> dict[str, str]:
     """The bank details of a payout, without spreadsheet noise."""
     get = values.get
     return {"recipient_name": fold(get("recipient_name")),
@@ -83,7 +98,7 @@ def bank_details(values: dict[str, Any]) -> dict[str, str]:
             "sort_code": fold(get("sort_code"))}
 
 
-def natural_key(values: dict[str, Any]) -> tuple[str, str]:
+def natural_key(values: PayeeValues) -> tuple[str, str]:
     if str(values.get("recipient_type") or "").upper() == "BUSINESS" and fold(
             values.get("company_id")):
         return ("company", fold(values["company_id"]))
@@ -92,29 +107,28 @@ def natural_key(values: dict[str, Any]) -> tuple[str, str]:
     return ("name", cleaned("recipient_name", values.get("recipient_name")))
 
 
-def natural_shown(values: dict[str, Any]) -> str:
+def natural_shown(values: PayeeValues) -> str:
     """A payee without payee_id as messages name it: its natural key as typed (trimmed)."""
     kind, value = natural_key(values)
     if kind == "name":
         return value
-    name = "company_id" if kind == "company" else "ic_number"
-    return str(values[name]).strip().upper()
+    return str(values["company_id" if kind == "company" else "ic_number"]).strip().upper()
 
 
-def strong_keys(values: dict[str, Any]) -> list[tuple[str, str]]:
+def strong_keys(values: PayeeValues) -> list[tuple[str, str]]:
     """The registration numbers a row gives, whatever its type: each names one payee."""
     company, ic = fold(values.get("company_id")), fold(values.get("ic_number"))
     return [key for key in (("company", company), ("ic", ic)) if key[1]]
 
 
-def keys_of(values: dict[str, Any]) -> list[tuple[str, str]]:
+def keys_of(values: PayeeValues) -> list[tuple[str, str]]:
     keys = [natural_key(values)]
     if values.get("payee_id") and fold(values["payee_id"]):
         keys.insert(0, ("id", fold(values["payee_id"])))
     return keys
 
 
-def payee_values(row: Any) -> dict[str, Any]:
+def payee_values(row: Any) -> PayeeValues:
     """What the register needs of a valid row (a PayoutRow)."""
-    return {name: getattr(row, name, None) for name in (
-        "payee_id", "recipient_type", "recipient_name", "company_id", "ic_number", *BANK_FIELDS)}
+    return cast(PayeeValues, {name: getattr(row, name, None)
+                              for name in PayeeValues.__annotations__})

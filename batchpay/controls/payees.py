@@ -1,16 +1,8 @@
 """Payee change control: a payee's bank details that changed since its last payout are held
 until a person confirms them, one payee at a time.
 
-The register is read from the journal every time it is needed, never kept as a second copy
-that could drift: every payout the ledger holds (its recipient and bank details, status,
-run and amount, all under the hash chain) and every confirmation (an event of the chain).
-Payouts are grouped into payees by every key they were sent with: the operator's
-`payee_id`, else the company_id of a BUSINESS, the ic_number, or the recipient name (so a
-sheet that starts carrying payee_id still finds last month's payees by their natural key).
-A known company_id or ic_number finds its payee whatever payee_id a row gives it, and ids
-and names are compared folded (payee_keys): a new id or a look-alike is no new payee.
-
-Each valid row is classified against its payee's history:
+Each valid row is classified against its payee's history in the payee register
+(batchpay.controls.payee_register, read from the journal):
 
     new               the payee was never paid
     known             the same details as its last payout (or details a person confirmed)
@@ -23,7 +15,8 @@ Each valid row is classified against its payee's history:
 All but new and known are HELD (new too with `hold_new_payees`); a confirmed change waits
 `payee_change_hold_hours` before it is paid. Spreadsheet noise never counts as a change:
 spaces and hyphens in account numbers; case, width, white space and characters that show
-as nothing in names (payee_keys.fold).
+as nothing in names (payee_keys.fold). A person confirms held details here too (`confirm`),
+after reading them back to the payee (`show`).
 """
 
 from __future__ import annotations
@@ -35,29 +28,38 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal
-from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
-from batchpay.controls.lookalikes import LookAlikes, visible
+from batchpay.controls.lookalikes import visible
 from batchpay.controls.payee_keys import (
     BANK_FIELDS,
+    PayeeValues,
     bank_details,
     cleaned,
     fold,
     keys_of,
-    natural_key,
     natural_shown,
     payee_values,
     strong_keys,
 )
+from batchpay.controls.payee_register import (
+    CONFIRMED,
+    Paid,
+    Payee,
+    PayeeConfirmation,
+    Register,
+    RegisterLine,
+    money_text,
+    paid_totals,
+    register_lines,
+)
 from batchpay.errors import UsageError
 from batchpay.journal.records import operator, utcnow
 from batchpay.journal.store import Journal
-from batchpay.money import in_minor_units, masked, plain_account
+from batchpay.money import masked
 from batchpay.sheet.read import paused_gc
-from batchpay.statuses import FAILED_AT_BANK, REQUESTED, Status
+from batchpay.statuses import FAILED_AT_BANK, Status
 
 if TYPE_CHECKING:
     from batchpay.sheet.validate import RowCheck
@@ -67,50 +69,42 @@ SHARED, FAILED_BEFORE, CONFLICT = "shared account", "previously failed", "confli
 LOOKALIKE = "look-alike"  # a new payee with a known payee's name or id, or one that looks alike
 HOLDING = (CHANGED, SHARED, FAILED_BEFORE, CONFLICT, LOOKALIKE)
 IDENTITY = "identity conflict"  # a known payee_id given another company_id: the row is INVALID
-CONFIRMED = "payee.confirmed"
 
 
-@dataclass
-class Paid:
-    """One payout of the ledger, as the register sees it."""
+class PayeeChangeShown(TypedDict):
+    """A finding worth a line in the Payee changes sheet, as a plan and `--json` show it:
+    without the row's bank details (account numbers in `fields` masked)."""
 
-    ref: str
-    status: str
-    run_id: str
-    at: str  # when its first payout request was made (UTC ISO 8601)
-    shown: dict[str, str]  # bank details as sent (for before/after)
-    account: str  # its account number without spaces or hyphens
-    amount: str  # the source amount paid (an invoice row's as quoted), fees apart
-    currency: str  # its source currency
-    company_id: str
-    delivered: str = ""  # what the recipient gets, in target_currency
-    target_currency: str = ""
-
-    @cached_property
-    def details(self) -> dict[str, str]:
-        """The bank details without spreadsheet noise (made when first compared)."""
-        return bank_details(self.shown)
+    row: int  # the sheet's row number
+    payout_ref: str
+    payee: str
+    reason: str  # NEW .. LOOKALIKE, KNOWN with a confirmation, or IDENTITY
+    fields: list[list[str]]  # [field, before, after] as shown: account numbers masked
+    last_paid: str  # "2026-10-31, run X, ref Y"
+    decision: Literal[Status.HELD, "pay"]
+    confirmed_by: str  # the confirmation these details are paid on (who, when, how)
 
 
+class PayeeChange(PayeeChangeShown):
+    """A finding as a run records it in the journal (run info, `hold.payee` events): with
+    the row's bank details, which `payees confirm` trusts once a person read them back."""
 
-@dataclass
-class Payee:
-    name: str  # how it is named: its payee_id, else its natural key's value
-    keys: set[tuple[str, str]] = field(default_factory=set)
-    payouts: list[Paid] = field(default_factory=list)
-    confirmed: list[dict[str, Any]] = field(default_factory=list)  # confirmation events
+    details: dict[str, str]
 
-    @cached_property
-    def last_good(self) -> Paid | None:
-        """The last payout whose money went (or may have): not FAILED or REFUNDED."""
-        good = [p for p in self.payouts if p.status not in FAILED_AT_BANK]
-        return max(good, key=lambda p: p.at) if good else None
 
-    @cached_property
-    def last(self) -> Paid | None:
-        if len(self.payouts) < 2:
-            return self.payouts[0] if self.payouts else None
-        return max(self.payouts, key=lambda p: p.at)
+def without_details(change: PayeeChange) -> PayeeChangeShown:
+    """A finding as a plan shows it: the approver sees what changed, masked, not the
+    row's bank details."""
+    return cast(PayeeChangeShown, {k: v for k, v in change.items() if k != "details"})
+
+
+class PayeeHistory(TypedDict):
+    """`batchpay payees show`: a payee's held details in full, for a read-back call."""
+
+    payee: str
+    held: list[dict[str, str]]  # the bank details the latest run that held it held it on
+    history: list[RegisterLine]
+    confirmations: list[PayeeConfirmation]
 
 
 @dataclass
@@ -131,126 +125,12 @@ class Finding:
     confirmed_by: str = ""  # the confirmation these details are paid on (who, when, how)
     confirmer: str = ""  # who made that confirmation (the OS user)
 
-    def as_info(self) -> dict[str, Any]:
+    def as_info(self) -> PayeeChange:
         # one row number per row: the sheet's (`seq`, the row's place in the run, stays inside)
         return {"row": self.row, "payout_ref": self.ref, "payee": self.payee,
                 "reason": self.reason, "fields": [list(f) for f in self.fields],
                 "last_paid": self.last_paid, "decision": Status.HELD if self.held else "pay",
                 "details": self.details, "confirmed_by": self.confirmed_by}
-
-
-class Register:
-    """Every payee the journal has paid, with its payouts and confirmations."""
-
-    def __init__(self, payees: list[Payee], by_key: dict[tuple[str, str], Payee]) -> None:
-        self.payees = payees
-        self._by_key = by_key
-        self.unpaid: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        self._by_account: dict[str, list[Payee]] = defaultdict(list)
-        for p in payees:
-            for account in {paid.account for paid in p.payouts}:
-                self._by_account[account].append(p)
-
-    @classmethod
-    def load(cls, journal: Journal) -> Register:
-        """Payouts with a payee_id are that payee's; one payee_id never merges with another
-        (ids compared folded: `sup-001` is SUP-001). Payouts without one are grouped by their
-        natural key, which joins the payee_id it was paid under when that is exactly one (a
-        sheet that starts carrying payee_id). Every company_id and ic_number a payee was paid
-        with names it too."""
-        by_id: dict[str, Payee] = {}
-        by_natural: dict[tuple[str, str], Payee] = {}
-        ids_of: dict[tuple[str, str], set[str]] = defaultdict(set)
-        # money as the ledger has it: an invoice row's details carry only its target amount
-        money = {ref: (e.amount, e.target_amount, e.target_currency)
-                 for ref, e in journal.entries().items()}
-        for ref, details_text, status, run_id, at in journal.sent_since("", REQUESTED):
-            try:
-                values = json.loads(details_text)
-            except ValueError:
-                continue
-            shown = {n: str(values.get(n) or "") for n in BANK_FIELDS}
-            source, delivered, target = money.get(ref, (None, None, None))
-            paid = Paid(ref, status, run_id, at, shown, plain_account(shown["account_number"]),
-                        str(source or values.get("amount") or ""),
-                        str(values.get("source_currency") or ""),
-                        str(values.get("company_id") or ""), str(delivered or ""),
-                        str(target or values.get("currency") or ""))
-            natural = natural_key(values)
-            keys = {natural, *strong_keys(values)}
-            payee_id = fold(values.get("payee_id"))
-            if payee_id:
-                payee = by_id.setdefault(payee_id, Payee(str(values["payee_id"]).strip()))
-                payee.keys.add(("id", payee_id))
-                for key in keys:
-                    ids_of[key].add(payee_id)
-            else:
-                payee = by_natural.setdefault(natural, Payee(natural_shown(values)))
-            payee.keys.update(keys)
-            payee.payouts.append(paid)
-        by_key: dict[tuple[str, str], Payee] = {("id", i): p for i, p in by_id.items()}
-        payees = list(by_id.values())
-        for natural, payee in by_natural.items():
-            ids = ids_of.get(natural, set())
-            if len(ids) == 1:  # the same payee, paid before the sheet carried its payee_id
-                owner = by_id[next(iter(ids))]
-                owner.payouts.extend(payee.payouts)
-                owner.keys.update(payee.keys)
-            else:
-                owner = payee
-                payees.append(payee)
-            by_key[natural] = owner
-            for key in payee.keys:
-                by_key.setdefault(key, owner)
-        for key, ids in ids_of.items():  # a key of payee_ids only: the latest
-            if key not in by_key:
-                by_key[key] = by_id[next(iter(ids))] if len(ids) == 1 else max(
-                    (by_id[i] for i in ids), key=lambda p: p.last.at if p.last else "")
-        register = cls(payees, by_key)
-        for data in journal.events_of(CONFIRMED):
-            found = register.find(data.get("payee", ""))
-            if found is not None:
-                found.confirmed.append(data)
-            else:  # a payee confirmed before its first payout (hold_new_payees, look-alike)
-                register.unpaid[fold(data.get("payee", ""))].append(data)
-        return register
-
-    def find(self, name: str) -> Payee | None:
-        """A payee by any name it was paid under: payee_id, company_id, ic_number or name."""
-        text = fold(name)
-        for key in (("id", text), ("company", text), ("ic", text),
-                    ("name", cleaned("recipient_name", name))):
-            if key in self._by_key:
-                return self._by_key[key]
-        return None
-
-    def payee_of(self, keys: Sequence[tuple[str, str]],
-                 strong: Sequence[tuple[str, str]] = ()) -> Payee | None:
-        """The payee of a row: by its payee_id; else by a company_id or ic_number it was paid
-        with, whatever payee_id the row gives (a new or look-alike id is no new payee); by
-        its name only when it has no payee_id, or when that name's payee has none yet (its
-        payouts were made before the sheet carried one)."""
-        if keys[0][0] == "id":
-            if keys[0] in self._by_key:
-                return self._by_key[keys[0]]
-            for key in strong:
-                if key in self._by_key:
-                    return self._by_key[key]
-            payee = self._by_key.get(keys[1])
-            return payee if payee is not None and not any(
-                k == "id" for k, _ in payee.keys) else None
-        for key in (keys[0], *strong):
-            if key in self._by_key:
-                return self._by_key[key]
-        return None
-
-    @cached_property
-    def look_alikes(self) -> LookAlikes:
-        """Made when a row first needs it: only a new payee is compared with the known."""
-        return LookAlikes(self.payees)
-
-    def others_with_account(self, account: str, payee: Payee | None) -> list[Payee]:
-        return [p for p in self._by_account.get(account, ()) if p is not payee]
 
 
 @dataclass(frozen=True)
@@ -259,7 +139,7 @@ class HoldRules:
     cooling_hours: float = 0.0
 
 
-def classify(register: Register, rows: Iterable[tuple[int, int, str, dict[str, Any]]],
+def classify(register: Register, rows: Iterable[tuple[int, int, str, PayeeValues]],
              rules: HoldRules, now: datetime | None = None) -> list[Finding]:
     """A finding for every (seq, row, payout_ref, values) of the valid rows to be paid."""
     now = now or datetime.now(UTC)
@@ -285,7 +165,7 @@ def classify(register: Register, rows: Iterable[tuple[int, int, str, dict[str, A
     return findings
 
 
-def _named(payee: Payee | None, keys: list[tuple[str, str]], values: dict[str, Any]) -> str:
+def _named(payee: Payee | None, keys: list[tuple[str, str]], values: PayeeValues) -> str:
     """How a row's payee is named (in messages, and to `payees confirm`): the register's
     name of a payee known by a payee_id (whatever id or spelling the row gives it), else
     the row's own payee_id, else the name the register knows, else its natural key."""
@@ -295,13 +175,13 @@ def _named(payee: Payee | None, keys: list[tuple[str, str]], values: dict[str, A
     return payee.name if payee is not None else natural_shown(values)
 
 
-def reported(findings: Iterable[Finding]) -> list[dict[str, Any]]:
+def reported(findings: Iterable[Finding]) -> list[PayeeChange]:
     """The findings worth a line in the Payee changes sheet: all but plainly known payees."""
     return [f.as_info() for f in sorted(findings, key=lambda f: f.seq)
             if f.reason != KNOWN or f.confirmed_by]
 
 
-def _judge(f: Finding, register: Register, payee: Payee | None, values: dict[str, Any],
+def _judge(f: Finding, register: Register, payee: Payee | None, values: PayeeValues,
            raw: dict[str, str], keys: list[tuple[str, str]], conflict: bool, rules: HoldRules,
            now: datetime) -> None:
     identity = _identity_conflict(register, payee, values, keys)
@@ -393,41 +273,12 @@ def _judge_history(f: Finding, payee: Payee | None, raw: dict[str, str], good: P
                      f"details): {what}; {_how(f.payee, account)}")
 
 
-def _found_by(payee: Payee, values: dict[str, Any]) -> str:
+def _found_by(payee: Payee, values: PayeeValues) -> str:
     """Why a row with a payee_id the register does not know is a known payee."""
     kind, _ = next(k for k in strong_keys(values) if k in payee.keys)
-    name = "company_id" if kind == "company" else "ic_number"
+    name: Literal["company_id", "ic_number"] = "company_id" if kind == "company" else "ic_number"
     return (f"payee_id {visible(str(values['payee_id']).strip())} is new, but {name} "
             f"{str(values[name]).strip().upper()} was paid as payee {payee.name}")
-
-
-def _money(amount: Decimal, currency: str) -> Decimal:
-    return in_minor_units(amount, currency)
-
-
-def paid_totals(payouts: Iterable[Paid]) -> dict[str, dict[str, str]]:
-    """What left the wallet per source currency ("paid") and what the recipients get per
-    target currency ("delivered"), of the payouts whose money went: never one summed
-    under the other's currency."""
-    paid: dict[str, Decimal] = defaultdict(Decimal)
-    delivered: dict[str, Decimal] = defaultdict(Decimal)
-    for p in payouts:
-        if p.status in FAILED_AT_BANK:
-            continue
-        if p.amount:
-            paid[p.currency] += Decimal(p.amount)
-        if p.delivered:
-            delivered[p.target_currency] += Decimal(p.delivered)
-    return {"paid": {c: str(_money(t, c)) for c, t in sorted(paid.items())},
-            "delivered": {c: str(_money(t, c)) for c, t in sorted(delivered.items())}}
-
-
-def money_text(totals: dict[str, dict[str, str]]) -> str:
-    """`12,000.00 NGN (52.17 CNY delivered)`."""
-    paid = ", ".join(f"{Decimal(v):,} {c}" for c, v in totals["paid"].items())
-    got = ", ".join(f"{Decimal(v):,} {c}" for c, v in totals["delivered"].items())
-    return f"{paid} ({got} delivered)" if paid and got else paid or (
-        f"{got} delivered" if got else "")
 
 
 def shown_value(name: str, value: str) -> str:
@@ -450,7 +301,7 @@ def _typed(word: str) -> str:
 _PLAIN_WORD = re.compile(r"[^\s'\"\\$`;&|<>()*?!#~{}\[\]]+")
 
 
-def _identity_conflict(register: Register, payee: Payee | None, values: dict[str, Any],
+def _identity_conflict(register: Register, payee: Payee | None, values: PayeeValues,
                        keys: list[tuple[str, str]]) -> str:
     """A known payee_id paid as one company, now given another company_id."""
     company = fold(values.get("company_id"))
@@ -466,8 +317,8 @@ def _identity_conflict(register: Register, payee: Payee | None, values: dict[str
     return ""
 
 
-def _confirmation(confirmed: list[dict[str, Any]], last: Paid | None,
-                  details: dict[str, str]) -> dict[str, Any] | None:
+def _confirmation(confirmed: list[PayeeConfirmation], last: Paid | None,
+                  details: dict[str, str]) -> PayeeConfirmation | None:
     """The latest confirmation of exactly these details after the payee's last payout."""
     for data in reversed(confirmed):
         if data.get("details") == details and (last is None or data.get("at", "") >= last.at):
@@ -475,7 +326,7 @@ def _confirmation(confirmed: list[dict[str, Any]], last: Paid | None,
     return None
 
 
-def _cooling_until(confirmation: dict[str, Any], rules: HoldRules) -> datetime | None:
+def _cooling_until(confirmation: PayeeConfirmation, rules: HoldRules) -> datetime | None:
     if not rules.cooling_hours:
         return None
     at = datetime.fromisoformat(str(confirmation["at"]).replace("Z", "+00:00"))
@@ -494,26 +345,7 @@ def held_details(journal: Journal, payee: str) -> list[dict[str, str]]:
     return []
 
 
-def register_lines(register: Register) -> list[dict[str, Any]]:
-    """`batchpay payees`: one line per payee and set of bank details it was paid on."""
-    lines = []
-    for payee in sorted(register.payees, key=lambda p: p.name):
-        sets: dict[str, list[Paid]] = defaultdict(list)
-        for paid in payee.payouts:
-            sets[json.dumps(paid.details, sort_keys=True)].append(paid)
-        for group in sorted(sets.values(), key=lambda g: max(p.at for p in g)):
-            last = max(group, key=lambda p: p.at)
-            lines.append({
-                "payee": payee.name, "name": last.shown["recipient_name"],
-                "account": masked(last.details["account_number"]),
-                "bank": last.shown["bank_name"], "last_paid": last.at[:10],
-                "last_status": last.status, "payouts": len(group),
-                **paid_totals(group),
-                "confirmed": any(c.get("details") == last.details for c in payee.confirmed)})
-    return lines
-
-
-def show(journal: Journal, name: str) -> dict[str, Any]:
+def show(journal: Journal, name: str) -> PayeeHistory:
     """`batchpay payees show`: the held details in full (for a read-back call) and history."""
     register = Register.load(journal)
     payee = register.find(name)
@@ -529,7 +361,7 @@ def show(journal: Journal, name: str) -> dict[str, Any]:
 
 
 def confirm(journal: Journal, name: str, last4: str, *, method: str, note: str,
-            by: str | None = None) -> dict[str, Any]:
+            by: str | None = None) -> PayeeConfirmation:
     """Trust exactly the held details of one payee whose account ends in `last4`."""
     register = Register.load(journal)
     payee = register.find(name)
@@ -548,13 +380,14 @@ def confirm(journal: Journal, name: str, last4: str, *, method: str, note: str,
                          hint="Read the account back to the payee (`batchpay payees show "
                          f"{shown}`) and type its last four digits.")
     previous = payee.last if payee else None
-    data = {"payee": shown, "details": matching[0], "before": previous.details if previous
-            else None, "by": by or operator(), "at": utcnow(), "method": method, "note": note}
+    data: PayeeConfirmation = {
+        "payee": shown, "details": matching[0], "before": previous.details if previous else None,
+        "by": by or operator(), "at": utcnow(), "method": method, "note": note}
     journal.record_note(CONFIRMED, data)
     return data
 
 
-def check_rows(journal: Journal, rows: Iterable[tuple[int, int, str, dict[str, Any]]],
+def check_rows(journal: Journal, rows: Iterable[tuple[int, int, str, PayeeValues]],
                rules: HoldRules) -> list[Finding]:
     """Load the register and classify (seq, row, payout_ref, values) rows against it.
 

@@ -15,16 +15,92 @@ trusts only figures recomputed here, and a plan whose stated figures differ is r
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
+from batchpay.controls.repeats import ControlSettings
 from batchpay.errors import UsageError
 from batchpay.money import minor_unit
 from batchpay.sheet.validate import Validation, validate_sheet
 
+if TYPE_CHECKING:
+    from batchpay.controls.payees import PayeeChangeShown
+    from batchpay.journal.store import Journal
+
 PLAN_VERSION = 2
+
+
+# The plan, field by field: every level has exactly these fields (SHAPE), money as text.
+class PlanMaker(TypedDict):
+    user: str  # the OS user, or a console's signed-in user
+    host: str
+    key: str  # the maker key's fingerprint
+    principals: list[str]
+
+
+class PlanService(TypedDict):
+    base_url: str  # "embedded": the sandbox inside batchpay
+    key_fingerprint: str
+
+
+class PlanJournal(TypedDict):
+    path: str
+    chain_head: str  # the journal's head when the dry run was made
+
+
+class PlanSheet(TypedDict):
+    name: str
+    sha256: str
+    columns: list[str]
+
+
+class PlannedRow(TypedDict):
+    """A row the plan pays."""
+
+    row: int
+    payout_ref: str
+    source_currency: str
+    values: dict[str, str]  # every input value of the row, as text (amounts exact)
+    amount: str  # the source amount quoted (an invoice row's as calibrated)
+    total_debit: str  # the dry run's quote: amount + fee
+
+
+class CurrencyFigures(TypedDict):
+    """A source currency's totals: rows, amounts, the quoted debit and its ceiling."""
+
+    NbOfTxs: int
+    CtrlSum: str
+    quoted_debit: str
+    ceiling: str
+
+
+class HeldRow(TypedDict):
+    """A row the checks held out of the plan, and why."""
+
+    row: int
+    why: str
+
+
+class PlanDocument(TypedDict):
+    version: int
+    created_at: str
+    expires_at: str
+    maker: PlanMaker
+    service: PlanService
+    journal: PlanJournal
+    dry_run: str  # the run id of the dry run the plan was made of
+    tolerance: str
+    source_currency: str  # "": each row's own
+    sheet: PlanSheet
+    rows: list[PlannedRow]
+    currencies: dict[str, CurrencyFigures]
+    payee_changes: list[PayeeChangeShown]
+    controls: ControlSettings
+    input: Literal["sheet", "results workbook"]
+    held: list[HeldRow]
+    released_repeats: dict[str, list[str]]  # payout_ref -> the earlier payout_refs
 
 
 class PlanRefused(UsageError):
@@ -39,19 +115,12 @@ CURRENCY = re.compile(r"[A-Z]{3}")
 CENT = Decimal("0.01")
 
 # the fields of a plan, at each level: nothing else may be there
-SHAPE: dict[str, set[str]] = {
-    "": {"version", "created_at", "expires_at", "maker", "service", "journal", "dry_run",
-         "tolerance", "source_currency", "sheet", "rows", "currencies", "payee_changes",
-         "controls", "input", "held", "released_repeats"},
-    "maker": {"user", "host", "key", "principals"},
-    "service": {"base_url", "key_fingerprint"},
-    "journal": {"path", "chain_head"},
-    "sheet": {"name", "sha256", "columns"},
-    "row": {"row", "payout_ref", "source_currency", "values", "amount", "total_debit"},
-    "currency": {"NbOfTxs", "CtrlSum", "quoted_debit", "ceiling"},
-    "controls": {"repeat_window_days", "service_check_days", "hold_new_payees",
-                 "payee_change_hold_hours", "payee_confirmed_by_other", "require_approval"},
-    "held": {"row", "why"},
+SHAPE: dict[str, frozenset[str]] = {
+    "": PlanDocument.__required_keys__, "maker": PlanMaker.__required_keys__,
+    "service": PlanService.__required_keys__, "journal": PlanJournal.__required_keys__,
+    "sheet": PlanSheet.__required_keys__, "row": PlannedRow.__required_keys__,
+    "currency": CurrencyFigures.__required_keys__, "controls": ControlSettings.__required_keys__,
+    "held": HeldRow.__required_keys__,
 }
 INPUTS = ("sheet", "results workbook")
 PAYOUT_REF = re.compile(r"[A-Za-z0-9._/-]{1,64}")
@@ -64,8 +133,8 @@ def ceiling_of(debit: Decimal, tolerance: Decimal, currency: str) -> Decimal:
     return (debit * (1 + tolerance)).quantize(min(minor_unit(currency), CENT))
 
 
-def currency_figures(rows: Iterable[dict[str, Any]], tolerance: Decimal
-                     ) -> dict[str, dict[str, Any]]:
+def currency_figures(rows: Iterable[PlannedRow], tolerance: Decimal
+                     ) -> dict[str, CurrencyFigures]:
     """Per source currency: NbOfTxs, CtrlSum, the quoted debit and the ceiling, as text."""
     totals: dict[str, list[Any]] = {}
     for r in rows:
@@ -114,8 +183,8 @@ def _time(value: Any, where: str) -> datetime:
     return datetime.fromisoformat(_text(value, where, TIME).replace("Z", "+00:00"))
 
 
-def check_shape(document: dict[str, Any]) -> None:
-    """Every field of the plan is known and of its form (the rows' own values excepted:
+def check_shape(document: dict[str, Any]) -> PlanDocument:
+    """The plan, once every field is known and of its form (the rows' own values excepted:
     they are what is paid, checked by validation)."""
     _fields(document, "", "the plan")
     created = _time(document["created_at"], "created_at")
@@ -157,6 +226,7 @@ def check_shape(document: dict[str, Any]) -> None:
         _fields(total, "currency", f"currencies.{currency}")
     _payee_changes_shape(document["payee_changes"])
     _decisions_shape(document, {row["payout_ref"] for row in document["rows"]})
+    return cast(PlanDocument, document)
 
 
 def _decisions_shape(document: dict[str, Any], refs: set[str]) -> None:
@@ -205,9 +275,9 @@ def _row_shape(row: Any, where: str, columns: set[str]) -> None:
 
 
 def _payee_changes_shape(changes: Any) -> None:
-    from batchpay.controls.payees import Finding
+    from batchpay.controls.payees import PayeeChangeShown
 
-    known = set(Finding(0, 0, "", "", "").as_info()) - {"details"}
+    known = PayeeChangeShown.__required_keys__
     if not isinstance(changes, list) or not all(
             isinstance(c, dict) and set(c) <= known for c in changes):
         raise _refuse("payee_changes is not a list of the payee register's findings")
@@ -216,7 +286,7 @@ def _payee_changes_shape(changes: Any) -> None:
 # --------------------------------------------------------------------------- figures
 
 
-def check_figures(document: dict[str, Any]) -> Validation:
+def check_figures(document: PlanDocument) -> Validation:
     """The rows validated as `run --plan` reads them; refuses a row whose stated payout_ref,
     source currency or amount is not its values', and stated totals that are not the rows'."""
     from batchpay.controls.plan_file import plan_sheet
@@ -249,14 +319,14 @@ def check_figures(document: dict[str, Any]) -> Validation:
     return validation
 
 
-def _said(total: dict[str, Any] | None) -> str:
+def _said(total: CurrencyFigures | None) -> str:
     if total is None:
         return "nothing"
     return (f"{total.get('NbOfTxs')} row(s), CtrlSum {total.get('CtrlSum')}, debit "
             f"{total.get('quoted_debit')}, ceiling {total.get('ceiling')}")
 
 
-def check_times(document: dict[str, Any], plan_hours: float, now: datetime | None = None
+def check_times(document: PlanDocument, plan_hours: float, now: datetime | None = None
                 ) -> None:
     """Not expired, not made in the future, and not made to last longer than this
     machine's `plan_hours` allows."""
@@ -277,7 +347,7 @@ def check_times(document: dict[str, Any], plan_hours: float, now: datetime | Non
 # --------------------------------------------------------------------------- payees
 
 
-def unstated_findings(document: dict[str, Any], validation: Validation, journal: Any,
+def unstated_findings(document: PlanDocument, validation: Validation, journal: Journal,
                       hold_new: bool, cooling_hours: float) -> list[str]:
     """The payee register's findings, recomputed from `journal`, for the plan's rows not yet
     paid, that the plan does not state as they are now (none: the plan hides nothing)."""
@@ -291,11 +361,14 @@ def unstated_findings(document: dict[str, Any], validation: Validation, journal:
     pending = [(seq, row, ref, payee_values(p)) for seq, row, ref, p in rows
                if ledger.get(ref) is None or ledger[ref].status in NO_PAYOUT]
     found = reported(check_rows(journal, pending, HoldRules(hold_new, cooling_hours)))
-    stated = {c.get("payout_ref"): c for c in document["payee_changes"]}
+    # a plan's finding may lack a field (the shape allows fewer): read with get
+    stated: dict[object, Mapping[str, object]] = {
+        c.get("payout_ref"): c for c in document["payee_changes"]}
     missing = []
     for finding in found:
         said = stated.get(finding["payout_ref"], {})
-        if any(said.get(k) != finding[k] for k in ("payee", "reason", "fields", "decision")):
+        now: Mapping[str, object] = finding
+        if any(said.get(k) != now[k] for k in ("payee", "reason", "fields", "decision")):
             missing.append(f"row {finding['row']} {finding['payout_ref']}: {finding['payee']} "
                            f"{finding['reason']}")
     return missing

@@ -19,17 +19,20 @@ import math
 import os
 import platform
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from batchpay import sshsig
 from batchpay.config import Settings
+from batchpay.controls.payees import PayeeChange, without_details
 from batchpay.controls.plan_checks import (
     PLAN_VERSION,
+    PlanDocument,
+    PlannedRow,
     PlanRefused,
     check_figures,
     check_shape,
@@ -58,7 +61,7 @@ CODE_LENGTH = 20
 LOOK_ALIKES = str.maketrans({"O": "0", "I": "1", "L": "1"})
 
 
-def canonical_bytes(document: dict[str, Any]) -> bytes:
+def canonical_bytes(document: Mapping[str, Any]) -> bytes:
     return (json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
             + "\n").encode()
 
@@ -116,17 +119,17 @@ class Maker:
 def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run_id: str,
                chain_head: str, maker: Maker, hours: float, tolerance: Decimal,
                source_currency: str | None,
-               payee_changes: Iterable[dict[str, Any]] = (), results_workbook: bool = False,
+               payee_changes: Iterable[PayeeChange] = (), results_workbook: bool = False,
                held: Iterable[ResultRow] = (),
-               released: dict[str, list[str]] | None = None) -> dict[str, Any]:
+               released: dict[str, list[str]] | None = None) -> PlanDocument:
     """The plan document (made canonical by `canonical_bytes`). `results_workbook`: the
     input is one, paid as `rerun` would (a FAILED row goes again); `held`: the rows the
     checks held out of the plan; `released`: the repeats the maker released (payout_ref →
     the earlier payout_refs)."""
     now = datetime.now(UTC).replace(microsecond=0)
-    planned = [{"row": r.row, "payout_ref": r.payout_ref, "source_currency": r.source_currency,
-                "values": r.values, "amount": r.amount, "total_debit": r.total_debit}
-               for r in rows]
+    planned: list[PlannedRow] = [
+        {"row": r.row, "payout_ref": r.payout_ref, "source_currency": r.source_currency,
+         "values": r.values, "amount": r.amount, "total_debit": r.total_debit} for r in rows]
     refs = {r["payout_ref"] for r in planned}
     return {
         "version": PLAN_VERSION, "created_at": now.isoformat().replace("+00:00", "Z"),
@@ -143,8 +146,7 @@ def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run
         "rows": planned,
         "currencies": currency_figures(planned, tolerance),
         # what the payee register found (new, changed and held payees; accounts masked)
-        "payee_changes": [{k: v for k, v in c.items() if k != "details"}
-                          for c in payee_changes],
+        "payee_changes": [without_details(c) for c in payee_changes],
         # what the maker decided, for the approver: the settings of the checks that hold
         # rows, the rows held out and why, the repeats released
         "controls": control_settings(settings),
@@ -172,13 +174,29 @@ def plan_rows_of(sheet: Sheet, journal_rows: Iterable[ResultRow]) -> list[PlanRo
 # --------------------------------------------------------------------------- reading
 
 
-def plan_sheet(document: dict[str, Any], path: Path | None, sha256: str = "") -> Sheet:
+def plan_sheet(document: PlanDocument, path: Path | None, sha256: str = "") -> Sheet:
     """The rows to pay, rebuilt from a plan: the sheet is never read again."""
     columns = list(document["sheet"]["columns"])
     rows = [SheetRow(r["row"], [_value(c, r["values"].get(c)) for c in columns])
             for r in document["rows"]]
     return Sheet(path=path or Path(document["sheet"]["name"]), sheet_name="plan",
                  columns=columns, headers=columns, rows=rows, sha256=sha256)
+
+
+class RunTerms(TypedDict):
+    """What `run --plan` takes from a plan besides its rows (`CheckedPlan.run_terms`)."""
+
+    kind: Literal["run", "rerun"]
+    source_currency: str | None
+    allow_repeat: frozenset[str]  # the payout_refs of the repeats the maker released
+
+
+class PlanRunInfo(TypedDict):
+    """Which plan a run paid, who made it and who approved it, as the run records it."""
+
+    plan_id: str
+    plan_maker: str
+    plan_approvers: str
 
 
 @dataclass
@@ -199,7 +217,7 @@ class CheckedPlan:
 
     path: Path
     data: bytes
-    document: dict[str, Any]
+    document: PlanDocument
     id: str
     validation: Validation
     maker: list[str] = field(default_factory=list)  # the maker's principals, once checked
@@ -210,7 +228,7 @@ class CheckedPlan:
     def short(self) -> str:
         return short_code(self.id)
 
-    def run_terms(self) -> dict[str, Any]:
+    def run_terms(self) -> RunTerms:
         """What `run --plan` takes from the plan besides its rows: a results workbook's plan
         is paid as `rerun` reads it (a FAILED or REFUNDED row goes again), in the plan's
         source currency, with the repeats its maker released (the approver signed them)."""
@@ -229,7 +247,7 @@ class CheckedPlan:
     def sheet(self) -> Sheet:
         return plan_sheet(self.document, self.path, self.id)
 
-    def run_info(self) -> dict[str, Any]:
+    def run_info(self) -> PlanRunInfo:
         maker = self.document["maker"]
         return {"plan_id": self.id,
                 "plan_maker": f"{', '.join(self.maker or maker['principals'])} "
@@ -263,8 +281,8 @@ def read_plan(path: Path) -> CheckedPlan:
     if canonical_bytes(document) != data:
         raise PlanRefused(f"{path} was changed after it was made (it is no longer the plan's "
                           "canonical JSON): make and approve a new plan.")
-    check_shape(document)
-    return CheckedPlan(path, data, document, plan_id(data), check_figures(document))
+    plan = check_shape(document)
+    return CheckedPlan(path, data, plan, plan_id(data), check_figures(plan))
 
 
 def maker_signature_path(plan: Path) -> Path:

@@ -24,11 +24,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from batchpay.journal.store import Journal
 from batchpay.money import masked, plain_account
 from batchpay.statuses import MAY_HAVE_PAID, display_status
+
+if TYPE_CHECKING:
+    from batchpay.config import Settings
 
 _DOTS = str.maketrans("", "", "._")
 
@@ -65,7 +68,18 @@ def payment_key(account: Any, amount: Any, source_currency: Any, currency: Any, 
             str(source_currency or "").upper(), str(currency or "").upper())
 
 
-def control_settings(settings: Any) -> dict[str, Any]:
+class ControlSettings(TypedDict):
+    """The settings of the checks that hold rows (batchpay.config.Settings's)."""
+
+    repeat_window_days: int
+    service_check_days: int
+    hold_new_payees: bool
+    payee_change_hold_hours: float
+    payee_confirmed_by_other: bool
+    require_approval: bool
+
+
+def control_settings(settings: Settings) -> ControlSettings:
     """The settings of the checks that hold rows, as the Run sheet and the plan record them."""
     return {"repeat_window_days": settings.repeat_window_days,
             "service_check_days": settings.service_check_days,

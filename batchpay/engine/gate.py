@@ -15,6 +15,7 @@ One INVALID row empties the plan unless the operator skips invalid rows.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import partial
@@ -22,7 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from batchpay.config import Settings
 from batchpay.controls.payee_keys import payee_values
-from batchpay.controls.payees import IDENTITY, Finding, HoldRules, check_rows, reported
+from batchpay.controls.payees import (
+    IDENTITY,
+    Finding,
+    HoldRules,
+    PayeeChange,
+    check_rows,
+    reported,
+)
 from batchpay.controls.repeats import RepeatCheck, held_message, payment_key
 from batchpay.engine.sending import SendJob
 from batchpay.journal.records import RunRow, canonical, operator
@@ -49,9 +57,9 @@ class Plan:
     track: list[str]  # refs already sent, shown with their journal status
     invalid: int
     # events about rows (kind, payout_ref, data): holds, and holds released by the operator
-    decisions: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    decisions: list[tuple[str, str, Mapping[str, Any]]] = field(default_factory=list)
     # the payee register's findings that are not plainly "known" (the Payee changes sheet)
-    payee_changes: list[dict[str, Any]] = field(default_factory=list)
+    payee_changes: list[PayeeChange] = field(default_factory=list)
 
     @property
     def held(self) -> int:
@@ -120,7 +128,7 @@ def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, k
     send: list[SendJob] = []
     resolve: list[SendJob] = []
     track: list[str] = []
-    decisions: list[tuple[str, str, dict[str, Any]]] = []
+    decisions: list[tuple[str, str, Mapping[str, Any]]] = []
     candidates: list[tuple[SendJob, RunRow]] = []  # rows to send, if nothing holds them
     for seq, check in enumerate(checks):
         p = check.payout

@@ -14,29 +14,30 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from batchpay.config import Settings
-from batchpay.controls.approval import (
-    Maker,
-    maker_signature_path,
-    read_plan,
-    signature_paths,
-    summary_lines,
-)
+from batchpay.controls.approval import summary_lines
+from batchpay.controls.plan_checks import CurrencyFigures, PlanDocument
 from batchpay.controls.plan_file import (
+    Maker,
     build_plan,
     canonical_bytes,
+    maker_signature_path,
     plan_rows_of,
+    read_plan,
     short_code,
     sign_as_maker,
+    signature_paths,
 )
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input, run_batch
 from batchpay.files import replaced_atomically
 from batchpay.journal.store import Journal
 from batchpay.service import Opener
+from batchpay.sheet.read import Sheet
 from batchpay.sheet.results_input import is_results_workbook
+from batchpay.sheet.validate import Validation
 
 
 @dataclass(frozen=True)
@@ -52,11 +53,25 @@ class PlanFiles:
 
     @classmethod
     def named(cls, sheet: Path, name: Path | None = None) -> PlanFiles:
-        """From `--out NAME` (with or without .plan/.plan.json), else the sheet's name."""
-        base = name if name is not None else sheet.with_suffix("")
-        base = base.with_name(base.name.removesuffix(".plan.json").removesuffix(".plan"))
+        """From `--out NAME` (with or without .plan/.plan.json), else the sheet's name as it
+        is: the plan of `x.plan.xlsx` is `x.plan.plan.json`, its workbook never the sheet."""
+        if name is None:
+            base = sheet.with_suffix("")
+        else:
+            base = name.with_name(name.name.removesuffix(".plan.json").removesuffix(".plan"))
         return cls(base.with_name(base.name + ".plan.json"),
                    base.with_name(base.name + ".plan.xlsx"))
+
+
+class PlanMade(TypedDict):
+    """What `batchpay plan --json` prints."""
+
+    plan_id: str
+    short_code: str
+    rows: int
+    currencies: dict[str, CurrencyFigures]  # the plan's totals and ceiling per currency
+    expires_at: str
+    outputs: list[str]  # the plan, its maker's signature, its workbook
 
 
 @dataclass
@@ -66,7 +81,7 @@ class PlanOutcome:
     dry_run: RunOutcome
     files: PlanFiles
     rows: int = 0
-    document: dict[str, Any] | None = None
+    document: PlanDocument | None = None
     identifier: str = ""
     refused: str = ""
 
@@ -74,14 +89,14 @@ class PlanOutcome:
     def short_code(self) -> str:
         return short_code(self.identifier)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> PlanMade:
         """`batchpay plan --json`."""
         assert self.document is not None
-        return {"plan_id": self.identifier, "short_code": self.short_code, "rows": self.rows,
-                "currencies": self.document["currencies"],
-                "expires_at": self.document["expires_at"],
-                "outputs": [str(self.files.plan), str(self.files.maker_signature),
-                            str(self.files.workbook)]}
+        return PlanMade(plan_id=self.identifier, short_code=self.short_code, rows=self.rows,
+                        currencies=self.document["currencies"],
+                        expires_at=self.document["expires_at"],
+                        outputs=[str(self.files.plan), str(self.files.maker_signature),
+                                 str(self.files.workbook)])
 
 
 def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, connect: Opener,
@@ -89,20 +104,21 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
     """Dry-run `options.sheet` (its results go to the plan's workbook) and write the plan of
     the rows it would send, signed by `maker` (`approval.maker_of`), as `batchpay approve`
     and `batchpay run --plan` read it."""
-    read: dict[str, Any] = {}
+    read: list[Sheet] = []  # the sheet the dry run read, to plan its rows
     if options.kind == "run" and is_results_workbook(options.sheet):
         # a results workbook is planned as `rerun` reads it: FAILED and REFUNDED rows go too
         options = replace(options, kind="rerun")
 
-    def load() -> Any:
-        read["sheet"], validation = load_input(options, settings)
-        return read["sheet"], validation
+    def load() -> tuple[Sheet, Validation]:
+        sheet, validation = load_input(options, settings)
+        read.append(sheet)
+        return sheet, validation
 
     outcome = run_batch(settings, options, reporter, load, connect)
     done = PlanOutcome(outcome, files)
     with Journal(settings.journal) as journal:
         dry = list(result_rows(journal, find_run(journal, outcome.run_id)))
-        rows = plan_rows_of(read["sheet"], dry)
+        rows = plan_rows_of(read[-1], dry)
         head = journal.head()
     if any(n.startswith("SHORTFALL") for n in outcome.notes):
         done.refused = "the wallet cannot cover it."
@@ -110,7 +126,7 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
         done.refused = "no row would be sent."
     if done.refused:
         return done
-    document = build_plan(settings, read["sheet"], rows, run_id=outcome.run_id,
+    document = build_plan(settings, read[-1], rows, run_id=outcome.run_id,
                           chain_head=head, maker=maker, hours=settings.plan_hours,
                           tolerance=Decimal(str(settings.plan_tolerance)),
                           source_currency=options.source_currency,

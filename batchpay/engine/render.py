@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from batchpay.engine.doubt import UNKNOWN_ERROR
 from batchpay.errors import JournalError
@@ -190,12 +190,26 @@ def sent_by_run(journal: Journal, run_id: str) -> dict[str, tuple[int, Decimal]]
     return found
 
 
-def run_list(journal: Journal) -> list[dict[str, Any]]:
+class RunLine(TypedDict):
+    """A run as `batchpay runs` lists it (and prints it with --json)."""
+
+    run_id: str
+    kind: str
+    started_at: str
+    finished_at: str | None
+    sheet: str
+    outcome: str | None
+    exit_code: int | None
+    counts: dict[str, int]  # rows per status as they stand now
+    sent: int  # payouts the run itself sent
+
+
+def run_list(journal: Journal) -> list[RunLine]:
     """Every run of the journal, oldest first, as `batchpay runs` shows it (and prints it
     with --json): id, kind, times, sheet, outcome, exit code, rows per status as they
     stand now, and how many payouts the run itself sent."""
-    return [{"run_id": r.id, "kind": r.kind, "started_at": r.started_at,
-             "finished_at": r.finished_at, "sheet": r.sheet, "outcome": r.outcome,
-             "exit_code": r.exit_code, "counts": run_counts(journal, r),
-             "sent": sum(n for n, _ in sent_by_run(journal, r.id).values())}
+    return [RunLine(run_id=r.id, kind=r.kind, started_at=r.started_at,
+                    finished_at=r.finished_at, sheet=r.sheet, outcome=r.outcome,
+                    exit_code=r.exit_code, counts=run_counts(journal, r),
+                    sent=sum(n for n, _ in sent_by_run(journal, r.id).values()))
             for r in journal.runs()]

@@ -16,7 +16,7 @@ import gc
 import platform
 import secrets
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -63,6 +63,7 @@ from batchpay.statuses import (
 from batchpay.statuses import exit_code as rows_exit_code
 
 if TYPE_CHECKING:
+    from batchpay.controls.payees import PayeeChange
     from batchpay.controls.plan_file import CheckedPlan
 
 
@@ -107,7 +108,7 @@ class RunOutcome:
     rows: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     dry_run: bool = False
-    payee_changes: list[dict[str, Any]] = field(default_factory=list)
+    payee_changes: list[PayeeChange] = field(default_factory=list)
     # rows released from the repeat hold (--allow-repeat): payout_ref -> the earlier refs
     released: dict[str, list[str]] = field(default_factory=dict)
 
@@ -149,9 +150,9 @@ class RunInfo:
     sandbox: bool
     journal: str
     settings: dict[str, Any]
-    plan: dict[str, Any]  # an approved plan's id, maker and approvers (controls.plan_file)
+    plan: Mapping[str, Any]  # an approved plan's id, maker and approvers (controls.plan_file)
     service_list_check: ServiceListCheck | None
-    payee_changes: list[dict[str, Any]]
+    payee_changes: list[PayeeChange]
 
     def record(self) -> dict[str, Any]:
         """The run's `info` as the journal keeps it: the plan's fields at the top level."""

@@ -28,7 +28,7 @@ from typing import Any
 
 from batchpay.errors import JournalTampered, UsageError
 from batchpay.journal.integrity import check as check_journal
-from batchpay.journal.records import RunRecord, as_decimal, utcnow
+from batchpay.journal.records import LedgerEntry, RunRecord, as_decimal, utcnow
 from batchpay.journal.store import Journal
 from batchpay.money import masked
 from batchpay.statuses import IN_DOUBT, Status, display_status
@@ -232,7 +232,8 @@ def build_statement(journal: Journal, start: date, end: date) -> Statement:
                      checked.head, checked.events, str(journal.path or ":memory:"), utcnow())
 
 
-def _line(ref: str, made: list[Request], entry: Any, runs: dict[str, RunRecord]) -> StatementLine:
+def _line(ref: str, made: list[Request], entry: LedgerEntry | None, runs: dict[str, RunRecord]
+          ) -> StatementLine:
     last = made[-1]
     out = [r for r in made if r.money_out]
     details: dict[str, Any] = {}

@@ -20,7 +20,7 @@ from xlsxwriter.worksheet import Worksheet
 
 from batchpay.engine.statement import Statement
 from batchpay.files import replaced_atomically
-from batchpay.sheet.currency import currency_exponent
+from batchpay.money import currency_exponent
 from batchpay.sheet.xlsx import WORKBOOK_OPTIONS, Lines, amount_format
 
 STATEMENT_COLUMNS = (

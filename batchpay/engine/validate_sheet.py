@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from batchpay.config import Settings
-from batchpay.controls.payees import HoldRules, check_sheet, reported
+from batchpay.controls.payees import HoldRules, PayeeChange, check_sheet, reported
 from batchpay.engine.banknames import check_sheet_bank_names
 from batchpay.files import check_output
 from batchpay.service import Opener
@@ -29,7 +28,7 @@ class SheetCheck:
 
     outcome: ValidateOutcome
     bank_notes: list[str] = field(default_factory=list)
-    payee_changes: list[dict[str, Any]] = field(default_factory=list)
+    payee_changes: list[PayeeChange] = field(default_factory=list)
 
     @property
     def report(self) -> Path | None:

@@ -19,10 +19,14 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import sqlite3
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from batchpay.errors import JournalError
 from batchpay.files import private_dir, write_private
+from batchpay.journal.records import GENESIS, ChainCheck, ChainKey, walk_chain
 
 KEY_FILE = "chain.key"
 KEY_ENV = "BATCHPAY_CHAIN_KEY"
@@ -79,3 +83,57 @@ def ensure_key() -> bytes:
     finally:
         draft.unlink()
     return key
+
+
+class JournalChainKey:
+    """Which key one journal's chain is keyed with, as its `meta` table records it: the
+    key's id and the first event it keys. None until the first keyed event is written (or
+    `reread` finds one); an in-memory journal is never keyed (no file anyone could copy or
+    edit)."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path | None) -> None:
+        self._db = db
+        self._path = path
+        self.keyed: tuple[str, int] | None = None  # (the key's id, the first keyed seq)
+
+    def reread(self) -> None:
+        """What `meta` says now (after a rollback, a key noted in it is undone)."""
+        rows = dict(self._db.execute(
+            "SELECT key, value FROM meta WHERE key IN ('chain_key', 'chain_keyed_from')"))
+        self.keyed = None if "chain_key" not in rows else (
+            rows["chain_key"], int(rows.get("chain_keyed_from") or 1))
+
+    def for_writing(self, seq: int) -> bytes | None:
+        """The key for event `seq`: the journal's chain key; a file journal not keyed yet
+        (new, or written before chains were keyed) is keyed from this event on. Runs inside
+        the transaction that writes the event, so the key noted here is undone with it."""
+        if self._path is None:
+            return None
+        if self.keyed is None:
+            self.reread()  # keyed meanwhile through another connection?
+        if self.keyed is None:
+            key = ensure_key()
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                 [("chain_key", key_id(key)), ("chain_keyed_from", str(seq))])
+            self.keyed = (key_id(key), seq)
+            return key
+        found = load_key()
+        if found is None or key_id(found) != self.keyed[0]:
+            raise JournalError(f"The journal {self._path} is keyed with chain key "
+                               f"{self.keyed[0]}, which is not the key in {key_path()}.",
+                               hint="Copy the key file of the user who wrote this journal "
+                               "there (0600), or use your own journal.")
+        return found if seq >= self.keyed[1] else None
+
+    def check(self, events: Iterable[Mapping[str, Any]], head: str | None) -> ChainCheck:
+        """The chain of `events` walked with this journal's key (`walk_chain`); a keyed
+        chain without its key at hand fails, saying whose key it needs."""
+        if self.keyed is None:
+            return walk_chain(events, head, None)
+        found = load_key()
+        if found is None or key_id(found) != self.keyed[0]:
+            return ChainCheck(False, 0, GENESIS, f"the chain is keyed with key "
+                              f"{self.keyed[0]}, which is not the key in {key_path()} "
+                              "(copy the key file of the user who wrote this journal, or "
+                              "the chain was re-keyed by someone else)")
+        return walk_chain(events, head, ChainKey(found, self.keyed[1]))

@@ -18,6 +18,9 @@ from datetime import time as dt_time
 from decimal import Decimal
 from typing import Any
 
+from batchpay.errors import JournalTampered
+from batchpay.statuses import LedgerStatus, Status, ledger_status
+
 
 def as_decimal(text: str | None) -> Decimal | None:
     """Money as the journal stores it (its exact digits as text) back to a Decimal."""
@@ -30,6 +33,28 @@ MONEY_FIELDS = ("amount", "rate", "fee", "target_amount", "total_debit", "asked"
 
 def _with_money(row: Mapping[str, Any]) -> dict[str, Any]:
     return {k: as_decimal(v) if k in MONEY_FIELDS else v for k, v in row.items()}
+
+
+def stored_status(text: str) -> LedgerStatus:
+    """A ledger status as the journal stores it (its text) back to its member."""
+    try:
+        return ledger_status(text)
+    except ValueError:
+        raise _unknown_status(text) from None
+
+
+def _row_status(text: str) -> Status:
+    try:
+        return Status(text)
+    except ValueError:
+        raise _unknown_status(text) from None
+
+
+def _unknown_status(text: str) -> JournalTampered:
+    # batchpay writes only its own statuses: another one was put there by hand
+    return JournalTampered(f"The journal holds the status {text[:40]!r}, which batchpay never "
+                           "writes: it was edited.",
+                           hint="`batchpay verify` checks the journal against its hash chain.")
 
 
 def operator() -> str:
@@ -110,7 +135,7 @@ class LedgerEntry:
     """A payout_ref's row of the ledger (table payouts)."""
 
     payout_ref: str
-    status: str
+    status: LedgerStatus
     details: str
     run_id: str
     attempt_id: int | None
@@ -130,7 +155,7 @@ class LedgerEntry:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> LedgerEntry:
-        return cls(**_with_money(row))
+        return cls(**{**_with_money(row), "status": stored_status(row["status"])})
 
 
 @dataclass
@@ -152,7 +177,7 @@ class RunRow:
     row: int
     payout_ref: str
     inputs: list[Any]
-    status: str
+    status: Status  # once `linked`, the row shows its payout_ref's ledger status instead
     linked: bool = False
     error: str = ""
     warning: str = ""
@@ -174,7 +199,7 @@ class RunRow:
         values = _with_money(row)
         del values["run_id"]
         return cls(**{**values, "inputs": unpack_values(values["inputs"]),
-                      "linked": bool(values["linked"])})
+                      "linked": bool(values["linked"]), "status": _row_status(values["status"])})
 
 
 @dataclass

@@ -1,35 +1,27 @@
 """The journal: one SQLite file, the single source of truth of every payout batchpay sent.
 
-Its tables are described in batchpay.journal.schema. A payout_ref whose latest
-attempt has no answer is *in doubt* (status SENDING): its request may have reached the
-service. It is never given a new quote; it is looked up and, while its quote is valid,
-resent with the identical body.
+Its tables are described in batchpay.journal.schema; the file itself and its transactions
+in batchpay.journal.database. Every change appends an event to a hash chain (keyed, see
+batchpay.journal.chain_keys). A payout_ref whose latest attempt has no answer is *in
+doubt* (status SENDING): its request may have reached the service. It is never given a new
+quote; it is looked up and, while its quote is valid, resent with the identical body.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from batchpay.errors import (
-    DISK_FULL_HINT,
-    AlreadySent,
-    JournalError,
-    JournalLocked,
-    JournalServiceMismatch,
-)
-from batchpay.files import create_private, private_dir
+from batchpay.errors import AlreadySent, JournalServiceMismatch
+from batchpay.journal.database import JournalDatabase
 from batchpay.journal.records import (
     GENESIS,
     Attempt,
     ChainCheck,
-    ChainKey,
     LedgerEntry,
     RunRecord,
     RunRow,
@@ -38,151 +30,26 @@ from batchpay.journal.records import (
     pack_values,
     sha256_text,
     utcnow,
-    walk_chain,
 )
 from batchpay.journal.schema import (
     LEDGER_FIELDS,
     RANK,
     RUN_ROW_FIELDS,
     known_fields,
-    migrate,
     moves_forward,
 )
 from batchpay.statuses import IN_DOUBT, MAY_HAVE_PAID, SENDING, SERVICE_ALIASES
 
 
-def _unwritten(exc: sqlite3.Error) -> JournalError:
-    if "full" in str(exc).lower():
-        return JournalError("The disk is full: the journal could not be written.",
-                            hint=DISK_FULL_HINT)
-    return JournalError(f"Could not write the journal: {exc}.",
-                        hint="Check free disk space and permissions.")
-
-
-class Journal:
-    """A small typed class over one SQLite file. Every state change is one transaction."""
-
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path) if str(path) != ":memory:" else None
-        self._lock_fd: int | None = None
-        self._depth = 0
-        self._durable = True
-        self._chain: tuple[str, int] | None = None  # the chain key's (id, first keyed seq)
-        self._identity: tuple[int, int] | None = None
-        try:
-            if self.path is not None:
-                private_dir(self.path.parent)
-                create_private(self.path)  # private before SQLite writes a byte to it
-                self._identity = file_identity(self.path)
-            self.db = sqlite3.connect(
-                str(path), isolation_level=None, timeout=30, check_same_thread=False
-            )
-            self.db.row_factory = sqlite3.Row
-            self.db.execute("PRAGMA busy_timeout = 30000")
-            self._refuse_foreign()  # before WAL: a file that is not ours is left as it was
-            if self.path is not None:
-                self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = FULL")
-            self.db.execute("PRAGMA foreign_keys = ON")
-            self._migrate()
-            self._chain = self._chain_meta()
-            if self.path is not None and os.name == "posix":
-                for suffix in ("", "-wal", "-shm"):
-                    p = Path(str(self.path) + suffix)
-                    if p.exists():
-                        os.chmod(p, 0o600)
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(
-                f"Cannot open the journal {path}: {exc}.",
-                hint="Is it a batchpay journal? Point --journal (or BATCHPAY_JOURNAL) at the right file.",
-            ) from None
-
-    @classmethod
-    def existing(cls, path: Path) -> Journal:
-        """Open a journal that must already be there: reading commands never create one."""
-        if not path.is_file():
-            raise JournalError(f"No journal at {path}.",
-                               hint="Run `batchpay run SHEET` first, or point --journal (or "
-                               "BATCHPAY_JOURNAL) at the journal you paid with.")
-        return cls(path)
+class Journal(JournalDatabase):
+    """A small typed class over one SQLite file: the runs, the ledger and the decisions
+    recorded about them, each state change one transaction with its event."""
 
     def has_payout_requests(self) -> bool:
         """False for a new, empty journal: it knows of no payout request ever sent."""
         return self.db.execute("SELECT 1 FROM attempts LIMIT 1").fetchone() is not None
 
-    # --- plumbing -----------------------------------------------------------------------
-    def _refuse_foreign(self) -> None:
-        tables = {r[0] for r in self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if tables and "schema_version" not in tables:
-            self.db.close()
-            raise JournalError(
-                f"{self.path} is an SQLite database but not a batchpay journal.",
-                hint="Point --journal (or BATCHPAY_JOURNAL) at a batchpay journal, or at "
-                "a new file.")
-
-    def _migrate(self) -> None:
-        with self.transaction():
-            migrate(self.db)
-
-    @contextlib.contextmanager
-    def transaction(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT; nested calls join the outer transaction.
-
-        Every commit survives a crash of the process (WAL). A `durable` one also survives
-        a power cut (fsync): intents are written so, because a payout request may leave
-        only once its quote id is on disk. Anything else lost by a power cut leaves a row
-        in doubt at worst, and in-doubt rows are looked up, never resent blindly.
-        """
-        if self._depth:
-            if durable and not self._durable:
-                raise AssertionError("a durable write cannot join a non-durable transaction")
-            self._depth += 1
-            try:
-                yield self.db
-            finally:
-                self._depth -= 1
-            return
-        try:
-            if durable != self._durable:
-                self.db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
-                self._durable = durable
-            self.db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise JournalError(f"The journal is busy or unwritable: {exc}.") from None
-        self._depth = 1
-        try:
-            yield self.db
-        except sqlite3.Error as exc:  # mapped here, where it happens: nothing was written
-            self._depth = 0
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-                self._chain = self._chain_meta()  # a key noted in this transaction is undone
-            raise _unwritten(exc) from None
-        except BaseException:
-            self._depth = 0
-            self.db.execute("ROLLBACK")
-            self._chain = self._chain_meta()
-            raise
-        self._depth = 0
-        try:
-            self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-            raise _unwritten(exc) from None
-
-    def close(self) -> None:
-        self.unlock()
-        self.db.close()
-
-    def __enter__(self) -> Journal:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    # --- the service and the run lock ----------------------------------------------------
+    # --- the service ---------------------------------------------------------------------
     def bind_service(self, identity: str) -> None:
         """A journal belongs to one service; another one is refused before anything is sent."""
         with self.transaction():
@@ -197,46 +64,6 @@ class Journal:
                     "or a new journal file for this one.",
                 )
 
-    def lock(self) -> None:
-        """One run/rerun/sync at a time: an OS lock that dies with its process (no stale
-        locks), taken on the journal file itself (flock, on its inode), so that every path
-        to it (a symbolic link, a hard link, another spelling) meets the same lock. SQLite's
-        own locks are POSIX record locks, which flock does not touch."""
-        if self.path is None or self._lock_fd is not None:
-            return
-        import fcntl
-
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise JournalLocked(
-                f"Another batchpay run is using the journal {self.path}.",
-                hint="Wait for it to finish (nothing was sent by this one), then run again.",
-            ) from None
-        st = os.fstat(fd)
-        if (st.st_dev, st.st_ino) != self._identity:
-            os.close(fd)  # replaced between opening and locking: lock what SQLite has open
-            raise JournalError(f"The journal {self.path} was replaced while it was being "
-                               "opened.", hint="Run again.")
-        self._lock_fd = fd
-
-    def still_at_path(self) -> bool:
-        """Whether the file this journal opened is still the one at its path (not deleted,
-        moved away or replaced by another file meanwhile)."""
-        if self.path is None:
-            return True
-        try:
-            return file_identity(self.path) == self._identity
-        except OSError:
-            return False
-
-    def unlock(self) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
-
     # --- events: the hash chain ----------------------------------------------------------
     def _event(self, kind: str, *, run_id: str = "", ref: str = "", data: Any = None) -> str:
         """Append one event; must run inside a transaction (so it reads the true head)."""
@@ -246,7 +73,7 @@ class Journal:
         prev = last[1] if last else GENESIS
         at = utcnow()
         text = canonical(data if data is not None else {})
-        digest = event_hash(prev, seq, at, kind, run_id, ref, text, self._write_key(seq))
+        digest = event_hash(prev, seq, at, kind, run_id, ref, text, self._chain.for_writing(seq))
         self.db.execute(
             "INSERT INTO events (seq, at, kind, run_id, payout_ref, data, prev_hash, hash) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -256,58 +83,17 @@ class Journal:
 
     def head(self) -> str:
         row = self.db.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        return row[0] if row else GENESIS
+        return str(row[0]) if row else GENESIS
 
     def verify(self, head: str | None = None) -> ChainCheck:
         """The hash chain from its first event (keyed from its first keyed event); with
         `head`, also that it reaches it."""
-        key = None
-        if self._chain is not None:
-            from batchpay.journal.chain_keys import key_id, key_path, load_key
-
-            found = load_key()
-            if found is None or key_id(found) != self._chain[0]:
-                return ChainCheck(False, 0, GENESIS, f"the chain is keyed with key "
-                                  f"{self._chain[0]}, which is not the key in {key_path()} "
-                                  "(copy the key file of the user who wrote this journal, or "
-                                  "the chain was re-keyed by someone else)")
-            key = ChainKey(found, self._chain[1])
-        return walk_chain(self.db.execute("SELECT * FROM events ORDER BY seq"), head, key)
+        return self._chain.check(self.db.execute("SELECT * FROM events ORDER BY seq"), head)
 
     def holds_event(self, digest: str) -> bool:
         """Whether an event of this journal has this hash (a plan's chain head, say)."""
         return self.db.execute("SELECT 1 FROM events WHERE hash = ? LIMIT 1",
                                (digest,)).fetchone() is not None
-
-    def _chain_meta(self) -> tuple[str, int] | None:
-        rows = dict(self.db.execute(
-            "SELECT key, value FROM meta WHERE key IN ('chain_key', 'chain_keyed_from')"))
-        if "chain_key" not in rows:
-            return None
-        return rows["chain_key"], int(rows.get("chain_keyed_from") or 1)
-
-    def _write_key(self, seq: int) -> bytes | None:
-        """The key for event `seq`: the journal's chain key; a file journal not keyed yet
-        (new, or written before chains were keyed) is keyed from this event on."""
-        if self.path is None:
-            return None  # in memory: no file anyone could copy or edit
-        from batchpay.journal.chain_keys import ensure_key, key_id, key_path, load_key
-
-        if self._chain is None:
-            self._chain = self._chain_meta()  # keyed meanwhile through another connection?
-        if self._chain is None:
-            key = ensure_key()
-            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                                [("chain_key", key_id(key)), ("chain_keyed_from", str(seq))])
-            self._chain = (key_id(key), seq)
-            return key
-        found = load_key()
-        if found is None or key_id(found) != self._chain[0]:
-            raise JournalError(f"The journal {self.path} is keyed with chain key "
-                               f"{self._chain[0]}, which is not the key in {key_path()}.",
-                               hint="Copy the key file of the user who wrote this journal "
-                               "there (0600), or use your own journal.")
-        return found if seq >= self._chain[1] else None
 
     # --- runs ------------------------------------------------------------------------------
     def start_run(self, run: RunRecord, rows: Iterable[RunRow]) -> None:
@@ -542,8 +328,8 @@ class Journal:
             " GROUP BY payout_ref) e ON e.payout_ref = p.payout_ref "
             f"WHERE p.status IN ({marks}) AND e.sent_at >= ?", (*wanted, since)).fetchall()
 
-    def record_decisions(self, run_id: str, decisions: Iterable[tuple[str, str, dict[str, Any]]]
-                         ) -> None:
+    def record_decisions(self, run_id: str,
+                         decisions: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
         """Events (kind, payout_ref, data) about rows of a run: holds and their releases."""
         with self.transaction():
             for kind, ref, data in decisions:
@@ -576,7 +362,7 @@ class Journal:
             "SELECT payout_ref, kind FROM events WHERE run_id = ? AND kind LIKE 'hold.%' "
             "AND kind != 'hold.released' ORDER BY seq", (run_id,))}
 
-    def record_note(self, kind: str, data: dict[str, Any], run_id: str = "") -> None:
+    def record_note(self, kind: str, data: Mapping[str, Any], run_id: str = "") -> None:
         with self.transaction():
             self._event(kind, run_id=run_id, data=data)
 
@@ -595,12 +381,6 @@ class Journal:
                 "('rejected', 'expired', 'not_sent', 'never_received')", (plan_id,)):
             spent[currency] = spent.get(currency, Decimal(0)) + Decimal(str(debit))
         return spent
-
-
-def file_identity(path: Path) -> tuple[int, int]:
-    """(device, inode) of the file at `path`, through any symbolic link."""
-    st = os.stat(path)
-    return st.st_dev, st.st_ino
 
 
 def journal_holds_event(path: Path, digest: str) -> bool:

@@ -35,7 +35,16 @@ from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.faults import retry_after_header
 from batchpay.sandbox.state import LISTABLE_STATES, SandboxState
 from batchpay.sandbox.webhooks_out import WebhookDispatcher
-from batchpay.sandbox.wire import SANDBOX_HEADER, JSONBody, bare, failed, loads, success
+from batchpay.sandbox.wire import (
+    SANDBOX_HEADER,
+    JSONBody,
+    Payout,
+    Quote,
+    bare,
+    failed,
+    loads,
+    success,
+)
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -74,7 +83,7 @@ class Gate:
             match, _ = route.matches(scope)
             if match is not Match.NONE:
                 return route.path
-        return scope["path"]
+        return str(scope["path"])
 
     def refusal(self, scope: Scope, template: str) -> Response | None:
         key = Headers(scope=scope).get("x-api-key")
@@ -164,6 +173,13 @@ def _whole_number(request: Request, name: str, default: int, minimum: int) -> in
     return int(text)
 
 
+def _retrieved(what: str, record: Quote | Payout | None) -> Response:
+    """A quote or a transaction read by its id, as the service answers it (404: none)."""
+    if record is None:
+        return failed(404, f"{what} not found")
+    return success(f"{what} retrieved successfully", record)
+
+
 def _currency(text: str | None) -> str | None:
     return text.strip().upper() or None if text is not None else None
 
@@ -189,10 +205,7 @@ def create_app(config: SandboxConfig) -> Starlette:
         return success("Quote created successfully", quote)
 
     async def read_quote(request: Request) -> Response:
-        quote = state.read_quote(request.path_params["id"])
-        if quote is None:
-            return failed(404, "Quote not found")
-        return success("Quote retrieved successfully", quote)
+        return _retrieved("Quote", state.read_quote(request.path_params["id"]))
 
     async def create_payout(request: Request) -> Response:
         drop = state.dice.roll(config.drop_rate)  # drawn for every payout request
@@ -202,10 +215,7 @@ def create_app(config: SandboxConfig) -> Starlette:
         return success("Payout initiated successfully", record)
 
     async def read_transaction(request: Request) -> Response:
-        record = state.read_payout(request.path_params["id"])
-        if record is None:
-            return failed(404, "Transaction not found")
-        return success("Transaction retrieved successfully", record)
+        return _retrieved("Transaction", state.read_payout(request.path_params["id"]))
 
     async def list_transactions(request: Request) -> Response:
         wanted = request.query_params.get("state", "").strip().upper() or None

@@ -11,6 +11,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from batchpay.sandbox.wire import Bank
+
 NIGERIAN_BANKS: tuple[tuple[str, str], ...] = (
     ("Access Bank", "044"),
     ("Citibank Nigeria", "023"),
@@ -77,14 +79,14 @@ INVOICE_FROM = Decimal(50000)  # sandbox value: above this an invoice would be a
 PAYMENT_CHANNELS = frozenset({"BANK_TRANSFER"})
 
 
-def bank_list(country: str, currency: str) -> tuple[str, list[dict[str, Any]]] | None:
+def bank_list(country: str, currency: str) -> tuple[str, list[Bank]] | None:
     """(message, banks) for a covered pair, None for any other pair."""
     found = BANK_LISTS.get((country.upper(), currency.upper()))
     if found is None:
         return None
     message, banks = found
     return message, [
-        {"bankName": name, "sortCode": code, "branchCode": None, "country": None}
+        Bank(bankName=name, sortCode=code, branchCode=None, country=None)
         for name, code in banks
     ]
 

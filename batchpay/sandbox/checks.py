@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, cast
 
 from batchpay.sandbox.banks import PAYMENT_CHANNELS
+from batchpay.sandbox.wire import PayoutRequest
 
 USCC_ALPHABET = "0123456789ABCDEFGHJKLMNPQRTUWXY"
 USCC_WEIGHTS = (1, 3, 9, 27, 19, 26, 16, 17, 20, 29, 25, 13, 8, 24, 10, 30, 28)
@@ -87,7 +88,7 @@ def _lookup(body: dict[str, Any], path: tuple[str, ...]) -> tuple[bool, Any]:
     return True, node
 
 
-def check_payout_request(body: Any) -> dict[str, Any]:
+def check_payout_request(body: Any) -> PayoutRequest:
     """The payout request as sent, once every field check passed; else a Refusal (400)."""
     if not isinstance(body, dict):
         raise Refusal(400, "Request body must be a JSON object")
@@ -134,7 +135,7 @@ def check_payout_request(body: Any) -> dict[str, Any]:
             "Invalid IC number: not an 18-character resident ID number with a matching "
             "check digit",
         )
-    return body
+    return cast(PayoutRequest, body)  # every field of one was checked above
 
 
 def _text(body: dict[str, Any], path: tuple[str, ...]) -> str:

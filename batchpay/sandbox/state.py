@@ -33,7 +33,17 @@ from batchpay.sandbox import banks, rates
 from batchpay.sandbox.checks import Refusal
 from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.faults import Dice, RateLimiter, Traffic, parse_rate_limit
-from batchpay.sandbox.wire import dumps, loads
+from batchpay.sandbox.wire import (
+    AcceptedPayout,
+    Payout,
+    PayoutRecord,
+    PayoutRequest,
+    Quote,
+    Side,
+    Wallet,
+    dumps,
+    loads,
+)
 
 START_BALANCES: dict[str, Decimal] = {"NGN": Decimal("10000000000"), "USD": Decimal("100000000")}
 STATES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED")
@@ -201,7 +211,7 @@ class SandboxState:
     def create_quote(
         self, channel: str, amount: Decimal, source_currency: str, source_country: str,
         target_currency: str, target_country: str,
-    ) -> dict[str, Any]:
+    ) -> Quote:
         if (
             source_country not in rates.CURRENCY_COUNTRIES.get(source_currency, ())
             or (target_currency, target_country) != (banks.TARGET_CURRENCY, banks.TARGET_COUNTRY)
@@ -218,18 +228,19 @@ class SandboxState:
         if price.target_amount > banks.TARGET_MAXIMUM:
             raise Refusal(400, f"Maximum target amount for transaction is {banks.TARGET_MAXIMUM}")
         ttl = self.config.quote_ttl
-        quote = {
-            "id": str(uuid.uuid4()),
-            "paymentChannel": channel,
-            "source": {"currency": source_currency, "country": source_country, "amount": amount},
-            "target": {"currency": target_currency, "country": target_country, "amount": price.target_amount},
-            "rate": price.rate,
-            "fee": {"amount": price.fee},
-            "summary": {"total": price.total},
-            "rules": banks.limit_rules(),
-            "settlementTime": f"Within 24 hours (sandbox: {self.config.settle_seconds:g} seconds)",
-            "expiresInSeconds": _seconds(ttl),
-        }
+        quote = Quote(
+            id=str(uuid.uuid4()),
+            paymentChannel=channel,
+            source=Side(currency=source_currency, country=source_country, amount=amount),
+            target=Side(currency=target_currency, country=target_country,
+                        amount=price.target_amount),
+            rate=price.rate,
+            fee={"amount": price.fee},
+            summary={"total": price.total},
+            rules=banks.limit_rules(),
+            settlementTime=f"Within 24 hours (sandbox: {self.config.settle_seconds:g} seconds)",
+            expiresInSeconds=_seconds(ttl),
+        )
         now = time.time()
         with self._transaction() as db:
             db.execute(
@@ -238,18 +249,18 @@ class SandboxState:
             )
         return quote
 
-    def read_quote(self, quote_id: str) -> dict[str, Any] | None:
+    def read_quote(self, quote_id: str) -> Quote | None:
         with self._lock:
             row = self._db.execute("SELECT expires, data FROM quote WHERE id = ?", (quote_id,)).fetchone()
         if row is None:
             return None
-        quote: dict[str, Any] = loads(row[1])
+        quote: Quote = loads(row[1])
         quote["expiresInSeconds"] = _seconds(max(0.0, row[0] - time.time()))
         return quote
 
     # -- payouts ---------------------------------------------------------------------------
 
-    def create_payout(self, request: dict[str, Any]) -> dict[str, Any]:
+    def create_payout(self, request: PayoutRequest) -> Payout:
         """Commit a checked payout request; Refusal for a quote or wallet problem."""
         recipient = request["recipient"]
         now = time.time()
@@ -259,7 +270,7 @@ class SandboxState:
                 raise Refusal(422, "Invalid quote ID provided")
             if now > row[0]:
                 raise Refusal(400, "Quotes only last for 10 minutes")
-            quote: dict[str, Any] = loads(row[2])
+            quote: Quote = loads(row[2])
             if (recipient["currency"], recipient["country"]) != (
                 quote["target"]["currency"], quote["target"]["country"]
             ):
@@ -276,16 +287,16 @@ class SandboxState:
             db.execute("UPDATE quote SET used = 1 WHERE id = ?", (request["quoteId"],))
             created = self._last_created = max(now, self._last_created + 1e-6)
             fails = _says_fail(request.get("remark"))
-            record = {
-                "id": str(uuid.uuid4()),
-                "referenceNumber": "".join(secrets.choice(REFERENCE_ALPHABET) for _ in range(13)),
-                "type": "SEND",
-                "reason": request.get("reason"),
-                "remark": request.get("remark"),
-                "quote": quote,
-                "recipient": recipient,
-                "created": iso(created),
-            }
+            record = PayoutRecord(
+                id=str(uuid.uuid4()),
+                referenceNumber="".join(secrets.choice(REFERENCE_ALPHABET) for _ in range(13)),
+                type="SEND",
+                reason=request.get("reason"),
+                remark=request.get("remark"),
+                quote=quote,
+                recipient=recipient,
+                created=iso(created),
+            )
             tracked = self._webhook_url is not None
             db.execute(
                 "INSERT INTO payout (id, quote_id, created, fails, refund, debit_currency,"
@@ -296,22 +307,20 @@ class SandboxState:
             )
         return self._render(record, created, fails, now)
 
-    def _render(self, record: dict[str, Any], created: float, fails: bool, now: float,
-                state: str | None = None) -> dict[str, Any]:
+    def _render(self, record: PayoutRecord, created: float, fails: bool, now: float,
+                state: str | None = None) -> Payout:
         """The payout record as the service shows it at `now` (or in a given state)."""
         settle = self.config.settle_seconds
         if state is None:
             state, began = derive_state(now - created, settle, fails)
         else:
             began = _state_began(state, settle)
-        shown = dict(record)
-        shown["state"] = state
-        shown["processed"] = iso(created + began)
-        order = ("id", "referenceNumber", "state", "type", "reason", "remark", "quote",
-                 "recipient", "created", "processed")
-        return {key: shown[key] for key in order}
+        return Payout(id=record["id"], referenceNumber=record["referenceNumber"], state=state,
+                      type=record["type"], reason=record["reason"], remark=record["remark"],
+                      quote=record["quote"], recipient=record["recipient"],
+                      created=record["created"], processed=iso(created + began))
 
-    def read_payout(self, payout_id: str) -> dict[str, Any] | None:
+    def read_payout(self, payout_id: str) -> Payout | None:
         now = time.time()
         with self._transaction(now) as db:
             row = db.execute("SELECT created, fails, record FROM payout WHERE id = ?", (payout_id,)).fetchone()
@@ -319,7 +328,7 @@ class SandboxState:
             return None
         return self._render(loads(row[2]), row[0], bool(row[1]), now)
 
-    def list_payouts(self, state: str | None, page: int, size: int) -> tuple[list[dict[str, Any]], int]:
+    def list_payouts(self, state: str | None, page: int, size: int) -> tuple[list[Payout], int]:
         """One page of payouts in creation order, optionally in one state; and their count."""
         now = time.time()
         settle = self.config.settle_seconds
@@ -350,36 +359,36 @@ class SandboxState:
             ).fetchall()
         return [self._render(loads(record), created, bool(fails), now) for created, fails, record in rows], total
 
-    def inspection_list(self) -> list[dict[str, Any]]:
+    def inspection_list(self) -> list[AcceptedPayout]:
         """Every payout accepted, in order, in the /_sandbox/payouts shape."""
         now = time.time()
         with self._transaction(now) as db:
             rows = db.execute("SELECT created, fails, record FROM payout ORDER BY seq").fetchall()
         listed = []
         for created, fails, text in rows:
-            record = loads(text)
-            listed.append({
-                "id": record["id"],
-                "quoteId": record["quote"]["id"],
-                "referenceNumber": record["referenceNumber"],
-                "state": derive_state(now - created, self.config.settle_seconds, bool(fails))[0],
-                "accountNumber": record["recipient"]["account"]["accountNumber"],
-                "recipientName": record["recipient"]["name"],
-                "sourceAmount": record["quote"]["source"]["amount"],
-                "sourceCurrency": record["quote"]["source"]["currency"],
-                "targetAmount": record["quote"]["target"]["amount"],
-                "remark": record["remark"],
-                "created": record["created"],
-            })
+            record: PayoutRecord = loads(text)
+            listed.append(AcceptedPayout(
+                id=record["id"],
+                quoteId=record["quote"]["id"],
+                referenceNumber=record["referenceNumber"],
+                state=derive_state(now - created, self.config.settle_seconds, bool(fails))[0],
+                accountNumber=record["recipient"]["account"]["accountNumber"],
+                recipientName=record["recipient"]["name"],
+                sourceAmount=record["quote"]["source"]["amount"],
+                sourceCurrency=record["quote"]["source"]["currency"],
+                targetAmount=record["quote"]["target"]["amount"],
+                remark=record["remark"],
+                created=record["created"],
+            ))
         return listed
 
     # -- webhooks --------------------------------------------------------------------------
 
-    def due_webhook_events(self) -> list[tuple[str, dict[str, Any]]]:
+    def due_webhook_events(self) -> list[tuple[str, Payout]]:
         """(state, record in that state) for every state change not yet announced, once each."""
         now = time.time()
         settle = self.config.settle_seconds
-        events: list[tuple[str, dict[str, Any]]] = []
+        events: list[tuple[str, Payout]] = []
         with self._transaction(now) as db:
             rows = db.execute(
                 "SELECT seq, created, fails, webhook_state, record FROM payout WHERE webhook_open = 1"
@@ -401,7 +410,7 @@ class SandboxState:
 
     # -- wallets ---------------------------------------------------------------------------
 
-    def wallets(self, currency: str | None) -> list[dict[str, Any]]:
+    def wallets(self, currency: str | None) -> list[Wallet]:
         if currency is not None and currency not in rates.UNITS_PER_USD:
             raise Refusal(400, "Invalid country or currency ISO code")
         with self._transaction() as db:
@@ -410,7 +419,7 @@ class SandboxState:
         if currency is not None:
             held = {currency: held.get(currency, (_wallet_id(currency), Decimal(0)))}
         return [
-            {"id": wallet_id, "balance": balance, "currency": cur, "country": rates.home_country(cur)}
+            Wallet(id=wallet_id, balance=balance, currency=cur, country=rates.home_country(cur))
             for cur, (wallet_id, balance) in held.items()
         ]
 

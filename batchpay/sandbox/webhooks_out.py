@@ -15,11 +15,11 @@ import hmac
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import httpx
 
-from batchpay.sandbox.wire import dumps
+from batchpay.sandbox.wire import Payout, dumps
 
 if TYPE_CHECKING:
     from batchpay.sandbox.state import SandboxState
@@ -48,7 +48,7 @@ def signature_headers(body: bytes, secret: str | None) -> dict[str, str]:
     }
 
 
-def event_body(state: str, record: dict[str, Any]) -> bytes:
+def event_body(state: str, record: Payout) -> bytes:
     return dumps({"event": EVENT_NAMES[state], "data": record}).encode("utf-8")
 
 

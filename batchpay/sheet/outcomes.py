@@ -3,7 +3,7 @@ source currency with the control totals (valid = sent + not sent)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -261,7 +261,7 @@ def json_row(*, row: int, payout_ref: str | None, status: str, error: str,
 
 
 def json_document(run_id: str | None, counts: dict[str, int], rows: list[dict[str, Any]],
-                  outputs: Sequence[Path], payee_changes: list[dict[str, Any]] | None = None
+                  outputs: Sequence[Path], payee_changes: Sequence[Mapping[str, Any]] | None = None
                   ) -> str:
     """The `--json` document of `validate`, `run`, `rerun` and `sync`, its `rows` made by
     `json_row`; `payee_changes` (run, rerun, validate) go without their bank `details`, so

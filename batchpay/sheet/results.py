@@ -19,7 +19,7 @@ The cell writers are in ``sheet.xlsx``; ``sheet.results_input`` reads a workbook
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -189,7 +189,7 @@ def _input_kind(name: str) -> int:
 def write_results(path: Path, *, input_columns: Sequence[str], rows: Iterable[ResultRow],
                   result_columns: Sequence[str] = RESULT_COLUMNS,
                   run_info: Sequence[tuple[str, str]] | None = None,
-                  payee_changes: Sequence[dict[str, Any]] = (),
+                  payee_changes: Sequence[Mapping[str, Any]] = (),
                   plan_lines: Sequence[tuple[str, str]] = (),
                   banner: str = "", approval: bool = False) -> ResultsSummary:
     """Write the results workbook to `path` (atomically) and return its Summary figures.
@@ -454,7 +454,7 @@ def _write_run_sheet(sheet: Worksheet, formats: _Formats,
 
 
 def _write_payee_changes(sheet: Worksheet, formats: _Formats,
-                         changes: Sequence[dict[str, Any]]) -> None:
+                         changes: Sequence[Mapping[str, Any]]) -> None:
     """One line per changed field (one per row when no field changed), in sheet order."""
     lines = Lines(sheet)
     lines.write(*((name, formats.header) for name in PAYEE_CHANGES_COLUMNS))

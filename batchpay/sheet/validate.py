@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from pathlib import Path
@@ -403,7 +403,7 @@ def require_payout_rows(sheet: Sheet) -> None:
 
 def write_validation_report(path: Path, sheet: Sheet, validation: Validation, *,
                             held: dict[int, str] | None = None,
-                            payee_changes: Sequence[dict[str, Any]] = ()) -> None:
+                            payee_changes: Sequence[Mapping[str, Any]] = ()) -> None:
     """The results-format workbook: every input row as read, then row, status, error, warning.
     `held`: sheet row → why the payee register would hold it (a run would make it HELD)."""
     from batchpay.sheet.outcomes import ResultRow

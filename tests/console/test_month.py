@@ -237,7 +237,7 @@ def test_a_results_workbook_is_planned_and_its_failed_row_paid_again(  # type: i
     again = batch_id(maker.upload(results))
     assert maker.post(f"/batches/{again}/review").status_code == 303
     stored = desk.app.state.console.batches.get(again)
-    document = json.loads(stored.plan.read_text())
+    document = json.loads(stored.plan_files.plan.read_text())
     assert document["input"] == "results workbook"
     assert [r["payout_ref"] for r in document["rows"]] == ["NOV26-M01"]
     assert approver.post(f"/batches/{again}/approve").status_code == 303
@@ -274,7 +274,7 @@ def test_a_repeat_the_maker_releases_is_planned_and_paid_once(  # type: ignore[n
     assert "possible duplicate payment" in page and ">Review again<" in page
     assert 'name="release" value="DEC-1"' in page and 'name="release" value="DEC-2"' in page
     assert maker.post(f"/batches/{again}/review", release="DEC-1").status_code == 303
-    document = json.loads(desk.app.state.console.batches.get(again).plan.read_text())
+    document = json.loads(desk.app.state.console.batches.get(again).plan_files.plan.read_text())
     assert [r["payout_ref"] for r in document["rows"]] == ["DEC-1"]
     assert list(document["released_repeats"]) == ["DEC-1"]
     assert "Released by mia: DEC-1 repeats NOV26-M01" in maker.http.get(f"/batches/{again}").text
@@ -297,7 +297,7 @@ def test_a_plan_the_library_no_longer_takes_is_shown_and_reviewed_again(  # type
     maker, approver = desk.client("mia"), desk.client("abe")
     batch = batch_id(maker.upload("november-payouts-corrected.xlsx"))
     maker.post(f"/batches/{batch}/review")
-    plan = desk.app.state.console.batches.get(batch).plan
+    plan = desk.app.state.console.batches.get(batch).plan_files.plan
     plan.write_text(json.dumps({**json.loads(plan.read_text()), "version": 1}))
     page = approver.http.get(f"/batches/{batch}")
     assert page.status_code == 200 and "not a batchpay plan of version 2" in page.text

@@ -26,7 +26,7 @@ def approvals_of(batch: Any) -> list[Path]:
     """The approvers' signatures beside the batch's plan (its maker's is apart)."""
     from batchpay.controls.approval import signature_paths
 
-    return signature_paths(batch.plan)
+    return signature_paths(batch.plan_files.plan)
 
 
 def reviewed_batch(desk: Desk, maker: str = "mia") -> str:
@@ -178,7 +178,7 @@ def test_a_maker_cannot_slip_in_a_signature_made_with_their_own_key(desk: Desk) 
     batch = reviewed_batch(desk, maker="mia")
     stored = desk.app.state.console.batches.get(batch)
     mias_key = desk.app.state.console.accounts.signing_key("mia")
-    armored = sshsig.sign(mias_key, stored.plan.read_bytes(), NAMESPACE)
+    armored = sshsig.sign(mias_key, stored.plan_files.plan.read_bytes(), NAMESPACE)
     approver = desk.client("abe")  # even posted by an approver, the maker's key is refused
     answer = approver.post(f"/batches/{batch}/signature", signature_text=armored)
     assert answer.status_code == 409 and "maker" in answer.text
@@ -191,11 +191,11 @@ def test_the_plan_is_signed_by_the_console_user_who_made_the_batch(desk: Desk) -
 
     batch = reviewed_batch(desk, maker="mia")
     stored = desk.app.state.console.batches.get(batch)
-    plan = plan_file.read_plan(stored.plan)
+    plan = plan_file.read_plan(stored.plan_files.plan)
     maker = plan.document["maker"]
     mias_key = desk.app.state.console.accounts.fingerprint("mia")
     assert (maker["user"], maker["principals"], maker["key"]) == ("mia", ["mia"], mias_key)
-    signed = plan_file.maker_signature_path(stored.plan).read_text()
+    signed = plan_file.maker_signature_path(stored.plan_files.plan).read_text()
     assert sshsig.fingerprint(sshsig.verify(signed, plan.data, plan_file.MAKER_NAMESPACE)) \
         == mias_key
 
@@ -230,7 +230,7 @@ def test_an_approvers_file_kept_by_the_team_must_list_the_makers_key(
     page = maker.http.get(f"/batches/{batch}").text
     assert "mia, who made this batch, cannot sign its plan" in page
     stored = desk.app.state.console.batches.get(batch)
-    assert not stored.plan.exists() and stored.meta["stage"] == "checked"
+    assert not stored.plan_files.plan.exists() and stored.meta["stage"] == "checked"
     listed.write_text(signer_line(accounts, "abe") + "\n" + signer_line(accounts, "mia") + "\n")
     assert maker.post(f"/batches/{batch}/review").status_code == 303
     assert desk.client("abe").post(f"/batches/{batch}/approve").status_code == 303
@@ -262,7 +262,7 @@ def test_an_uploaded_signature_approves_only_with_the_approvers_own_listed_key(
 
     batch = reviewed_batch(desk, maker="mia")
     stored = desk.app.state.console.batches.get(batch)
-    plan = stored.plan.read_bytes()
+    plan = stored.plan_files.plan.read_bytes()
     approver = desk.client("abe")
     stranger = sshsig.sign(Ed25519PrivateKey.generate(), plan, NAMESPACE)
     refused = approver.post(f"/batches/{batch}/signature", signature_text=stranger)
@@ -300,6 +300,67 @@ def test_the_progress_stream_needs_a_session_and_ends_with_nothing_to_follow(des
     assert "event: progress" in text and '"run_id": null' in text
 
 
+def test_wrong_passwords_pause_that_names_sign_in_for_a_while(desk: Desk) -> None:
+    """A few wrong passwords for one user name pause its sign-in, the right password too,
+    and the page says so; another name signs in as before; after the pause it signs in."""
+    from batchpay.console.sessions import SIGN_IN_PAUSE, SIGN_IN_TRIES, SignInThrottle
+
+    now = [1000.0]
+    desk.app.state.console.sign_ins = SignInThrottle(clock=lambda: now[0])
+    client = TestClient(desk.app, base_url="https://testserver")
+
+    def sign_in(name: str, password: str) -> Any:
+        return client.post("/login", data={"name": name, "password": password},
+                           follow_redirects=False)
+
+    for _ in range(SIGN_IN_TRIES - 1):
+        assert sign_in("abe", "a guess").status_code == 401
+    last = sign_in("abe", "a guess")
+    assert last.status_code == 429 and "signing in with it is paused for 15 minute(s)" in last.text
+    right = sign_in("abe", PASSWORD)
+    assert right.status_code == 429 and "set-cookie" not in right.headers
+    assert int(right.headers["retry-after"]) == SIGN_IN_PAUSE
+    assert "paused" in sign_in("Abe ", PASSWORD).text  # the same name, typed otherwise
+    assert sign_in("mia", PASSWORD).status_code == 303
+    now[0] += SIGN_IN_PAUSE
+    again = sign_in("abe", PASSWORD)
+    assert again.status_code == 303 and "__Host-batchpay-session=" in again.headers["set-cookie"]
+
+
+def test_only_wrong_passwords_close_together_pause_a_name() -> None:
+    from batchpay.console.sessions import SignInThrottle
+
+    now = [0.0]
+    throttle = SignInThrottle(tries=3, pause=60, clock=lambda: now[0])
+    throttle.failed("abe")
+    throttle.failed("abe")
+    now[0] += 61
+    throttle.failed("abe")  # the first two no longer count
+    assert throttle.wait("abe") == 0
+    throttle.succeeded("abe")  # a sign-in starts the count again
+    throttle.failed("abe")
+    throttle.failed("abe")
+    assert throttle.wait("abe") == 0
+    throttle.failed("abe")
+    throttle.failed("nobody")  # a name no user has counts alike, and apart
+    assert throttle.wait("abe") == 60 and throttle.wait("nobody") == 0
+
+
+def test_an_uploaded_sheet_leaves_no_file_open(desk: Desk) -> None:
+    """The form of a request is closed with it: an uploaded sheet's spooled file is not left
+    for the garbage collector to find open."""
+    import gc
+    import warnings
+
+    signed = desk.client("mia")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        batch_id(signed.upload("november-payouts.xlsx"))
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)
+            and "SpooledTemporaryFile" in str(w.message)] == []
+
+
 def test_a_stale_login_link_and_an_idle_session_are_refused(
         desk: Desk, monkeypatch: pytest.MonkeyPatch) -> None:
     from batchpay.console import sessions
@@ -311,3 +372,11 @@ def test_a_stale_login_link_and_an_idle_session_are_refused(
     fresh = TestClient(desk.app, base_url="https://testserver")
     assert fresh.get(f"/login/{token}", follow_redirects=False).status_code == 403
     assert signed.http.get("/", follow_redirects=False).headers["location"] == "/login"
+
+
+def test_the_console_is_tested_through_the_http_client_starlette_expects() -> None:
+    """Starlette's TestClient runs on httpx2 (the test extra installs it); on httpx it warns
+    that this is deprecated, and a later Starlette drops it."""
+    import starlette.testclient
+
+    assert starlette.testclient.httpx.__name__ == "httpx2"

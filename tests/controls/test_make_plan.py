@@ -32,6 +32,13 @@ def test_plan_files_are_named_from_out_or_the_sheet(name: str | None, plan: str)
     assert files.workbook == Path("in", plan.removesuffix(".json") + ".xlsx")
 
 
+def test_a_sheet_named_like_a_plan_keeps_its_name_and_is_never_its_own_workbook() -> None:
+    sheet = Path("in/nov.plan.xlsx")
+    files = PlanFiles.named(sheet)
+    assert files.plan == Path("in/nov.plan.plan.json")
+    assert files.workbook == Path("in/nov.plan.plan.xlsx") != sheet
+
+
 MAKER_KEY = Ed25519PrivateKey.generate()
 
 

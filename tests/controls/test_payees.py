@@ -14,6 +14,7 @@ from typing import Any
 import openpyxl
 import pytest
 
+from batchpay.controls.payee_register import Register
 from batchpay.controls.payees import (
     CHANGED,
     CONFLICT,
@@ -22,7 +23,6 @@ from batchpay.controls.payees import (
     NEW,
     SHARED,
     HoldRules,
-    Register,
     classify,
 )
 from tests.support.e2e import batchpay, by_ref, edit_results, results, sandbox_payouts

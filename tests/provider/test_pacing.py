@@ -157,7 +157,7 @@ def test_no_pacing_means_no_wait() -> None:
         await asyncio.gather(*(pacer.acquire() for _ in range(200)))
 
     run(scenario())
-    assert time.monotonic() - started < 0.2
+    assert time.monotonic() - started < 1.0  # paced at even 200 a second, they would take 1 s
 
 
 @pytest.mark.parametrize(("text", "expected"), [
