@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any, cast
 
+from batchpay.money import EXPONENTS
 from batchpay.sheet.china_ids import all_valid_resident_ids, is_valid_resident_id, is_valid_uscc
 from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, Column
-from batchpay.sheet.currency import EXPONENTS
 from batchpay.sheet.rule_messages import (
     ACCOUNT_PATTERN,
     AMOUNT_PATTERN,
