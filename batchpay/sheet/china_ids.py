@@ -11,15 +11,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable
-from operator import mul
 
 USCC_ALPHABET = "0123456789ABCDEFGHJKLMNPQRTUWXY"
-_USCC_VALUE = {ch: i for i, ch in enumerate(USCC_ALPHABET)}
-_USCC_WEIGHTS = tuple(pow(3, i, 31) for i in range(17))  # 1, 3, 9, 27, 19, 26, ...
-
-_ID_WEIGHTS = tuple(pow(2, 17 - i, 11) for i in range(17))  # 7, 9, 10, 5, 8, 4, 2, 1, ...
-_ID_ZEROS = 48 * sum(_ID_WEIGHTS)
+# The weighted sums are read by int() in C rather than summed in Python (a third of the
+# checks' time at 100,000 rows). A sum of digit × weight, the weights the powers of w mod m,
+# is the digits read as a number in any base b ≡ w (mod m): 3^i mod 31 is 34^i mod 31, so a
+# code whose characters are spelled as base-34 digits (its alphabet's values 0-30) and read
+# last first is its USCC sum mod 31; 2^i mod 11 is 13^i mod 11 for the resident ID.
+_USCC_DIGITS = str.maketrans(USCC_ALPHABET, "0123456789abcdefghijklmnopqrstu")
+_USCC_SPELLED = re.compile("[0-9a-u]{17}")
 _ID_CHECK = "0123456789X"
 _EARLIEST_BIRTH = dt.date(1900, 1, 1)
 
@@ -32,10 +34,10 @@ def uscc_check_char(first17: str) -> str:
     code = first17.upper()
     if len(code) != 17:
         raise ValueError("expected 17 characters")
-    try:
-        total = sum(map(mul, map(_USCC_VALUE.__getitem__, code), _USCC_WEIGHTS))
-    except KeyError:
-        raise ValueError("expected characters of 0-9 and A-Y without I, O, S, V, Z") from None
+    digits = code.translate(_USCC_DIGITS)
+    if not _USCC_SPELLED.fullmatch(digits):
+        raise ValueError("expected characters of 0-9 and A-Y without I, O, S, V, Z")
+    total = int(digits[::-1], 34)  # Σ value × 3^i, mod 31
     return USCC_ALPHABET[(31 - total % 31) % 31]
 
 
@@ -54,8 +56,7 @@ def resident_id_check_digit(first17: str) -> str:
     """The ISO 7064 MOD 11-2 check character ("0"-"9" or "X") for 17 digits."""
     if len(first17) != 17 or not first17.isascii() or not first17.isdigit():
         raise ValueError("expected 17 digits")
-    # the digits' bytes are 48 + digit: weigh the bytes, take the 48s back out
-    total = sum(map(mul, first17.encode(), _ID_WEIGHTS)) - _ID_ZEROS
+    total = 2 * int(first17, 13)  # Σ digit × 2^(17-i), mod 11
     return _ID_CHECK[(12 - total % 11) % 11]
 
 
@@ -79,6 +80,7 @@ def all_valid_resident_ids(codes: Iterable[object]) -> bool:
     """True when every code is a valid resident ID (`is_valid_resident_id`); today's date is
     read once, not once a code."""
     today = dt.date.today()
+    born: set[str] = set()  # dates of birth found real (many people share one)
     for code in codes:
         if not isinstance(code, str) or len(code) != 18:
             return False
@@ -86,7 +88,11 @@ def all_valid_resident_ids(codes: Iterable[object]) -> bool:
         first17 = code[:17]
         if not first17.isascii() or not first17.isdigit():
             return False
-        if resident_id_check_digit(first17) != code[17] \
-                or resident_id_birth_date(code, today) is None:
+        if _ID_CHECK[(12 - 2 * int(first17, 13) % 11) % 11] != code[17]:
             return False
+        date = code[6:14]
+        if date not in born:
+            if resident_id_birth_date(code, today) is None:
+                return False
+            born.add(date)
     return True

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from batchpay.sheet.currency import COMMON_SOURCE_CURRENCIES
+# The wallets operators pay from most often: the template's dropdown for source_currency.
+COMMON_SOURCE_CURRENCIES: tuple[str, ...] = (
+    "NGN", "USD", "GBP", "EUR", "KES", "GHS", "ZAR", "XOF", "XAF", "UGX", "TZS", "RWF",
+    "ZMW", "MWK", "EGP",
+)
 
 
 @dataclass(frozen=True)

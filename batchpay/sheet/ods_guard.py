@@ -20,11 +20,11 @@ from xml.parsers import expat
 
 from batchpay.errors import InputError
 from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
+from batchpay.sheet.xlsx_cells import CellIssues
 from batchpay.sheet.xlsx_guard import (
     CHUNK,
     REBUILD_HINT,
     XML_SUFFIXES,
-    CellIssues,
     check_entries,
     scan_part,
 )

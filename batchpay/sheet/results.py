@@ -32,13 +32,13 @@ from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
 from batchpay.files import replaced_atomically
+from batchpay.money import currency_exponent
 from batchpay.sheet.columns import (
     AMOUNT_COLUMN,
     IDENTIFIER_COLUMNS,
     TARGET_AMOUNT_COLUMN,
     normalize_header,
 )
-from batchpay.sheet.currency import currency_exponent
 from batchpay.sheet.outcomes import (
     CONTROL_TOTALS,
     ResultRow,

@@ -1,13 +1,13 @@
-"""The pandera schema of a payout sheet, derived from the column table, and its messages.
+"""The pandera schema of a payout sheet, derived from the column table.
 
-`normalized_columns` turns the values as read into one list of texts per known column
-(upper-cased codes, defaults filled in, account numbers without spaces and hyphens).
+`normalize.normalized_columns` turns the values as read into one list of texts per known
+column (upper-cased codes, defaults filled in, account numbers without spaces and hyphens).
 `every_rule_holds` judges every rule on those plain lists (each rule's `holds`): a sheet
 ready to pay is passed without loading pandas or pandera, which cost more than the checks
-at 100,000 rows. Otherwise `schema_for` checks the same columns as a frame (`frame_of`)
-with pandera (lazy, so every failure is collected), and `failures` turns pandera's failure
-cases into one message per row and column that a finance person can act on ("company_id:
-check character is wrong — expected 3 ..."). A rule's pandas check and its `holds` say the
+at 100,000 rows. Otherwise `schema_for` checks the same columns as a frame
+(`normalize.frame_of`) with pandera (lazy, so every failure is collected), and `failures`
+turns pandera's failure cases into one message per row and column that a finance person can
+act on (`rule_messages`). A rule's pandas check and its `holds` say the
 same thing twice; tests/sheet/test_schema_fast_path.py holds them to agreeing.
 """
 
@@ -15,116 +15,38 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any, cast
 
-from batchpay.money import plain_account
-from batchpay.sheet.china_ids import (
-    USCC_ALPHABET,
-    all_valid_resident_ids,
-    is_valid_resident_id,
-    is_valid_uscc,
-    resident_id_birth_date,
-    resident_id_check_digit,
-    uscc_check_char,
-)
+from batchpay.money import EXPONENTS
+from batchpay.sheet.china_ids import all_valid_resident_ids, is_valid_resident_id, is_valid_uscc
 from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, Column
-from batchpay.sheet.currency import EXPONENTS
+from batchpay.sheet.rule_messages import (
+    ACCOUNT_PATTERN,
+    AMOUNT_PATTERN,
+    CONTROL,
+    REF_PATTERN,
+    Message,
+    account_message,
+    amount_message,
+    choice_message,
+    control_message,
+    currency_message,
+    resident_id_message,
+    uscc_message,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
     import pandera.pandas as pa
 
-REF_PATTERN = r"[A-Za-z0-9._/\-]{1,64}"
-ACCOUNT_PATTERN = r"[0-9]{8,30}"  # ASCII digits: full-width and other digits are refused
-AMOUNT_PATTERN = r"[0-9]+(?:\.[0-9]+)?"
 MAX_SIGNIFICANT = 15  # what a spreadsheet keeps of a number; no payout needs more
-_GROUPED_AMOUNT = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _PLAIN_AMOUNT = re.compile(AMOUNT_PATTERN)
-_SHORTENED_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?[eE][+-]?\d+")
-_UPPER_KINDS = {"choice", "currency", "country"}
-_UPPER_IDS = {"company_id", "ic_number"}
-_TEXT_OR_NONE = {str, type(None)}
-
-
-# --- normalization -------------------------------------------------------------------------
-
-
-def as_text(value: Any) -> str | None:
-    """A value as read, as the text it stands for (Decimal without exponent notation)."""
-    if value is None:
-        return None
-    if isinstance(value, Decimal):
-        return format(value, "f")
-    return str(value)
-
-
-def _amount_text(value: Any) -> str | None:
-    text = as_text(value)
-    if text is not None and _GROUPED_AMOUNT.fullmatch(text):
-        text = text.replace(",", "")  # "1,250,000.50" typed as text
-    return text
-
-
-def normalized_columns(columns: Sequence[str], rows: Sequence[Sequence[Any]],
-                       blocked: Sequence[Sequence[str]]) -> dict[str, list[str | None]]:
-    """One list of texts per known column (None: empty); a cell already in error (`blocked`)
-    becomes empty. Plain lists: the rules are first judged on them (`every_rule_holds`),
-    and pandas is loaded only when one fails (`frame_of`)."""
-    by_column = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
-    data: dict[str, list[str | None]] = {}
-    for column in COLUMNS:
-        if column.name in columns:
-            cells = by_column[columns.index(column.name)]
-            if column.kind == "amount":  # a number read is a Decimal: never "1,250.00"
-                values = [format(v, "f") if type(v) is Decimal else _amount_text(v)
-                          for v in cells]
-            elif set(map(type, cells)) <= _TEXT_OR_NONE:  # already texts: taken as they are
-                values = list(cells)
-            else:
-                values = [v if type(v) is str else as_text(v) for v in cells]
-        else:
-            values = [None] * len(rows)
-        data[column.name] = values
-    for position, names in enumerate(blocked):
-        for name in names:
-            if name in data:
-                data[name][position] = None
-    for column in COLUMNS:
-        values = data[column.name]
-        if column.kind in _UPPER_KINDS or column.name in _UPPER_IDS:
-            values = ([None if v is None else v.upper() for v in values] if None in values
-                      else list(map(str.upper, cast(list[str], values))))
-        if column.name == "account_number":  # digits need no search for spaces and hyphens
-            values = [v if v is None or v.isdigit() else plain_account(v)
-                      for v in values]
-        if column.default is not None and None in values:
-            default = column.default
-            values = [default if v is None else v for v in values]
-        data[column.name] = values
-    return data
-
-
-def frame_of(data: dict[str, list[str | None]]) -> pd.DataFrame:
-    """The normalized columns as a frame of pandas text columns, for pandera."""
-    import pandas as pd
-
-    return pd.DataFrame({name: pd.Series(values, dtype="str") for name, values in data.items()})
-
-
-def normalized_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]],
-                     blocked: Sequence[Sequence[str]]) -> pd.DataFrame:
-    """`normalized_columns` as a frame."""
-    return frame_of(normalized_columns(columns, rows, blocked))
 
 
 # --- the schema ----------------------------------------------------------------------------
-
-Message = Callable[[Any, int], str]  # (failing value, frame position) → message
-
 
 @dataclass(frozen=True)
 class Rule:
@@ -147,99 +69,27 @@ def _length_rule(column: Column) -> Rule:
     )
 
 
-def _account_message(value: Any, _: int) -> str:
-    text = str(value)
-    if _SHORTENED_NUMBER.fullmatch(text):
-        return (f"{text} is a number the spreadsheet shortened; format the column as Text "
-                "and type the full account number again")
-    if text.isdigit() and not text.isascii():
-        return (f"has digits other than 0-9 ({text!r}, e.g. full-width digits): type the "
-                "account number again with plain digits")
-    if not text.isdigit():
-        return f"must be digits only (spaces and hyphens are allowed), got {text!r}"
-    return f"has {len(text)} digits; an account number has 8 to 30"
-
-
-def _uscc_message(value: Any, _: int) -> str:
-    text = str(value)
-    if len(text) != 18:
-        return f"must be 18 characters (the unified social credit code), got {len(text)}: {text!r}"
-    bad = sorted({ch for ch in text if ch not in USCC_ALPHABET})
-    if bad:
-        return (f"contains {', '.join(bad)}, which a unified social credit code never has "
-                "(no I, O, S, V, Z); check the code on the business licence")
-    return (f"check character is wrong — expected {uscc_check_char(text[:17])}, the code ends "
-            f"in {text[17]}; check the code on the business licence")
-
-
-def _resident_id_message(value: Any, _: int) -> str:
-    text = str(value)
-    if len(text) != 18:
-        return f"must be 18 characters (resident ID number), got {len(text)}: {text!r}"
-    if not (text[:17].isascii() and text[:17].isdigit()) or text[17] not in "0123456789X":
-        return "must be 17 digits followed by a digit or X"
-    if resident_id_birth_date(text) is None:
-        return f"digits 7–14 ({text[6:14]}) are not a real date of birth"
-    return (f"check digit is wrong — expected {resident_id_check_digit(text[:17])}, the number "
-            f"ends in {text[17]}; check the ID card")
-
-
-def _amount_message(value: Any, _: int) -> str:
-    text = str(value)
-    if re.fullmatch(r"-\s*" + AMOUNT_PATTERN, text):
-        return f"must be more than 0, got {text}"
-    if _SHORTENED_NUMBER.fullmatch(text):
-        return f"write the amount as a plain number, not {text}"
-    if "," in text:
-        return (f"must be a number like 1250000.50 (a point for decimals, no thousands "
-                f"separators), got {text!r}; if the file writes decimal commas (1.250.000,00), "
-                "run with --decimal-comma")
-    return f"must be a number like 1250000.50 (no currency signs or letters), got {text!r}"
-
-
-def _choice_message(column: Column) -> Message:
-    allowed = " or ".join(column.choices)
-    return lambda v, _: f"must be {allowed}, got {v!r}"
-
-
-def _currency_message(value: Any, _: int) -> str:
-    return f"{value!r} is not an ISO 4217 currency code (like NGN, USD, CNY)"
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0 and C1 control characters, NUL too
-_CONTROL_NAMES = {"\x00": "a NUL character", "\t": "a tab", "\n": "a line break",
-                  "\r": "a carriage return", "\x1b": "an escape character"}
-
-
 def _no_control(cells: pd.Series) -> pd.Series | bool:
     """True where a cell has no control character; one search over the whole column first
     (a per-cell search of every column costs a second at 100,000 rows)."""
-    if not _CONTROL.search("".join(cells.dropna().tolist())):
+    if not CONTROL.search("".join(cells.dropna().tolist())):
         return True
-    return ~cells.str.contains(_CONTROL.pattern)
+    return ~cells.str.contains(CONTROL.pattern)
 
 
 def _no_control_in(texts: list[str]) -> bool:
     """The control rule on a plain list: printable text holds no control character, and
     str.isprintable is a plain loop in C (the search is for the rare text that is not)."""
     joined = "".join(texts)
-    return joined.isprintable() or not _CONTROL.search(joined)
+    return joined.isprintable() or not CONTROL.search(joined)
 
-
-def _control_message(value: Any, _: int) -> str:
-    text = str(value)
-    found = _CONTROL.search(text)
-    at = found.start() if found else 0
-    what = _CONTROL_NAMES.get(text[at], f"the control character U+{ord(text[at]):04X}")
-    return (f"contains {what} at character {at + 1}, which a bank field cannot carry; "
-            "type the cell again (paste as plain text)")
 
 
 def column_rules(column: Column) -> list[Rule]:
     """The checks of one column, most basic first (only the first failure is reported)."""
     name = column.name
     rules: list[Rule] = [
-        Rule("control", name, _no_control, _control_message, holds=_no_control_in)]
+        Rule("control", name, _no_control, control_message, holds=_no_control_in)]
     if name == "payout_ref":
         rules += [
             Rule("ref_format", name, lambda s: s.str.fullmatch(REF_PATTERN),
@@ -253,20 +103,20 @@ def column_rules(column: Column) -> list[Rule]:
         ]
     elif name == "account_number":
         rules.append(Rule("account_digits", name, lambda s: s.str.fullmatch(ACCOUNT_PATTERN),
-                          _account_message, holds=_all_match(ACCOUNT_PATTERN)))
+                          account_message, holds=_all_match(ACCOUNT_PATTERN)))
     elif name == "sort_code":
         rules.append(Rule("digits", name, lambda s: s.str.fullmatch(r"[0-9]{1,30}"),
                           lambda v, _: f"must be digits only, got {v!r}",
                           holds=_all_match(r"[0-9]{1,30}")))
     elif name == "company_id":
-        rules.append(Rule("uscc", name, lambda s: _per_value(s, is_valid_uscc), _uscc_message,
+        rules.append(Rule("uscc", name, lambda s: _per_value(s, is_valid_uscc), uscc_message,
                           holds=lambda texts: all(map(is_valid_uscc, texts))))
     elif name == "ic_number":
         rules.append(Rule("resident_id", name, lambda s: _per_value(s, is_valid_resident_id),
-                          _resident_id_message, holds=all_valid_resident_ids))
+                          resident_id_message, holds=all_valid_resident_ids))
     elif column.kind == "amount":
         rules += [
-            Rule("amount_number", name, lambda s: s.str.fullmatch(AMOUNT_PATTERN), _amount_message,
+            Rule("amount_number", name, lambda s: s.str.fullmatch(AMOUNT_PATTERN), amount_message,
                  holds=_all_match(AMOUNT_PATTERN)),
             Rule("amount_positive", name, lambda s: ~s.str.fullmatch(r"0*(?:\.0*)?"),
                  lambda v, _: f"must be more than 0, got {v}",
@@ -278,7 +128,7 @@ def column_rules(column: Column) -> list[Rule]:
                  holds=_digits_hold),
         ]
     elif column.kind == "currency":
-        rules.append(Rule("iso4217", name, lambda s: s.isin(EXPONENTS), _currency_message,
+        rules.append(Rule("iso4217", name, lambda s: s.isin(EXPONENTS), currency_message,
                           holds=lambda texts: set(texts) <= EXPONENTS.keys()))
     elif column.kind == "country":
         rules.append(Rule("iso3166", name, lambda s: s.str.fullmatch(r"[A-Z]{2}"),
@@ -286,7 +136,7 @@ def column_rules(column: Column) -> list[Rule]:
                           holds=_all_match(r"[A-Z]{2}")))
     elif column.kind == "choice":
         choices = list(column.choices)
-        rules.append(Rule("choice", name, lambda s: s.isin(choices), _choice_message(column),
+        rules.append(Rule("choice", name, lambda s: s.isin(choices), choice_message(column),
                           holds=lambda texts: set(texts) <= set(choices)))
     if column.max_length and (column.kind == "text" or name == "payee_id"):
         rules.append(_length_rule(column))
@@ -316,8 +166,8 @@ def _significant(amounts: pd.Series) -> pd.Series:
 def _digits_hold(texts: list[str]) -> bool:
     """amount_digits on plain lists: a text of at most 15 characters keeps at most 15 digits,
     so only longer ones are counted."""
-    return all(len(text) <= MAX_SIGNIFICANT or _digits_kept(text) <= MAX_SIGNIFICANT
-               for text in texts)
+    return max(map(len, texts), default=0) <= MAX_SIGNIFICANT or all(
+        len(text) <= MAX_SIGNIFICANT or _digits_kept(text) <= MAX_SIGNIFICANT for text in texts)
 
 
 def _digits_kept(text: Any) -> int:
@@ -361,7 +211,7 @@ def row_rules(frame: pd.DataFrame) -> list[Rule]:
                     lambda df: ~((df["recipient_type"] == "BUSINESS") & df[column].isna()),
                     lambda v, _: "required when recipient_type is BUSINESS", row_level=True)
 
-    def one_amount_message(_: Any, position: int) -> str:
+    def oneamount_message(_: Any, position: int) -> str:
         import pandas as pd
 
         if pd.isna(frame["amount"].iat[position]):
@@ -375,7 +225,7 @@ def row_rules(frame: pd.DataFrame) -> list[Rule]:
         business("company_id"),
         Rule("one_amount", "amount",
              lambda df: df["amount"].notna() ^ df["target_amount"].notna(),
-             one_amount_message, row_level=True),
+             oneamount_message, row_level=True),
         decimals("amount", "source_currency"),
         decimals("target_amount", "currency"),
     ]
@@ -384,6 +234,18 @@ def row_rules(frame: pd.DataFrame) -> list[Rule]:
 def _empty(values: list[str | None]) -> Iterator[bool]:
     """True for each empty cell."""
     return map(operator.is_, values, repeat(None))
+
+
+def _decimals_within(amounts: list[str | None], currencies: list[str | None]) -> bool:
+    """True when no amount has more characters after a point than the fewest decimals of
+    the currencies named: then none has more decimals than its own currency, and the rows
+    need no look one by one. One search over the amounts joined, in C."""
+    fewest = min((EXPONENTS[code] for code in set(currencies) if code in EXPONENTS),
+                 default=None)
+    if fewest is None:
+        return True  # no currency known: the decimals rule holds on every row
+    joined = "\n".join(filter(None, amounts))
+    return re.search(rf"\.[^.\n]{{{fewest + 1}}}", joined) is None
 
 
 def row_rules_hold(data: dict[str, list[str | None]]) -> bool:
@@ -396,6 +258,8 @@ def row_rules_hold(data: dict[str, list[str | None]]) -> bool:
     if not all(map(operator.xor, _empty(data["amount"]), _empty(data["target_amount"]))):
         return False  # one_amount
     for amount, currency in (("amount", "source_currency"), ("target_amount", "currency")):
+        if _decimals_within(data[amount], data[currency]):
+            continue
         for text, code in zip(data[amount], data[currency], strict=True):  # decimals(...)
             # an empty amount, or one that is no plain amount, counts 0 decimals; the
             # characters after a point are counted first (never fewer than its decimals)

@@ -41,7 +41,7 @@ class ShortNumber(float):
         return repr(value)
 
 
-class StreamingWorksheet(Worksheet):
+class StreamingWorksheet(Worksheet):  # type: ignore[misc]  # xlsxwriter ships no types
     """A constant_memory worksheet that serialises plain rows in one go, about twice as fast.
 
     xlsxwriter spends most of a 100,000-row write building each cell's XML through several

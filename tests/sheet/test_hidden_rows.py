@@ -11,7 +11,7 @@ import pytest
 import xlsxwriter
 
 from batchpay.sheet.read import read_sheet
-from batchpay.sheet.xlsx_guard import hidden_rows
+from batchpay.sheet.xlsx_extent import hidden_rows
 from tests.support.e2e import batchpay, sandbox_payouts
 from tests.support.sheets import HEADERS, rows
 

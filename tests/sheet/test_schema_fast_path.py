@@ -10,13 +10,8 @@ import pytest
 from pandera.errors import SchemaErrors
 
 from batchpay.sheet.columns import COLUMN_NAMES
-from batchpay.sheet.schema import (
-    every_rule_holds,
-    failures,
-    frame_of,
-    normalized_columns,
-    schema_for,
-)
+from batchpay.sheet.normalize import frame_of, normalized_columns
+from batchpay.sheet.schema import every_rule_holds, failures, schema_for
 from tests.support.sheets import rows
 
 MISTAKES: list[tuple[int, dict[str, Any]]] = [

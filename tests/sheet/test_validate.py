@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from batchpay.errors import InputError, UsageError
+from batchpay.money import EXPONENTS
 from batchpay.sheet.columns import COLUMN_NAMES
-from batchpay.sheet.currency import EXPONENTS
 from batchpay.sheet.read import Sheet, SheetRow
 from batchpay.sheet.validate import Validation, validate_sheet
 

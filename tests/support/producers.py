@@ -21,7 +21,7 @@ from xml.sax.saxutils import escape
 
 import xlsxwriter
 
-from batchpay.sheet.xlsx_guard import column_letters
+from batchpay.sheet.xlsx_extent import column_letters
 from tests.support.sheets import HEADERS
 
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
