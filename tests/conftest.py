@@ -6,7 +6,8 @@ from __future__ import annotations
 import itertools
 import os
 import ssl
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +128,7 @@ def no_backoff() -> Iterator[None]:
 @pytest.fixture
 def sandbox_factory() -> Iterator[SandboxFactory]:
     """Start sandboxes with SandboxConfig keyword arguments (port 0 unless given); all are
-    stopped at teardown."""
+    stopped at teardown (the next test need not wait for that: see `stop_meanwhile`)."""
     started: list[RunningSandbox] = []
 
     def start(**options: Any) -> RunningSandbox:
@@ -137,8 +138,31 @@ def sandbox_factory() -> Iterator[SandboxFactory]:
         return running
 
     yield start
-    for running in reversed(started):
-        running.stop()
+    stop_meanwhile(reversed(started))
+
+
+# Sandboxes being stopped, each in a thread of its own: uvicorn takes a quarter of a second
+# to see that it should stop and to shut down (most of it sleeping), which the next test
+# spends running instead. Every stop is waited for before the next ones begin and when the
+# session ends, so that none outlives the tests.
+_stopping: list[threading.Thread] = []
+
+
+def stop_meanwhile(sandboxes: Iterable[RunningSandbox]) -> None:
+    wait_for_stops()
+    for running in sandboxes:
+        stopping = threading.Thread(target=running.stop, name=f"stopping {running.url}")
+        stopping.start()
+        _stopping.append(stopping)
+
+
+def wait_for_stops() -> None:
+    while _stopping:
+        _stopping.pop().join()
+
+
+def pytest_sessionfinish() -> None:
+    wait_for_stops()
 
 
 @pytest.fixture
