@@ -85,9 +85,10 @@ def shared_tls_context() -> Iterator[None]:
     otherwise, reading the whole CA bundle again each time (~30 ms of CPU, a quarter of all
     the CPU the in-process tests spent). A client given a CA or certificate of its own, or
     verify=False, gets its context built as ever."""
-    from httpx._transports import default as transports
+    import httpx
+    from httpx._transports import default as transports  # where the clients call it
 
-    build = transports.create_ssl_context
+    build = httpx.create_ssl_context
     shared: dict[tuple[bool, str | None, str | None], ssl.SSLContext] = {}
 
     def create_ssl_context(verify: Any = True, cert: Any = None,
