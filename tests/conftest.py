@@ -3,7 +3,11 @@ journal in memory for the unit tests of the rules that read it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import itertools
+import os
+import ssl
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,88 @@ SandboxFactory = Callable[..., RunningSandbox]
 
 # the helpers' own checks (a refused sheet, a sandbox answer) fail as readably as a test's
 pytest.register_assert_rewrite("tests.support")
+
+# The longest tests (tens of seconds each: real processes killed and started again, the README
+# walkthrough, the benchmarks' short runs, a browser), started before all others. An idle
+# worker takes work queued for a busy one, but it cannot split a test: one of these picked up
+# last would keep the whole run waiting for it alone.
+START_FIRST = (
+    "tests/engine/test_exactly_once.py::test_sigkill_at_random_moments_never_pays_twice",
+    "tests/test_readme.py::test_every_runnable_command_in_the_readme_works",
+    "tests/test_benchmarks_short.py::",
+    "tests/console/test_browser.py::",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The longest tests first (in START_FIRST's order), then the other `slow` ones, then the
+    rest: the same tests, in an order that keeps every worker busy to the end. Under xdist
+    the long ones are dealt round to the workers (each starts on its share of the collection
+    in order), so that no worker gets them all one after another."""
+
+    def rank(item: pytest.Item) -> int:
+        for place, start in enumerate(START_FIRST):
+            if item.nodeid.startswith(start):
+                return place
+        return len(START_FIRST) + (0 if item.get_closest_marker("slow") else 1)
+
+    items.sort(key=rank)
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    if workers > 1:
+        items[:] = dealt(items, workers, sum(rank(item) <= len(START_FIRST) for item in items))
+
+
+def dealt(items: list[pytest.Item], workers: int, long: int) -> list[pytest.Item]:
+    """`items` whose first `long` are dealt round-robin to the heads of the `workers` runs of
+    the list that xdist's work-stealing schedule hands out first (consecutive, len // workers
+    each, the remainder going to the last ones), the rest filling up each run in order."""
+    hands: list[list[pytest.Item]] = [items[i:long:workers] for i in range(workers)]
+    rest = iter(items[long:])
+    left = len(items)
+    for i, hand in enumerate(hands):
+        size = left // (workers - i)
+        left -= size
+        hand.extend(itertools.islice(rest, max(0, size - len(hand))))
+    return [item for hand in hands for item in hand] + list(rest)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` starts two workers per core. Most tests spend much of their time waiting,
+    not computing (for a sandbox to settle payouts, a run to poll them, a process to start,
+    a webhook to arrive): a second worker per core runs another test meanwhile.
+    PYTEST_XDIST_AUTO_NUM_WORKERS still chooses the number, as pytest-xdist documents."""
+    chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if chosen:
+        return int(chosen)
+    return 2 * len(os.sched_getaffinity(0))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def shared_tls_context() -> Iterator[None]:
+    """One TLS context per trust store for the HTTP clients made in the test process (the
+    payout client, the sandbox's webhook sender, the console's): httpx builds one per client
+    otherwise, reading the whole CA bundle again each time (~30 ms of CPU, a quarter of all
+    the CPU the in-process tests spent). A client given a CA or certificate of its own, or
+    verify=False, gets its context built as ever."""
+    import httpx
+    from httpx._transports import default as transports  # where the clients call it
+
+    build = httpx.create_ssl_context
+    shared: dict[tuple[bool, str | None, str | None], ssl.SSLContext] = {}
+
+    def create_ssl_context(verify: Any = True, cert: Any = None,
+                           trust_env: bool = True) -> ssl.SSLContext:
+        if verify is not True or cert is not None:
+            return build(verify=verify, cert=cert, trust_env=trust_env)
+        # what httpx reads the trust store from, for verify=True
+        store = (trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        if store not in shared:
+            shared[store] = build(verify=verify, cert=cert, trust_env=trust_env)
+        return shared[store]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(transports, "create_ssl_context", create_ssl_context)
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +129,7 @@ def no_backoff() -> Iterator[None]:
 @pytest.fixture
 def sandbox_factory() -> Iterator[SandboxFactory]:
     """Start sandboxes with SandboxConfig keyword arguments (port 0 unless given); all are
-    stopped at teardown."""
+    stopped at teardown (the next test need not wait for that: see `stop_meanwhile`)."""
     started: list[RunningSandbox] = []
 
     def start(**options: Any) -> RunningSandbox:
@@ -53,8 +139,31 @@ def sandbox_factory() -> Iterator[SandboxFactory]:
         return running
 
     yield start
-    for running in reversed(started):
-        running.stop()
+    stop_meanwhile(reversed(started))
+
+
+# Sandboxes being stopped, each in a thread of its own: uvicorn takes a quarter of a second
+# to see that it should stop and to shut down (most of it sleeping), which the next test
+# spends running instead. Every stop is waited for before the next ones begin and when the
+# session ends, so that none outlives the tests.
+_stopping: list[threading.Thread] = []
+
+
+def stop_meanwhile(sandboxes: Iterable[RunningSandbox]) -> None:
+    wait_for_stops()
+    for running in sandboxes:
+        stopping = threading.Thread(target=running.stop, name=f"stopping {running.url}")
+        stopping.start()
+        _stopping.append(stopping)
+
+
+def wait_for_stops() -> None:
+    while _stopping:
+        _stopping.pop().join()
+
+
+def pytest_sessionfinish() -> None:
+    wait_for_stops()
 
 
 @pytest.fixture

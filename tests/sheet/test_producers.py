@@ -42,11 +42,11 @@ def libreoffice_saved(sources: dict[str, Path], tmp_path_factory: pytest.TempPat
     if producers.SOFFICE is None:
         pytest.skip(producers.NO_SOFFICE)
     folder = tmp_path_factory.mktemp("libre")
-    saved = {}
-    for kind in ("xlsx", "ods", "xls"):
-        made = producers.libreoffice(list(sources.values()), folder / kind, to=kind)
-        saved.update({f"{name}.{kind}": path for name, path in zip(sources, made, strict=True)})
-    yield saved
+    kinds = ("xlsx", "ods", "xls")
+    made = producers.libreoffice_formats(list(sources.values()),
+                                         {kind: folder / kind for kind in kinds})
+    yield {f"{name}.{kind}": path
+           for kind in kinds for name, path in zip(sources, made[kind], strict=True)}
 
 
 @pytest.mark.parametrize("kind", ["xlsx", "ods", "xls"])

@@ -34,17 +34,37 @@ NO_SOFFICE = "LibreOffice (soffice) is not installed: the workbooks it saves can
 
 def libreoffice(sources: Sequence[Path], folder: Path, to: str = "xlsx") -> list[Path]:
     """Each source as LibreOffice Calc saves it in format `to` (xlsx, ods, xls), in `folder`."""
+    return libreoffice_formats(sources, {to: folder})[to]
+
+
+def libreoffice_formats(sources: Sequence[Path], folders: dict[str, Path]
+                        ) -> dict[str, list[Path]]:
+    """`libreoffice` for several formats, `folders` naming each format's folder: LibreOffice
+    saves in one format per start, and a start takes seconds, so one per format is started
+    and all run side by side (each with a profile of its own, as they must)."""
     assert SOFFICE, NO_SOFFICE
-    folder.mkdir(parents=True, exist_ok=True)
     filters = {"xlsx": "xlsx:Calc MS Excel 2007 XML", "ods": "ods", "xls": "xls:MS Excel 97"}
-    done = subprocess.run(
-        [SOFFICE, f"-env:UserInstallation=file://{folder}/profile", "--headless",
-         "--convert-to", filters[to], "--outdir", str(folder), *map(str, sources)],
-        capture_output=True, text=True, timeout=180)
-    made = [folder / f"{source.stem}.{to}" for source in sources]
-    missing = [path.name for path in made if not path.exists()]
-    assert done.returncode == 0 and not missing, (done.stdout, done.stderr, missing)
-    return made
+    started: dict[str, subprocess.Popen[str]] = {}
+    try:
+        for to, folder in folders.items():
+            folder.mkdir(parents=True, exist_ok=True)
+            started[to] = subprocess.Popen(
+                [SOFFICE, f"-env:UserInstallation=file://{folder}/profile", "--headless",
+                 "--convert-to", filters[to], "--outdir", str(folder), *map(str, sources)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        saved = {}
+        for to, done in started.items():
+            stdout, stderr = done.communicate(timeout=180)
+            made = [folders[to] / f"{source.stem}.{to}" for source in sources]
+            missing = [path.name for path in made if not path.exists()]
+            assert done.returncode == 0 and not missing, (stdout, stderr, missing)
+            saved[to] = made
+        return saved
+    finally:
+        for running in started.values():
+            if running.poll() is None:
+                running.kill()
+                running.wait()
 
 
 def featured_workbook(path: Path, rows: list[dict[str, Any]], hidden_row: int | None = None
