@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import ssl
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -76,34 +75,6 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     if chosen:
         return int(chosen)
     return 2 * len(os.sched_getaffinity(0))
-
-
-@pytest.fixture(autouse=True, scope="session")
-def shared_tls_context() -> Iterator[None]:
-    """One TLS context per trust store for the HTTP clients made in the test process (the
-    payout client, the sandbox's webhook sender, the console's): httpx builds one per client
-    otherwise, reading the whole CA bundle again each time (~30 ms of CPU, a quarter of all
-    the CPU the in-process tests spent). A client given a CA or certificate of its own, or
-    verify=False, gets its context built as ever."""
-    import httpx
-    from httpx._transports import default as transports  # where the clients call it
-
-    build = httpx.create_ssl_context
-    shared: dict[tuple[bool, str | None, str | None], ssl.SSLContext] = {}
-
-    def create_ssl_context(verify: Any = True, cert: Any = None,
-                           trust_env: bool = True) -> ssl.SSLContext:
-        if verify is not True or cert is not None:
-            return build(verify=verify, cert=cert, trust_env=trust_env)
-        # what httpx reads the trust store from, for verify=True
-        store = (trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-        if store not in shared:
-            shared[store] = build(verify=verify, cert=cert, trust_env=trust_env)
-        return shared[store]
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(transports, "create_ssl_context", create_ssl_context)
-        yield
 
 
 @pytest.fixture(autouse=True)

@@ -41,6 +41,7 @@ from batchpay.provider.errors import (
 )
 from batchpay.provider.models import Bank, Payout, PayoutPage, Quote, ShapeError, Wallet
 from batchpay.provider.pacing import Pacer
+from batchpay.tls import verifying_context
 
 if TYPE_CHECKING:
     from batchpay.config import Settings
@@ -127,6 +128,7 @@ class PayoutClient:
                                   write=read_timeout, pool=connect_timeout),
             follow_redirects=False,  # a redirected POST could be sent twice
             headers={"Accept": "application/json"},
+            verify=verifying_context(),
         )
 
     @classmethod

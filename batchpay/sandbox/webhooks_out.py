@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from batchpay.sandbox.wire import Payout, dumps
+from batchpay.tls import verifying_context
 
 if TYPE_CHECKING:
     from batchpay.sandbox.state import SandboxState
@@ -63,7 +64,7 @@ class WebhookDispatcher:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._pool = ThreadPoolExecutor(SENDERS, thread_name_prefix="sandbox-webhook")
-        self._client = httpx.Client(timeout=TIMEOUT_SECONDS)
+        self._client = httpx.Client(timeout=TIMEOUT_SECONDS, verify=verifying_context())
         self._thread = threading.Thread(target=self._watch, name="sandbox-webhooks", daemon=True)
 
     def start(self) -> None:

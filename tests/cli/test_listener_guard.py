@@ -17,7 +17,7 @@ from batchpay import serving
 from batchpay.journal.store import Journal
 from batchpay.serving import ServerThread
 from batchpay.webhooks import MAX_BODY_BYTES, SignatureCheck, create_listener, sign
-from tests.support.e2e import batchpay
+from tests.support.e2e import TLS, batchpay
 
 SECRET = "whsec-guard-test-0123456789"
 
@@ -57,18 +57,18 @@ def status_of(journal_path: Path) -> str:
 def test_an_oversized_body_is_refused_before_it_is_read(listener: str,
                                                          journal_path: Path) -> None:
     body = b'{"pad": "' + b"x" * MAX_BODY_BYTES + b'"}'
-    answer = httpx.post(listener, content=body, headers=sign(body, SECRET), timeout=10)
+    answer = httpx.post(listener, content=body, headers=sign(body, SECRET), timeout=10, verify=TLS)
     assert answer.status_code == 413
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
         for _ in range(20):
             yield b"x" * 65536
 
-    answer = httpx.post(listener, content=chunks(), timeout=10)
+    answer = httpx.post(listener, content=chunks(), timeout=10, verify=TLS)
     assert answer.status_code == 413
     assert status_of(journal_path) == "PENDING"
     body = completed_event()  # the listener still serves a real delivery
-    assert httpx.post(listener, content=body, headers=sign(body, SECRET)).status_code == 200
+    assert httpx.post(listener, content=body, headers=sign(body, SECRET), verify=TLS).status_code == 200
     assert status_of(journal_path) == "COMPLETED"
 
 
@@ -88,7 +88,7 @@ def test_idle_connections_cannot_starve_a_signed_delivery(listener: str,
     try:
         body = completed_event()
         started = time.monotonic()
-        answer = httpx.post(listener, content=body, headers=sign(body, SECRET), timeout=10)
+        answer = httpx.post(listener, content=body, headers=sign(body, SECRET), timeout=10, verify=TLS)
         assert answer.status_code == 200
         assert time.monotonic() - started < 5
         assert status_of(journal_path) == "COMPLETED"

@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from batchpay.config import default_journal
 from batchpay.serving import ServerThread
-from tests.support.e2e import batchpay, results, sandbox_payouts, sandbox_stats, set_wallet
+from tests.support.e2e import TLS, batchpay, results, sandbox_payouts, sandbox_stats, set_wallet
 from tests.support.sheets import rows, write_sheet
 
 CANARY = "canary-key-7f3a9c1e5b"
@@ -29,7 +29,7 @@ CANARY = "canary-key-7f3a9c1e5b"
 def disguise(upstream: str) -> Starlette:
     """Forward everything to the sandbox; drop the header that says it is one."""
     async def forward(request: Request) -> Response:
-        async with httpx.AsyncClient(base_url=upstream) as client:
+        async with httpx.AsyncClient(base_url=upstream, verify=TLS) as client:
             answer = await client.request(
                 request.method, request.url.path, params=request.query_params,
                 content=await request.body(),

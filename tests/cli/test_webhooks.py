@@ -38,7 +38,7 @@ from batchpay.serving import ServerThread
 from batchpay.statuses import FINAL as FINAL_STATES
 from batchpay.statuses import SENDING
 from batchpay.webhooks import SignatureCheck, create_listener, sign
-from tests.support.e2e import batchpay, results
+from tests.support.e2e import TLS, batchpay, results
 from tests.support.sheets import rows, write_sheet
 
 SECRET = "whsec-test-5f2a9c"
@@ -125,7 +125,7 @@ def listen(journal_path: Path, journal: Journal) -> Iterator[Listen]:
 
 
 def post(url: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
-    return httpx.post(url, content=body, headers={"Content-Type": "application/json", **headers},
+    return httpx.post(url, content=body, headers={"Content-Type": "application/json", **headers}, verify=TLS,
                       timeout=10)
 
 
@@ -174,7 +174,7 @@ def test_forged_or_unsigned_events_get_401_and_change_nothing(
     url = listen()
     before = snapshot(journal_path)
     body, headers = FORGERIES[forgery](raw(event("COMPLETED", "p1", "q1")))
-    answer = httpx.post(url, content=body, headers=headers, timeout=10)
+    answer = httpx.post(url, content=body, headers=headers, timeout=10, verify=TLS)
     assert answer.status_code == 401, (forgery, answer.status_code, answer.text)
     assert snapshot(journal_path) == before
 
@@ -407,7 +407,7 @@ def _start_listen(tmp_path: Path, *args: str, secret: str | None) -> tuple[Any, 
             url = match.group(1)
             for _ in range(200):
                 try:
-                    httpx.get(url.replace("/webhook", "/health"), timeout=1)
+                    httpx.get(url.replace("/webhook", "/health"), timeout=1, verify=TLS)
                     return proc, url, said
                 except httpx.HTTPError:
                     time.sleep(0.05)

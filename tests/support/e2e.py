@@ -11,10 +11,11 @@ import openpyxl
 from click.testing import CliRunner
 
 from batchpay.cli import cli
+from batchpay.tls import verifying_context
 
-# one TLS context for every helper call: httpx builds one per call otherwise, reading the
-# CA bundle again each time (~20 ms of CPU, for calls to a plain-HTTP sandbox)
-TLS = httpx.create_ssl_context()
+# the tests' own calls share the product's TLS context: httpx builds one per call otherwise,
+# reading the CA bundle again each time (~20 ms of CPU, even for a plain-HTTP sandbox)
+TLS = verifying_context()
 
 
 @dataclass

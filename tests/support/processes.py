@@ -16,6 +16,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.support.e2e import TLS
+
 
 @contextmanager
 def sandbox_process(*options: str, state: Path | None = None) -> Iterator[str]:
@@ -53,7 +55,7 @@ def _wait_for_url(proc: subprocess.Popen[bytes], log: Path) -> str:
             url = match.group(1)
             while time.monotonic() < deadline:
                 try:
-                    httpx.get(f"{url}/_sandbox/stats", timeout=1)
+                    httpx.get(f"{url}/_sandbox/stats", timeout=1, verify=TLS)
                     return url
                 except httpx.HTTPError:
                     time.sleep(0.05)

@@ -9,13 +9,14 @@ from typing import Any
 import httpx
 
 from batchpay.sandbox.server import RunningSandbox
+from tests.support.e2e import TLS
 
 VALID_USCC = "91350100M000100Y43"  # a published example; its check character is right
 VALID_RESIDENT_ID = "11010519491231002X"  # the example of GB 11643-1999
 
 
 def api(running: RunningSandbox, key: str | None = None) -> httpx.Client:
-    return httpx.Client(base_url=running.url, headers={"X-API-KEY": key or running.api_key}, timeout=10)
+    return httpx.Client(base_url=running.url, headers={"X-API-KEY": key or running.api_key}, timeout=10, verify=TLS)
 
 
 def quote_request(amount: Any = 100000, currency: str = "NGN", country: str = "NG") -> dict[str, Any]:
@@ -65,7 +66,7 @@ def pay(client: httpx.Client, remark: str | None = None, amount: Any = 100000) -
 
 def held_payouts(running: RunningSandbox) -> list[dict[str, Any]]:
     """What the sandbox really holds, whatever any client believes."""
-    answer = httpx.get(f"{running.url}/_sandbox/payouts")
+    answer = httpx.get(f"{running.url}/_sandbox/payouts", verify=TLS)
     assert answer.status_code == 200
     payouts: list[dict[str, Any]] = answer.json()["data"]
     return payouts
