@@ -27,7 +27,8 @@ from batchpay.console.accounts import Accounts
 from batchpay.console.batches import Batch, BatchRefused, Review
 from batchpay.controls import approval, plan_checks, plan_file
 from batchpay.engine.make_plan import make_plan
-from batchpay.engine.runner import Reporter, RunOptions
+from batchpay.engine.paying import Reporter
+from batchpay.engine.runner import RunOptions
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
 

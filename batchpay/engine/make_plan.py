@@ -30,8 +30,9 @@ from batchpay.controls.plan_file import (
     sign_as_maker,
     signature_paths,
 )
+from batchpay.engine.paying import Reporter
 from batchpay.engine.render import find_run, render_run, result_rows
-from batchpay.engine.runner import Reporter, RunOptions, RunOutcome, load_input, run_batch
+from batchpay.engine.runner import RunOptions, RunOutcome, load_input, run_batch
 from batchpay.files import replaced_atomically
 from batchpay.journal.store import Journal
 from batchpay.service import Opener

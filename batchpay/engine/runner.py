@@ -27,8 +27,7 @@ from batchpay import __version__
 from batchpay.config import Settings, fingerprint
 from batchpay.controls.repeats import control_settings
 from batchpay.engine.gate import Plan, input_ref, plan_rows
-from batchpay.engine.paying import Paying
-from batchpay.engine.paying import Reporter as Reporter  # the commands pass theirs to run_batch
+from batchpay.engine.paying import Paying, Reporter
 from batchpay.engine.real_money import (
     Confirmation,
     balances_of,
