@@ -98,7 +98,8 @@ def _paid(settings: Settings, batches: Batches, batch: Batch, *, error: str, hin
 
 def run_of(settings: Settings, batch: Batch) -> str | None:
     """The id of the run that pays the batch: recorded when it ended, else found in the
-    journal while it goes (the newest run of the batch's bytes that was not there before)."""
+    journal while it goes (the newest paying run of the batch's bytes that was not there
+    before; the review's dry run is not one)."""
     if batch.meta.get("run_id"):
         return str(batch.meta["run_id"])
     pay_info = batch.meta.get("pay")
@@ -106,7 +107,8 @@ def run_of(settings: Settings, batch: Batch) -> str | None:
         return None
     with Journal(settings.journal) as journal:
         found = [r.id for r in journal.runs() if r.input_sha256 == pay_info["sha256"]
-                 and r.kind == "run" and r.id not in pay_info["runs_before"]]
+                 and r.kind in ("run", "rerun")  # a results workbook's plan pays as rerun
+                 and r.id not in pay_info["runs_before"]]
     return found[-1] if found else None
 
 

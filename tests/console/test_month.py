@@ -308,3 +308,25 @@ def test_a_plan_the_library_no_longer_takes_is_shown_and_reviewed_again(  # type
     assert maker.post(f"/batches/{batch}/pay").status_code == 303
     assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 12}
     assert len(sandbox_payouts(desk.sandbox.url)) == 12
+
+
+@pytest.mark.parametrize("kind", ["run", "rerun"])
+def test_the_payment_is_found_in_the_journal_while_it_goes_whatever_its_kind(
+        tmp_path: Any, kind: str) -> None:
+    """A results workbook's plan pays as `rerun` does: its run is the batch's payment too
+    (else a payment that failed half-way would be said to have paid nothing); the review's
+    dry run and runs from before the claim are not."""
+    from types import SimpleNamespace
+
+    from batchpay.console.payment import run_of
+    from batchpay.journal.records import RunRecord
+    from batchpay.journal.store import Journal
+
+    path = tmp_path / "journal.sqlite3"
+    with Journal(path) as journal:
+        for run_id, run_kind in [("old", kind), ("review", "dry-run"), ("paying", kind)]:
+            journal.start_run(RunRecord(run_id, run_kind, "2026-11-26T00:00:00Z", "nov.xlsx",
+                                        "a" * 64, ["payout_ref"]), [])
+    settings = SimpleNamespace(journal=path)
+    batch = SimpleNamespace(meta={"pay": {"sha256": "a" * 64, "runs_before": ["old"]}})
+    assert run_of(settings, batch) == "paying"  # type: ignore[arg-type]
