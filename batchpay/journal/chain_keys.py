@@ -117,21 +117,27 @@ class JournalChainKey:
                                  [("chain_key", key_id(key)), ("chain_keyed_from", str(seq))])
             self.keyed = (key_id(key), seq)
             return key
-        found = load_key()
-        if found is None or key_id(found) != self.keyed[0]:
+        found = self._key_at_hand()
+        if found is None:
             raise JournalError(f"The journal {self._path} is keyed with chain key "
                                f"{self.keyed[0]}, which is not the key in {key_path()}.",
                                hint="Copy the key file of the user who wrote this journal "
                                "there (0600), or use your own journal.")
         return found if seq >= self.keyed[1] else None
 
+    def _key_at_hand(self) -> bytes | None:
+        """The user's key file's key, when it is the one this chain is keyed with."""
+        assert self.keyed is not None
+        found = load_key()
+        return found if found is not None and key_id(found) == self.keyed[0] else None
+
     def check(self, events: Iterable[Mapping[str, Any]], head: str | None) -> ChainCheck:
         """The chain of `events` walked with this journal's key (`walk_chain`); a keyed
         chain without its key at hand fails, saying whose key it needs."""
         if self.keyed is None:
             return walk_chain(events, head, None)
-        found = load_key()
-        if found is None or key_id(found) != self.keyed[0]:
+        found = self._key_at_hand()
+        if found is None:
             return ChainCheck(False, 0, GENESIS, f"the chain is keyed with key "
                               f"{self.keyed[0]}, which is not the key in {key_path()} "
                               "(copy the key file of the user who wrote this journal, or "
