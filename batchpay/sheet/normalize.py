@@ -110,9 +110,3 @@ def frame_of(data: dict[str, list[str | None]]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame({name: pd.Series(values, dtype="str") for name, values in data.items()})
-
-
-def normalized_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]],
-                     blocked: Sequence[Sequence[str]]) -> pd.DataFrame:
-    """`normalized_columns` as a frame."""
-    return frame_of(normalized_columns(columns, rows, blocked))
