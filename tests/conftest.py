@@ -19,6 +19,13 @@ from batchpay.sandbox.server import RunningSandbox, start_in_thread
 
 SandboxFactory = Callable[..., RunningSandbox]
 
+# The working tree is what every test runs, subprocesses (`python -m batchpay`) included: after
+# the README's non-editable `pip install .`, the installed copy would otherwise answer them,
+# and a change to the tree would pass tests it never ran (tests/test_working_tree.py).
+WORKING_TREE = Path(__file__).resolve().parent.parent
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(WORKING_TREE), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+
 # the helpers' own checks (a refused sheet, a sandbox answer) fail as readably as a test's
 pytest.register_assert_rewrite("tests.support")
 
@@ -133,8 +140,24 @@ def wait_for_stops() -> None:
         _stopping.pop().join()
 
 
-def pytest_sessionfinish() -> None:
+def pytest_sessionfinish(session: pytest.Session) -> None:
     wait_for_stops()
+    fail_skips_in_ci(session)
+
+
+def fail_skips_in_ci(session: pytest.Session) -> None:
+    """In CI (CI=true) a skipped test fails the run: a test skipped for a missing tool
+    (ssh-keygen, LibreOffice, Chromium, PostgreSQL) is a test CI never ran, and `.ci/run`
+    installs every tool the suite needs. Under xdist the controller judges, from every
+    worker's reports."""
+    if os.environ.get("CI", "").lower() != "true" or hasattr(session.config, "workerinput"):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    if skipped:
+        reporter.write_line(f"CI: {len(skipped)} test(s) skipped; in CI every test must run "
+                            "(install the missing tool in .ci/run)", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture
