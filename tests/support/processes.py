@@ -18,6 +18,15 @@ import httpx
 
 from tests.support.e2e import TLS
 
+# the process id of each running sandbox_process, by its URL (benchmarks read its CPU time)
+SANDBOX_PIDS: dict[str, int] = {}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a running process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 
 @contextmanager
 def sandbox_process(*options: str, state: Path | None = None) -> Iterator[str]:
@@ -34,9 +43,13 @@ def sandbox_process(*options: str, state: Path | None = None) -> Iterator[str]:
     try:
         with os.fdopen(fd, "w") as err:
             proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
+        url = ""
         try:
-            yield _wait_for_url(proc, log)
+            url = _wait_for_url(proc, log)
+            SANDBOX_PIDS[url] = proc.pid
+            yield url
         finally:
+            SANDBOX_PIDS.pop(url, None)
             proc.terminate()
             try:
                 proc.wait(10)
