@@ -19,7 +19,13 @@ import httpx
 import pytest
 
 from tests.support.e2e import batchpay, results, sandbox_payouts
-from tests.support.processes import kill_when, runner_env, sandbox_process, start_runner
+from tests.support.processes import (
+    journaled_attempts,
+    kill_when,
+    runner_env,
+    sandbox_process,
+    start_runner,
+)
 from tests.support.sheets import HEADERS, rows, write_sheet
 
 CRASH_TRIALS = int(os.environ.get("BATCHPAY_CRASH_TRIALS", "20"))
@@ -56,6 +62,7 @@ def test_sigkill_at_random_moments_never_pays_twice(tmp_path: Path, kind: str,
     trials = CRASH_TRIALS if kind == "amount" else max(10, CRASH_TRIALS // 2)
     with sandbox_process("--latency-ms", "15", "--settle-seconds", "0.2", *options,
                          state=tmp_path / "sandbox.sqlite3") as url:
+        landed = 0  # trials whose kill struck a live run after its intents were journaled
         for trial in range(trials):
             httpx.post(f"{url}/_sandbox/reset", timeout=10).raise_for_status()
             work = tmp_path / f"trial{trial}"
@@ -70,7 +77,10 @@ def test_sigkill_at_random_moments_never_pays_twice(tmp_path: Path, kind: str,
             env = runner_env(url, journal)
             proc = start_runner("run", str(sheet), "--wait", "0", "--concurrency", "4",
                                 "--quiet", env=env, cwd=work)
-            kill_when(proc, journal, rng.randint(1, count), rng.uniform(0, 0.03))
+            intents = rng.randint(1, count)
+            if kill_when(proc, journal, intents, rng.uniform(0, 0.03)):
+                assert journaled_attempts(journal) >= intents, (trial, "killed before its intents")
+                landed += 1
             # run again to completion, from the journal the killed process left on disk (in
             # this process: only the killed run needs to be a process of its own)
             out = work / "final.xlsx"
@@ -80,6 +90,9 @@ def test_sigkill_at_random_moments_never_pays_twice(tmp_path: Path, kind: str,
             assert final.exit_code == 0, (trial, final)
             _assert_exactly_once(url, sheet_rows, out)
             assert {r["status"] for r in results(out)} == {"COMPLETED"}
+        # a run that ends before it is killed proves nothing: most kills must land mid-run (a
+        # change that hid the intents from `journaled_attempts` would let every run finish)
+        assert landed >= trials // 2, f"only {landed} of {trials} kills landed mid-run"
 
 
 @pytest.fixture
