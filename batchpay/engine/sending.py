@@ -27,7 +27,6 @@ from typing import Any
 
 from batchpay.engine.calibrate import CalibrationFailed, Calibrator
 from batchpay.engine.journal_thread import JournalThread
-from batchpay.engine.service_ledger import remark_with_ref
 from batchpay.errors import AlreadySent
 from batchpay.journal.store import Journal
 from batchpay.money import minor_unit
@@ -40,6 +39,7 @@ from batchpay.provider.errors import (
     RequestRejected,
 )
 from batchpay.provider.models import Payout, Quote
+from batchpay.sheet.ref_tag import remark_with_ref
 from batchpay.sheet.validate import PayoutRow
 from batchpay.statuses import SENDING, Status
 

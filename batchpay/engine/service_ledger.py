@@ -18,15 +18,13 @@ back, then last month's sheet run again weeks later, is still caught). The same 
 amount is a guess that a recurring salary would trip a month later, so it holds only within
 the repeat window (20 days), as the journal's own repeat check does.
 
-Carrying the payout_ref: batchpay writes it into the payout's `remark` as `ref:<payout_ref>`
-(a row's own remark first, then a space: `Invoice 0001 ref:R-0001`), which is also what the
-supplier's statement shows. A row whose own remark leaves no room within the remark's 140
-characters keeps its remark whole and is matched by account, amount and currencies only.
+Carrying the payout_ref: every payout's `remark` carries it as `ref:<payout_ref>`, the row's
+own remark cut to make room when both do not fit (`sheet.ref_tag`); the tag is read back
+however a person typed it in the dashboard (`REF:HP-A`, `ref: HP-B`, `ref:HP-C.`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -34,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from batchpay.controls.repeats import payment_key
 from batchpay.money import masked
-from batchpay.sheet.columns import COLUMNS_BY_NAME
+from batchpay.sheet.ref_tag import ref_key, refs_in_remark
 from batchpay.statuses import FINE
 
 if TYPE_CHECKING:
@@ -44,25 +42,6 @@ if TYPE_CHECKING:
     from batchpay.sheet.validate import PayoutRow
 
 PAGE_SIZE = 100
-REF_TAG = "ref:"
-REMARK_LIMIT = COLUMNS_BY_NAME["remark"].max_length or 140
-# the tag ends the remark; a payout_ref is 1-64 of A-Z a-z 0-9 . _ - /
-_TAGGED = re.compile(r"(?:^|\s)ref:([A-Za-z0-9._/-]{1,64})\s*$")
-
-
-def remark_with_ref(remark: str | None, ref: str) -> str:
-    """The remark a payout is sent with: the row's own, then `ref:<payout_ref>`."""
-    tag = f"{REF_TAG}{ref}"
-    if not remark:
-        return tag
-    combined = f"{remark} {tag}"
-    return combined if len(combined) <= REMARK_LIMIT else remark
-
-
-def ref_in_remark(remark: str | None) -> str | None:
-    """The payout_ref a remark written by `remark_with_ref` carries (None: none)."""
-    found = _TAGGED.search(remark or "")
-    return found.group(1) if found else None
 
 
 @dataclass(frozen=True)
@@ -73,7 +52,7 @@ class Outside:
     reference_number: str
     state: str
     created: str
-    ref: str | None  # the payout_ref its remark carries
+    refs: frozenset[str]  # the payout_refs its remark names (`ref_tag.ref_key`)
     keys: frozenset[tuple[str, ...]]  # payment keys (engine.repeats.payment_key)
     account: str
     when: datetime | None = None  # its creation time; None: undated
@@ -98,8 +77,8 @@ class ServiceLedger:
     complete: bool = False  # the list was read back to the window's start or its end
 
     def add(self, payout: Outside) -> None:
-        if payout.ref:
-            self.by_ref.setdefault(payout.ref.upper(), []).append(payout)
+        for ref in payout.refs:
+            self.by_ref.setdefault(ref, []).append(payout)
         if self.repeat_since is None or (payout.when is not None
                                          and payout.when < self.repeat_since):
             return  # an equal payment that long ago is a recurring one, not a duplicate
@@ -108,7 +87,7 @@ class ServiceLedger:
 
     def match(self, ref: str, row: PayoutRow) -> tuple[str, list[Outside]] | None:
         """(how it matched, the payouts) for a row about to be sent; None: nothing found."""
-        found = self.by_ref.get(ref.upper())
+        found = self.by_ref.get(ref_key(ref))
         if found:
             return "its payout_ref", found
         key = payment_key(row.account_number, row.amount, row.source_currency, row.currency,
@@ -151,7 +130,7 @@ def _outside(payout: Payout) -> Outside:
             payment_key(account, None, source.get("currency"), target.get("currency"),
                         target_amount=target.get("amount"))}
     return Outside(payout.id, payout.reference_number or "", payout.state, payout.created or "",
-                   ref_in_remark(payout.remark), frozenset(k for k in keys if k is not None),
+                   refs_in_remark(payout.remark), frozenset(k for k in keys if k is not None),
                    str(account or ""), _created(payout))
 
 

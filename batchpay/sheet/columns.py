@@ -147,7 +147,8 @@ COLUMNS: tuple[Column, ...] = (
         "Payment for goods", api_field="reason", max_length=140,
     ),
     Column(
-        "remark", "no", "text", "passed to the payout's `remark`",
+        "remark", "no", "text",
+        "passed to the payout's `remark`, then `ref:PAYOUT_REF` (the remark cut to make room)",
         "A note that travels with the payout.",
         "Invoice 0001", api_field="remark", max_length=140,
     ),

@@ -174,9 +174,9 @@ def _read_sheet(path: Path, sheet: str | None, limits: SheetLimits, decimal_comm
     if hidden and not include_hidden:
         for row in rows:
             if row.row in hidden:
-                row.errors[HIDDEN] = (f"row {row.row} is hidden in the sheet (hidden, or "
-                                      "filtered out); unhide it or take it out, or give "
-                                      "--include-hidden to pay hidden rows")
+                row.errors[HIDDEN] = (f"row {row.row} is hidden in the sheet (hidden, "
+                                      "filtered out, or too low to see); unhide it or take "
+                                      "it out, or give --include-hidden to pay hidden rows")
     return Sheet(path, name, columns, headers, rows, digest, names,
                  by_column and ByColumn(rows, *by_column))
 

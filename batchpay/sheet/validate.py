@@ -2,7 +2,8 @@
 
 `validate_sheet` is what `batchpay validate` and the batch engine call. Each failure is
 one message per row and column ("company_id: check character is wrong — expected 3 ...");
-a row that pays the same account the same amount as another gets a warning, not an error.
+a row that pays the same account the same amount as another gets a warning, not an error,
+and so does a row whose remark is cut to carry its `ref:` tag (`ref_tag`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, COLUMNS_BY_NAME, ONE_O
 from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.outcomes import json_row
 from batchpay.sheet.read import Sheet, paused_gc, read_sheet
+from batchpay.sheet.ref_tag import REF_LIMIT, REF_TAG, REMARK_LIMIT, remark_cut
 from batchpay.statuses import Status, exit_code
 
 
@@ -165,6 +167,7 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
         # every rule holding includes ref_unique: no ref is used twice, none to name
         _name_duplicate_refs(data["payout_ref"], sheet, errors)
     warnings = _same_account_same_amount(data, sheet)
+    _remarks_cut(data, warnings)
     # the normalized texts in the column table's order (= PayoutRow's field order), from
     # which a VALID row's PayoutRow is made when asked for
     texts = [data[name] for name in COLUMN_NAMES]
@@ -286,6 +289,16 @@ def _same_account_same_amount(data: dict[str, list[str | None]], sheet: Sheet
             warnings[position] = [f"account_number: same account and amount as row {others}; "
                                   "check this is not a double payment"]
     return warnings
+
+
+def _remarks_cut(data: dict[str, list[str | None]], warnings: dict[int, list[str]]) -> None:
+    """Rows whose remark is cut to carry the `ref:` tag: the payout is sent, the row says so."""
+    shortest = REMARK_LIMIT - len(REF_TAG) - REF_LIMIT - 1  # the room a 64-character ref leaves
+    for position, (remark, ref) in enumerate(zip(data["remark"], data["payout_ref"],
+                                                 strict=True)):
+        if remark is not None and shortest < len(remark) <= REMARK_LIMIT \
+                and (cut := remark_cut(remark, ref)):
+            warnings.setdefault(position, []).append(cut)
 
 
 def _decimal(text: Any) -> Decimal | None:

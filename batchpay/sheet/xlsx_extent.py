@@ -7,8 +7,8 @@ seen so far (rare in a payout sheet, so the searches stay fast literal scans). O
 `<c r=…>`, `<row r=…>` and `<dimension ref=…>` count (LibreOffice's pageOrder="downThenOver"
 merely ends in r="). Each piece searched holds whole tags, written plainly (`plain_markup`:
 single quotes, spaces around =, characters by number, a namespace prefix are all legal XML).
-The same pieces are searched for hidden rows (`hidden_rows`) and for formulas or error
-values (`has_formula_or_error`).
+The same pieces are searched for hidden rows (`xlsx_rows.HiddenRows`) and for formulas or
+error values (`has_formula_or_error`).
 """
 
 from __future__ import annotations
@@ -183,20 +183,6 @@ def worksheet_prefix(piece: bytes) -> bytes:
     """The namespace prefix of a worksheet written `<x:worksheet ...>` (b"" without one)."""
     found = _PREFIX.search(piece, 0, 4096)
     return found.group(1) if found else b""
-
-
-_HIDDEN_ROW = re.compile(rb'<row\s[^>]*?\bhidden="(?:1|true)"[^>]*>')
-_ROW_NUMBER = re.compile(rb'\sr="([0-9]+)"')
-
-
-def hidden_rows(xml: bytes) -> set[int]:
-    """Row numbers of the `<row>` tags marked hidden in this piece of a worksheet."""
-    found = set()
-    for tag in _HIDDEN_ROW.finditer(xml):
-        number = _ROW_NUMBER.search(tag.group(0))
-        if number:
-            found.add(int(number.group(1)))
-    return found
 
 
 _FORMULA_TAG = re.compile(rb"<f[ \t\r\n>/]")

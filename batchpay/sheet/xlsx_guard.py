@@ -38,10 +38,10 @@ from batchpay.sheet.xlsx_extent import (
     ESTIMATE_CHUNKS,
     Extent,
     has_formula_or_error,
-    hidden_rows,
     plain_markup,
     worksheet_prefix,
 )
+from batchpay.sheet.xlsx_rows import HiddenRows
 
 MAX_ENTRIES = 10_000
 MAX_TOTAL_UNCOMPRESSED = 2 * 2**30  # 2 GiB: Excel's 1,048,576-row limit stays well below
@@ -81,7 +81,7 @@ class Inspection:
 
     parts: dict[str, str]  # sheet name → its worksheet part ({} when workbook.xml is unusable)
     flagged: set[str]  # worksheet parts holding formulas or error values
-    hidden: dict[str, set[int]]  # worksheet part → its hidden rows (by hand or filtered out)
+    hidden: dict[str, set[int]]  # worksheet part → its hidden rows (`xlsx_rows`)
 
 
 def inspect_xlsx(path: Any, name: str | None = None,
@@ -89,8 +89,8 @@ def inspect_xlsx(path: Any, name: str | None = None,
     """Refuse a hostile or broken .xlsx; what it holds otherwise (`Inspection`).
 
     `name` is the file name the messages show (an in-memory copy has none of its own).
-    Hidden rows (hidden by hand or filtered out: Excel marks both `hidden="1"`) are found in
-    the same pass. A worksheet that spans more than `limits`, or more shared strings than
+    Hidden rows (hidden by hand or filtered out: Excel marks both `hidden="1"`; too low to
+    see; or hidden by the sheet's default, `xlsx_rows`) are found in the same pass. A worksheet that spans more than `limits`, or more shared strings than
     `limits.max_cells` (read whole when a workbook opens), refuses the file as soon as the
     scan reaches that far.
     """
@@ -169,6 +169,7 @@ def scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
     is_strings = info.filename.lower() == "xl/sharedstrings.xml"
     parser = DefusedXMLParser(target=_PrologTarget(), forbid_dtd=True)
     in_prolog, flagged, extent, strings, prefix = True, False, Extent(), 0, b""
+    rows = HiddenRows()
     judge_at = ESTIMATE_CHUNKS * CHUNK if info.file_size > 2 * ESTIMATE_CHUNKS * CHUNK else 0
     with archive.open(info) as part:
         for read, piece in _pieces(part, name, info.filename):
@@ -206,8 +207,8 @@ def scan_part(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                 judge_at = 0
             if not flagged:
                 flagged = has_formula_or_error(piece)
-            if b"hidden=" in piece:
-                hidden.update(hidden_rows(piece))
+            rows.feed(piece)
+    hidden.update(rows.found)
     return flagged
 
 

@@ -20,11 +20,13 @@ from tests.support.sheets import HEADERS, resident_id, rows
 TRADITIONAL = ["陳大文", "張偉", "黃志強"]  # 陳大文 in Big5 read as GB18030: 朝\ue610ゅ
 
 
-def write_csv(path: Path, names: list[str], encoding: str, delimiter: str = ",") -> Path:
+def write_csv(path: Path, names: list[str], encoding: str, delimiter: str = ",",
+              bank: str | None = None, city: str = "深圳") -> Path:
     sheet_rows = rows(len(names))
     for values, name in zip(sheet_rows, names, strict=True):
         values.update(recipient_type="INDIVIDUAL", recipient_name=name, company_name=None,
-                      company_id=None, bank_name="中國銀行" if encoding == "big5" else "中国银行")
+                      company_id=None, bank_city=city,
+                      bank_name=bank or ("中國銀行" if encoding == "big5" else "中国银行"))
     for n, values in enumerate(sheet_rows, start=1):
         values["ic_number"] = resident_id(n)
     text = io.StringIO()
@@ -112,3 +114,78 @@ def test_json_is_unaffected(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "u.csv", ["张伟"], "utf-8")
     result = batchpay("validate", str(path), "--no-bank-check", "--json")
     assert result.exit_code == 0 and json.loads(result.stdout)["rows"][0]["status"] == "VALID"
+
+
+# common Taiwanese and Hong Kong names: in Big5 their bytes read as GB18030 to plain Han
+# characters (no private use, no kana), but rare ones, outside GB2312: 張偉 as 眎岸
+BIG5_NAMES = ["張偉", "劉德華", "許家豪", "謝雅婷", "楊淑惠", "林俊傑", "黃淑貞"]
+GARBLED = ["眎岸", "糂紈地", "砛產花", "谅懂碄", "法睶磃", "狶玊城", "独睶璼"]
+# the same people as a mainland sheet writes them: GB2312 characters only
+MAINLAND_NAMES = ["张伟", "刘德华", "许家豪", "谢雅婷", "杨淑惠", "林俊杰", "黄淑贞"]
+
+
+def big5_file(tmp_path: Path) -> Path:
+    return write_csv(tmp_path / "taipei.csv", BIG5_NAMES, "big5", bank="Bank of Taiwan",
+                     city="Taipei")
+
+
+def test_big5_names_that_gb18030_reads_as_rare_characters_are_shown_both_ways(
+        tmp_path: Path) -> None:
+    path = big5_file(tmp_path)
+    assert path.read_bytes().decode("gb18030").count("眎岸") == 1  # what was paid before
+    with pytest.raises(InputError) as caught:
+        read_sheet(path)
+    message = caught.value.message
+    assert "reads as Big5 and as GB18030 text" in message
+    assert "張偉 (big5) or 眎岸 (gb18030), 劉德華 (big5) or 糂紈地 (gb18030), " \
+           "許家豪 (big5) or 砛產花 (gb18030)" in message
+    assert "--encoding big5" in (caught.value.hint or "")
+    assert "--encoding gb18030" in (caught.value.hint or "")
+    assert read_sheet(path, encoding="big5").column_values("recipient_name") == BIG5_NAMES
+    # told so, the other reading is the operator's choice
+    assert read_sheet(path, encoding="gb18030").column_values("recipient_name") == GARBLED
+
+
+@pytest.mark.parametrize("bank", ["Bank of China", "中国银行"])
+@pytest.mark.parametrize("encoding", ["gbk", "gb18030"])
+def test_a_mainland_file_of_ordinary_names_reads_without_options(
+        tmp_path: Path, encoding: str, bank: str) -> None:
+    path = write_csv(tmp_path / "beijing.csv", MAINLAND_NAMES, encoding, bank=bank)
+    sheet = read_sheet(path)
+    assert sheet.column_values("recipient_name") == MAINLAND_NAMES
+    assert sheet.column_values("bank_name") == [bank] * len(MAINLAND_NAMES)
+
+
+def test_a_mainland_name_outside_gb2312_that_reads_as_big5_too_asks_which(
+        tmp_path: Path) -> None:
+    path = write_csv(tmp_path / "rare.csv", ["张伟", "朱镕基"], "gbk")
+    with pytest.raises(InputError) as caught:
+        read_sheet(path)
+    assert "朱镕基 (gb18030)" in caught.value.message
+    assert read_sheet(path, encoding="gbk").column_values("recipient_name") == ["张伟", "朱镕基"]
+
+
+def test_the_cli_shows_both_readings_in_one_message(tmp_path: Path) -> None:
+    result = batchpay("validate", str(big5_file(tmp_path)), "--no-bank-check")
+    assert result.exit_code == 2, result
+    assert "Traceback" not in result.stderr
+    assert "張偉 (big5) or 眎岸 (gb18030)" in result.stderr and "--encoding big5" in result.stderr
+    named = batchpay("validate", str(big5_file(tmp_path)), "--no-bank-check",
+                     "--encoding", "big5", "--json")
+    assert named.exit_code == 0, named
+    assert [r["status"] for r in json.loads(named.stdout)["rows"]] == ["VALID"] * 7
+
+
+def test_big5_names_are_paid_only_as_the_operator_names_the_encoding(
+        cli_sandbox: Any, tmp_path: Path) -> None:
+    service = cli_sandbox(settle_seconds=0.05)
+    path = big5_file(tmp_path)
+    refused = batchpay("run", str(path), "--wait", "0", "--out", str(tmp_path / "r1.xlsx"))
+    assert refused.exit_code == 2, refused
+    assert sandbox_payouts(service.url) == []  # not paid garbled
+    plan = batchpay("run", str(path), "--dry-run", "--out", str(tmp_path / "dry.xlsx"))
+    assert plan.exit_code == 2 and "眎岸 (gb18030)" in plan.stderr
+    paid = batchpay("run", str(path), "--encoding", "big5", "--wait", "0",
+                    "--out", str(tmp_path / "r2.xlsx"))
+    assert paid.exit_code == 0, paid
+    assert sorted(p["recipientName"] for p in sandbox_payouts(service.url)) == sorted(BIG5_NAMES)
