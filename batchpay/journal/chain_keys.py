@@ -26,6 +26,7 @@ and an attacker without the key must erase all three:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -140,14 +141,19 @@ def registered(journal: str) -> KeyedJournal | None:
 def register(entry: KeyedJournal) -> None:
     """Add a line to the key's list (appended whole: lines of concurrent writers never mix)."""
     path = registry_path()
-    private_dir(path.parent)
     line = json.dumps({"journal": entry.journal, "key": entry.key, "from": entry.keyed_from},
                       ensure_ascii=False) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.write(fd, line.encode("utf-8"))
-    finally:
-        os.close(fd)
+        private_dir(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise JournalError(f"Cannot write the list of keyed journals {path}: {exc}.",
+                           hint="It lives beside the chain key: check that folder's free "
+                           "space and permissions.") from None
 
 
 @dataclass
@@ -228,6 +234,11 @@ class JournalChainKey:
         now, or keyed before these events existed): the store writes it before its event."""
         if self.keyed is None or self._marked:
             return None
+        # written meanwhile through another connection (a listener, a sync)?
+        self._marked = self._db.execute(
+            "SELECT 1 FROM meta WHERE key = 'chain_marker'").fetchone() is not None
+        if self._marked:
+            return None
         return {"key": self.keyed[0], "keyed_from": self.keyed[1]}
 
     def marked(self, seq: int) -> None:
@@ -270,8 +281,10 @@ class JournalChainKey:
         if self.keyed is not None and (entry is None or (entry.key, entry.keyed_from)
                                        != self.keyed):
             # keyed before the key kept its list of journals (or listed with another key,
-            # for a journal since made anew at this path): listed as it is from now on
-            register(KeyedJournal(self._real, *self.keyed))
+            # for a journal since made anew at this path): listed as it is from now on; a
+            # list that cannot be written changes nothing about this chain's check
+            with contextlib.suppress(JournalError):
+                register(KeyedJournal(self._real, *self.keyed))
         return walked
 
     def _downgraded(self, names: _KeyNames, entry: KeyedJournal | None
