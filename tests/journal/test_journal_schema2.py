@@ -111,3 +111,15 @@ def test_its_wallet_figures_are_checked_against_its_chain(old_journal: Path) -> 
     checked = batchpay("verify", "--journal", str(old_journal))
     assert checked.exit_code == 1, checked
     assert f"run {run_id}: its recorded wallet_after differ from the chain" in checked.stderr
+
+
+def test_two_connections_write_one_chain_keyed_event(old_journal: Path) -> None:
+    """A listener and a sync open the journal at once: whichever writes first writes the
+    chain.keyed event, the other sees it there."""
+    with Journal(old_journal) as first, Journal(old_journal) as second:
+        first.record_note("sync", {"by": "first"})
+        second.record_note("sync", {"by": "second"})
+        kinds = [k for (k,) in first.db.execute(
+            "SELECT kind FROM events WHERE seq > 14 ORDER BY seq")]
+    assert kinds == ["chain.keyed", "sync", "sync"]
+    assert batchpay("verify", "--journal", str(old_journal)).exit_code == 0

@@ -295,3 +295,21 @@ def test_an_in_memory_journal_is_a_journal() -> None:
         j.bind_service("embedded")
         _intent(j)
         assert j.entry("R1") is not None and j.verify().ok and j.path is None
+
+
+def test_a_first_event_rolled_back_leaves_no_key_record_that_fails_verify(
+        tmp_path: Path) -> None:
+    """The key is noted (in meta and in the key's list of journals) in the transaction of
+    the journal's first event; rolled back, the journal has no event the list's line could
+    be about, and verifies; its next event keys it again."""
+    path = tmp_path / "journal.sqlite3"
+    with Journal(path) as j:
+        with pytest.raises(RuntimeError), j.transaction():
+            j.record_note("note", {"n": 1})
+            raise RuntimeError("the disk filled up")
+        assert j.db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+        assert j.verify().ok
+        j.record_note("note", {"n": 2})
+        assert [k for (k,) in j.db.execute("SELECT kind FROM events ORDER BY seq")] == [
+            "chain.keyed", "note"]
+        assert j.verify().ok
