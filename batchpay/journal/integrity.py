@@ -171,8 +171,8 @@ def run_disagreements(db: sqlite3.Connection) -> Iterator[str]:
         edited = sorted(k for k in info.keys() | chain.info.keys()
                         if info.get(k) != chain.info.get(k))
         if edited:
-            yield (f"run {run_id}: its recorded {', '.join(edited)} differ from the chain "
-                   "(the runs table's info was edited)")
+            yield (f"run {run_id}: the runs table's info was edited ({', '.join(edited)} "
+                   "not as the chain says)")
     for run_id in chained.keys() - stored.keys():
         yield f"run {run_id} is in the chain but missing from the runs table (deleted)"
 

@@ -169,7 +169,7 @@ def test_wallet_figures_edited_in_the_runs_table_fail_verify_and_the_statement(
 
     checked = batchpay("verify")
     assert checked.exit_code == 1, checked
-    assert f"run {run_id}: its recorded wallet_after differ" in checked.stderr
+    assert f"run {run_id}: the runs table's info was edited (wallet_after " in checked.stderr
     hidden = tmp_path / "hidden.xlsx"
     refused = batchpay("statement", "--from", today(), "--to", today(), "--out", str(hidden))
     assert refused.exit_code == 2 and "changed outside batchpay" in refused.stderr, refused
