@@ -55,7 +55,7 @@ EXPECTED = {
         rf"^file=csv_fields_4mb bytes=[\d,]+ exit=2 s={NUMBER} peak_mb={NUMBER} said=.*cells",
     ],
     "bench_integrity.py": [
-        rf"^refs=500 events=2000 journal_mb={NUMBER} check_s={NUMBER}$",
+        rf"^refs=500 events=2001 journal_mb={NUMBER} check_s={NUMBER}$",
     ],
     "bench_service_ledger.py": [
         rf"^way=windows history=300 days=62 limit=100/min requests=3 seconds={NUMBER} 429s=0 ",
@@ -81,7 +81,7 @@ EXPECTED = {
         rf"file_mb={NUMBER} OK$",
     ],
     "bench_statement.py": [
-        rf"^refs=500 events=2000 build_s={NUMBER} write_s={NUMBER} lines=500 refunds=10$",
+        rf"^refs=500 events=2001 build_s={NUMBER} write_s={NUMBER} lines=500 refunds=10$",
     ],
     "soak_crash.py": [
         r"^trials=2 duplicates=0 missing=0 failed_final_runs=0 other_problems=0 "

@@ -3,7 +3,8 @@
     the chain checked ─► every payout request of the period, replayed from the chain's events
         ─► one line per payout_ref (its latest request in the period) ─► refunds
         ─► per source currency: debited, refunded, net debit, fees, delivered, in doubt,
-           and the wallet as the period's runs read it before and after
+           and the wallet as the period's runs read it before and after (from the chain's
+           run events, not the runs table)
 
 A payout request belongs to the period of its intent (the event written before it left),
 in UTC. Each request's amounts come from its intent event (the quote it was paid on) and
@@ -28,6 +29,7 @@ from typing import Any
 
 from batchpay.errors import JournalTampered, UsageError
 from batchpay.journal.integrity import check as check_journal
+from batchpay.journal.integrity import replay_runs
 from batchpay.journal.records import LedgerEntry, RunRecord, as_decimal, utcnow
 from batchpay.journal.store import Journal
 from batchpay.money import masked
@@ -209,7 +211,9 @@ def build_statement(journal: Journal, start: date, end: date) -> Statement:
             hint="Keep this copy for the auditor, restore the journal from a backup, and "
             "run `batchpay verify` to confirm it.")
     requests = replay_requests(journal, since, until)
-    runs = {r.id: r for r in journal.runs()}
+    # the runs as the chain has them (their plans, approvers, confirmations and wallet
+    # figures), not as the runs table, a plain table, may have been edited to say
+    runs = replay_runs(journal.db)
     ledger = journal.entries({r.payout_ref for r in requests})
     by_ref: dict[str, list[Request]] = {}
     for request in requests:

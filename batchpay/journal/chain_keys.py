@@ -12,15 +12,28 @@ A journal written by two users (a shared folder) needs the same key file in both
 folders. Whoever can read the key can still rewrite the chain: the service's own payout
 list, checked before each payment (engine.service_ledger), is the guard that does not
 depend on the file.
+
+A key that could be taken off would protect nothing: delete the `meta` rows and recompute
+every hash unkeyed, and the chain checks out again. So a journal that was ever keyed never
+verifies unkeyed, nor keyed from a later event than it was. Three records say it was keyed,
+and an attacker without the key must erase all three:
+  - in the chain itself, a `chain.keyed` event (the key's id, the first event it keys),
+    written with the first keyed event (or, for a journal keyed before these events
+    existed, with its next event), and the key's id in every `run.started` event;
+  - beside the key file, outside the journal, the list of journals it keys
+    (`chain.key.journals`: the journal's real path, the key's id, the first keyed event).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import secrets
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +43,8 @@ from batchpay.journal.records import GENESIS, ChainCheck, ChainKey, walk_chain
 
 KEY_FILE = "chain.key"
 KEY_ENV = "BATCHPAY_CHAIN_KEY"
+MARKER = "chain.keyed"  # the event that says, inside the chain, which key keys it from where
+NAMES_KEY = "run.started"  # events whose data carry the key's id as `chain_key`
 
 
 def key_path() -> Path:
@@ -85,6 +100,87 @@ def ensure_key() -> bytes:
     return key
 
 
+def registry_path() -> Path:
+    """The list of journals the user's key keys, beside the key file."""
+    path = key_path()
+    return path.with_name(path.name + ".journals")
+
+
+@dataclass(frozen=True)
+class KeyedJournal:
+    """One line of the key's list: the journal at `journal` is keyed with `key` from event
+    `keyed_from` on."""
+
+    journal: str
+    key: str
+    keyed_from: int
+
+
+def registered(journal: str) -> KeyedJournal | None:
+    """The latest line of the key's list about the journal at `journal` (a real path)."""
+    path = registry_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise JournalError(f"Cannot read the list of keyed journals {path}: {exc}.",
+                           hint="It is the list batchpay keeps beside its chain key; "
+                           "restore it from the copy you kept with the key.") from None
+    found = None
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+            if entry["journal"] == journal:
+                found = KeyedJournal(journal, str(entry["key"]), int(entry["from"]))
+        except (ValueError, TypeError, KeyError):
+            continue  # a line cut short by a crash says nothing
+    return found
+
+
+def register(entry: KeyedJournal) -> None:
+    """Add a line to the key's list (appended whole: lines of concurrent writers never mix)."""
+    path = registry_path()
+    line = json.dumps({"journal": entry.journal, "key": entry.key, "from": entry.keyed_from},
+                      ensure_ascii=False) + "\n"
+    try:
+        private_dir(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise JournalError(f"Cannot write the list of keyed journals {path}: {exc}.",
+                           hint="It lives beside the chain key: check that folder's free "
+                           "space and permissions.") from None
+
+
+@dataclass
+class _KeyNames:
+    """What the events walked say about the chain's key: (seq, kind, key id, first keyed
+    event or None) of each event that names it, and the last event's seq."""
+
+    named: list[tuple[int, str, str, int | None]] = field(default_factory=list)
+    last: int = 0
+
+    def watch(self, events: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+        for event in events:
+            self.last = int(event["seq"])
+            if event["kind"] in (MARKER, NAMES_KEY):
+                try:
+                    data = json.loads(event["data"])
+                except ValueError:
+                    data = {}
+                data = data if isinstance(data, dict) else {}
+                if event["kind"] == MARKER and data.get("key"):
+                    self.named.append((self.last, MARKER, str(data["key"]),
+                                       int(data.get("keyed_from") or 0)))
+                elif event["kind"] == NAMES_KEY and data.get("chain_key"):
+                    self.named.append((self.last, NAMES_KEY, str(data["chain_key"]), None))
+            yield event
+
+
 class JournalChainKey:
     """Which key one journal's chain is keyed with, as its `meta` table records it: the
     key's id and the first event it keys. None until the first keyed event is written (or
@@ -94,14 +190,19 @@ class JournalChainKey:
     def __init__(self, db: sqlite3.Connection, path: Path | None) -> None:
         self._db = db
         self._path = path
+        # the journal's real path, as the key's list names it (every spelling, one journal)
+        self._real = os.path.realpath(path) if path is not None else ""
         self.keyed: tuple[str, int] | None = None  # (the key's id, the first keyed seq)
+        self._marked = False  # the chain holds its chain.keyed event (meta chain_marker)
 
     def reread(self) -> None:
         """What `meta` says now (after a rollback, a key noted in it is undone)."""
         rows = dict(self._db.execute(
-            "SELECT key, value FROM meta WHERE key IN ('chain_key', 'chain_keyed_from')"))
+            "SELECT key, value FROM meta WHERE key IN "
+            "('chain_key', 'chain_keyed_from', 'chain_marker')"))
         self.keyed = None if "chain_key" not in rows else (
             rows["chain_key"], int(rows.get("chain_keyed_from") or 1))
+        self._marked = "chain_marker" in rows
 
     def for_writing(self, seq: int) -> bytes | None:
         """The key for event `seq`: the journal's chain key; a file journal not keyed yet
@@ -116,6 +217,9 @@ class JournalChainKey:
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                                  [("chain_key", key_id(key)), ("chain_keyed_from", str(seq))])
             self.keyed = (key_id(key), seq)
+            # noted before the commit: undone with a rollback, the line names an event the
+            # journal never reaches, which `check` ignores
+            register(KeyedJournal(self._real, key_id(key), seq))
             return key
         found = self._key_at_hand()
         if found is None:
@@ -125,6 +229,27 @@ class JournalChainKey:
                                "there (0600), or use your own journal.")
         return found if seq >= self.keyed[1] else None
 
+    def marker_due(self) -> dict[str, Any] | None:
+        """The data of the chain.keyed event when the chain does not hold it yet (keyed just
+        now, or keyed before these events existed): the store writes it before its event."""
+        if self.keyed is None or self._marked:
+            return None
+        # written meanwhile through another connection (a listener, a sync)?
+        self._marked = self._db.execute(
+            "SELECT 1 FROM meta WHERE key = 'chain_marker'").fetchone() is not None
+        if self._marked:
+            return None
+        return {"key": self.keyed[0], "keyed_from": self.keyed[1]}
+
+    def marked(self, seq: int) -> None:
+        """The chain.keyed event was written as event `seq` (in the same transaction)."""
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('chain_marker', ?)", (str(seq),))
+        self._marked = True
+
+    def key_name(self) -> str | None:
+        """The key's id, for the events that name it (`run.started`)."""
+        return self.keyed[0] if self.keyed is not None else None
+
     def _key_at_hand(self) -> bytes | None:
         """The user's key file's key, when it is the one this chain is keyed with."""
         assert self.keyed is not None
@@ -133,13 +258,67 @@ class JournalChainKey:
 
     def check(self, events: Iterable[Mapping[str, Any]], head: str | None) -> ChainCheck:
         """The chain of `events` walked with this journal's key (`walk_chain`); a keyed
-        chain without its key at hand fails, saying whose key it needs."""
+        chain without its key at hand fails, saying whose key it needs; a chain that was
+        keyed and is no longer (or keyed from a later event than it was) fails, saying
+        which record shows it."""
+        names = _KeyNames()
         if self.keyed is None:
-            return walk_chain(events, head, None)
-        found = self._key_at_hand()
-        if found is None:
-            return ChainCheck(False, 0, GENESIS, f"the chain is keyed with key "
-                              f"{self.keyed[0]}, which is not the key in {key_path()} "
-                              "(copy the key file of the user who wrote this journal, or "
-                              "the chain was re-keyed by someone else)")
-        return walk_chain(events, head, ChainKey(found, self.keyed[1]))
+            walked = walk_chain(names.watch(events), head, None)
+        else:
+            found = self._key_at_hand()
+            if found is None:
+                return ChainCheck(False, 0, GENESIS, f"the chain is keyed with key "
+                                  f"{self.keyed[0]}, which is not the key in {key_path()} "
+                                  "(copy the key file of the user who wrote this journal, or "
+                                  "the chain was re-keyed by someone else)")
+            walked = walk_chain(names.watch(events), head, ChainKey(found, self.keyed[1]))
+        if not walked.ok:
+            return walked
+        entry = registered(self._real) if self._path is not None else None
+        problem = self._downgraded(names, entry)
+        if problem is not None:
+            return ChainCheck(False, walked.events, walked.head, problem[1], problem[0])
+        if self.keyed is not None and (entry is None or (entry.key, entry.keyed_from)
+                                       != self.keyed):
+            # keyed before the key kept its list of journals (or listed with another key,
+            # for a journal since made anew at this path): listed as it is from now on; a
+            # list that cannot be written changes nothing about this chain's check
+            with contextlib.suppress(JournalError):
+                register(KeyedJournal(self._real, *self.keyed))
+        return walked
+
+    def _downgraded(self, names: _KeyNames, entry: KeyedJournal | None
+                    ) -> tuple[int | None, str] | None:
+        """(event, problem) when the records of the chain's key say it was keyed otherwise
+        than `meta` says now."""
+        recomputed = "its chain was recomputed without the key (the key was taken off)"
+        if self.keyed is None:
+            if names.named:
+                seq, kind, key, _ = names.named[0]
+                return seq, (f"event {seq} ({kind}) says the chain is keyed with chain key "
+                             f"{key}, but the journal no longer records a key: {recomputed}")
+            if entry is not None and names.last >= entry.keyed_from:
+                return entry.keyed_from, (
+                    f"the journal {self._path} was keyed with chain key {entry.key} from "
+                    f"event {entry.keyed_from} on ({registry_path()} lists it), but it no "
+                    f"longer records a key: {recomputed}")
+            return None
+        key, keyed_from = self.keyed
+        for seq, kind, named, marked_from in names.named:
+            if named != key:
+                return seq, (f"event {seq} ({kind}) names chain key {named}, but the journal "
+                             f"says its key is {key}: the chain was re-keyed")
+            if seq < keyed_from:
+                return seq, (f"event {seq} ({kind}) names the chain key, but the journal says "
+                             f"its chain is keyed only from event {keyed_from}: {recomputed}")
+            if marked_from is not None and marked_from != keyed_from:
+                return seq, (f"event {seq} ({kind}) says the chain is keyed from event "
+                             f"{marked_from}, but the journal says from event {keyed_from}: "
+                             f"{recomputed}")
+        if entry is not None and entry.key == key and entry.keyed_from < keyed_from \
+                and names.last >= entry.keyed_from:
+            return entry.keyed_from, (
+                f"the journal {self._path} was keyed from event {entry.keyed_from} on "
+                f"({registry_path()} lists it), but it says from event {keyed_from}: "
+                f"{recomputed}")
+        return None

@@ -3,7 +3,8 @@ order of a payout's states (batchpay.journal.store works on them).
 
 Tables:
   schema_version  the schema's version (one row per migration applied)
-  meta            the service this journal belongs to
+  meta            the service this journal belongs to; the chain's key id, its first keyed
+                  event, and the event that says so in the chain (chain_marker)
   payouts         the ledger, one row per payout_ref across all runs: its current status
   attempts        every payout request: quote id and full body on disk *before* it is sent
   runs            who ran what, when, where, and the outcome
@@ -20,7 +21,13 @@ from batchpay.errors import JournalError
 from batchpay.journal.records import utcnow
 from batchpay.statuses import FINAL, Status
 
-SCHEMA_VERSION = 2  # 2: quotes_used (invoice rows)
+# 2: quotes_used (invoice rows)
+# 3: the chain names its key (a chain.keyed event; the key's id, the start time and the
+#    input columns in run.started), and `verify` checks the runs table against the chain.
+#    No table changes: a journal of schema 2 keeps its events as they are and gets its
+#    chain.keyed event with its next event. A batchpay that knows only schema 2 refuses
+#    a journal of schema 3 instead of writing run events that do not name the key.
+SCHEMA_VERSION = 3
 
 # progress order of the service's states: a payout never moves backwards; FAILED -> REFUNDED
 # is the one move after a final state
@@ -147,5 +154,6 @@ def migrate(db: sqlite3.Connection) -> None:
         for table in ("payouts", "run_rows"):
             db.execute(f"ALTER TABLE {table} ADD COLUMN quotes_used INTEGER")
         db.execute("ALTER TABLE run_rows ADD COLUMN asked TEXT")
+    # 2 -> 3 alters no table: the chain.keyed event is written with the next event
     if version < SCHEMA_VERSION:
         db.execute("INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, utcnow()))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.errors import AlreadySent, JournalServiceMismatch
+from batchpay.journal.chain_keys import MARKER
 from batchpay.journal.database import JournalDatabase
 from batchpay.journal.records import (
     GENESIS,
@@ -65,15 +66,33 @@ class Journal(JournalDatabase):
                 )
 
     # --- events: the hash chain ----------------------------------------------------------
-    def _event(self, kind: str, *, run_id: str = "", ref: str = "", data: Any = None) -> str:
-        """Append one event; must run inside a transaction (so it reads the true head)."""
+    def _event(self, kind: str, *, run_id: str = "", ref: str = "", data: Any = None,
+               names_key: bool = False) -> str:
+        """Append one event; must run inside a transaction (so it reads the true head).
+
+        A chain keyed just now (or keyed before the chain named its key) gets its
+        chain.keyed event first; with `names_key`, the event's data carry the key's id
+        (`chain_key`), so that a journal stripped of its key is seen to have had one."""
         assert self._depth, "events are written inside a transaction"
         last = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         seq = (last[0] + 1) if last else 1
         prev = last[1] if last else GENESIS
+        key = self._chain.for_writing(seq)
+        marker = self._chain.marker_due()
+        if marker is not None:
+            prev = self._append(seq, prev, MARKER, "", "", marker, key)
+            self._chain.marked(seq)
+            seq += 1
+        body = data if data is not None else {}
+        if names_key and (name := self._chain.key_name()) is not None:
+            body = {**body, "chain_key": name}
+        return self._append(seq, prev, kind, run_id, ref, body, key)
+
+    def _append(self, seq: int, prev: str, kind: str, run_id: str, ref: str, data: Any,
+                key: bytes | None) -> str:
         at = utcnow()
-        text = canonical(data if data is not None else {})
-        digest = event_hash(prev, seq, at, kind, run_id, ref, text, self._chain.for_writing(seq))
+        text = canonical(data)
+        digest = event_hash(prev, seq, at, kind, run_id, ref, text, key)
         self.db.execute(
             "INSERT INTO events (seq, at, kind, run_id, payout_ref, data, prev_hash, hash) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -113,9 +132,12 @@ class Journal(JournalDatabase):
                   _text(r.asked))
                  for r in rows),
             )
-            self._event("run.started", run_id=run.id, data={
+            # everything the runs row holds, so that `verify` checks the row against it
+            # (integrity.run_disagreements) and a statement reads its figures from here
+            self._event("run.started", run_id=run.id, names_key=True, data={
                 "kind": run.kind, "sheet": run.sheet, "input_sha256": run.input_sha256,
-                "info": run.info})
+                "info": run.info, "started_at": run.started_at,
+                "input_columns": run.input_columns})
 
     def update_run_row(self, run_id: str, seq: int, **fields: Any) -> None:
         known_fields(fields, RUN_ROW_FIELDS, "run_rows")

@@ -3,6 +3,8 @@ holds and with the wallet's movement, to the cent, read back from the workbook's
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -13,7 +15,9 @@ import httpx
 import openpyxl
 import pytest
 
-from tests.support.e2e import batchpay, by_ref, edit_results, sandbox_payouts
+from batchpay.journal.integrity import replay_runs
+from batchpay.journal.store import Journal
+from tests.support.e2e import batchpay, by_ref, edit_results, sandbox_payouts, set_wallet
 from tests.support.sheets import row, write_sheet
 
 
@@ -112,8 +116,6 @@ def test_a_period_without_the_payouts_is_empty(service: Any, tmp_path: Path) -> 
 
 
 def test_bad_dates_and_a_tampered_journal_are_refused(service: Any, tmp_path: Path) -> None:
-    import sqlite3
-
     sheet = write_sheet(tmp_path / "nov.xlsx", [row(1)])
     assert batchpay("run", str(sheet), "--out", str(tmp_path / "r.xlsx"),
                     "--wait", "5").exit_code == 0
@@ -129,3 +131,65 @@ def test_bad_dates_and_a_tampered_journal_are_refused(service: Any, tmp_path: Pa
     refused = batchpay("statement", "--from", today(), "--to", today(), "--out", str(out))
     assert refused.exit_code == 2 and "changed outside batchpay" in refused.stderr
     assert not out.exists()
+
+
+def test_wallet_figures_edited_in_the_runs_table_fail_verify_and_the_statement(
+        service: Any, tmp_path: Path) -> None:
+    """1,000,000,000 NGN leave the wallet outside batchpay between two runs; the statement
+    shows it (wallet movement minus net debit). An edit of the last run's wallet_after in
+    `runs.info` would hide it: `verify` names it and the statement refuses the journal;
+    the chain, which the statement reads its runs from, still holds the true figure."""
+    taken = Decimal(1_000_000_000)
+    first = write_sheet(tmp_path / "nov.xlsx", [row(1), row(2)])
+    assert batchpay("run", str(first), "--out", str(tmp_path / "a.xlsx"),
+                    "--wait", "5").exit_code == 0
+    set_wallet(service.url, "NGN", str(wallet(service.url) - taken))  # outside batchpay
+    second = write_sheet(tmp_path / "nov2.xlsx", [row(3)])
+    assert batchpay("run", str(second), "--out", str(tmp_path / "b.xlsx"),
+                    "--wait", "5").exit_code == 0
+    true_after = wallet(service.url)
+    out = tmp_path / "s.xlsx"
+    made = batchpay("statement", "--from", today(), "--to", today(), "--out", str(out))
+    assert made.exit_code == 0, made
+    totals = next(r for r in sheet_rows(out, "Totals") if r["source_currency"] == "NGN")
+    assert cents(totals["wallet_after"]) == true_after
+    assert cents(totals["movement_minus_net_debit"]) == taken
+
+    path = tmp_path / "journal" / "journal.sqlite3"
+    db = sqlite3.connect(path)
+    run_id, text = db.execute("SELECT id, info FROM runs ORDER BY started_at DESC, rowid DESC"
+                              " LIMIT 1").fetchone()
+    info = json.loads(text)
+    info["wallet_after"]["NGN"] = str(true_after + taken)
+    db.execute("UPDATE runs SET info = ? WHERE id = ?",
+               (json.dumps(info, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+                run_id))
+    db.commit()
+    db.close()
+
+    checked = batchpay("verify")
+    assert checked.exit_code == 1, checked
+    assert f"run {run_id}: the runs table's info was edited (wallet_after " in checked.stderr
+    hidden = tmp_path / "hidden.xlsx"
+    refused = batchpay("statement", "--from", today(), "--to", today(), "--out", str(hidden))
+    assert refused.exit_code == 2 and "changed outside batchpay" in refused.stderr, refused
+    assert not hidden.exists()
+    with Journal(path) as journal:
+        chained = replay_runs(journal.db)[run_id]
+    assert Decimal(chained.info["wallet_after"]["NGN"]) == true_after
+
+
+def test_a_run_erased_from_the_runs_table_or_added_to_it_fails_verify(
+        service: Any, tmp_path: Path) -> None:
+    sheet = write_sheet(tmp_path / "nov.xlsx", [row(1)])
+    assert batchpay("run", str(sheet), "--out", str(tmp_path / "a.xlsx"),
+                    "--wait", "5").exit_code == 0
+    db = sqlite3.connect(tmp_path / "journal" / "journal.sqlite3")
+    (run_id,) = db.execute("SELECT id FROM runs").fetchone()
+    db.execute("UPDATE runs SET id = 'R-BY-HAND'")
+    db.commit()
+    db.close()
+    checked = batchpay("verify")
+    assert checked.exit_code == 1, checked
+    assert "run R-BY-HAND is in the runs table but in no event" in checked.stderr
+    assert f"run {run_id} is in the chain but missing from the runs table" in checked.stderr

@@ -39,7 +39,7 @@ def test_file_and_directory_are_private(journal: Journal) -> None:
 
 def test_wal_and_schema_version(journal: Journal) -> None:
     assert journal.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert journal.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 2
+    assert journal.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 3
 
 
 def test_a_journal_of_schema_1_gains_the_invoice_columns(tmp_path: Path) -> None:
@@ -57,7 +57,7 @@ def test_a_journal_of_schema_1_gains_the_invoice_columns(tmp_path: Path) -> None
         columns = {r[1] for r in reopened.db.execute("PRAGMA table_info(run_rows)")}
         assert {"quotes_used", "asked"} <= columns
         assert [r[0] for r in reopened.db.execute(
-            "SELECT version FROM schema_version ORDER BY version")] == [1, 2]
+            "SELECT version FROM schema_version ORDER BY version")] == [1, 3]
     finally:
         reopened.close()
 
@@ -295,3 +295,21 @@ def test_an_in_memory_journal_is_a_journal() -> None:
         j.bind_service("embedded")
         _intent(j)
         assert j.entry("R1") is not None and j.verify().ok and j.path is None
+
+
+def test_a_first_event_rolled_back_leaves_no_key_record_that_fails_verify(
+        tmp_path: Path) -> None:
+    """The key is noted (in meta and in the key's list of journals) in the transaction of
+    the journal's first event; rolled back, the journal has no event the list's line could
+    be about, and verifies; its next event keys it again."""
+    path = tmp_path / "journal.sqlite3"
+    with Journal(path) as j:
+        with pytest.raises(RuntimeError), j.transaction():
+            j.record_note("note", {"n": 1})
+            raise RuntimeError("the disk filled up")
+        assert j.db.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+        assert j.verify().ok
+        j.record_note("note", {"n": 2})
+        assert [k for (k,) in j.db.execute("SELECT kind FROM events ORDER BY seq")] == [
+            "chain.keyed", "note"]
+        assert j.verify().ok
