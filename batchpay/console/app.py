@@ -9,7 +9,8 @@
     GET  /batches/ID/progress  the payment as the journal holds it (JSON); /events: the same
                                as server-sent events until the run is final
     GET  /batches/ID/files/KIND  sheet, checked, plan, results
-    GET  /history, /payees; POST /payees/confirm; GET /template
+    GET  /history (?from=&to=), /history.csv, /payees; POST /payees/confirm; GET /template
+    GET  /statement?from=&to=, /statement/workbook?from=&to=   auditors and approvers
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -26,6 +28,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -42,6 +45,7 @@ from starlette.staticfiles import StaticFiles
 
 from batchpay.config import Settings
 from batchpay.console import payment, work
+from batchpay.console import statement as audit
 from batchpay.console.accounts import Accounts, User, console_folder
 from batchpay.console.batches import Batch, Batches, BatchRefused
 from batchpay.console.guard import Guard
@@ -81,6 +85,7 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
         Environment(loader=FileSystemLoader(HERE / "templates"),
                     autoescape=select_autoescape(default=True, default_for_string=True)),
         limit)
+    console.templates.globals["may_read_statement"] = audit.may_read_statement
     routes = [
         Route("/", page(console, index)),
         Route("/login", login_page, methods=["GET", "POST"]),
@@ -100,6 +105,9 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
         Route("/batches/{id}/events", page(console, events)),
         Route("/batches/{id}/files/{kind}", page(console, download)),
         Route("/history", page(console, history)),
+        Route("/history.csv", page(console, history_download)),
+        Route("/statement", page(console, statement_page)),
+        Route("/statement/workbook", page(console, statement_download)),
         Route("/payees", page(console, payees)),
         Route("/payees/confirm", page(console, confirm_payee, write=True), methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
@@ -405,8 +413,45 @@ async def download(request: Request, console: Console, caller: Caller) -> Respon
 
 
 async def history(request: Request, console: Console, caller: Caller) -> Response:
+    return render(console, request, "history.html", caller,
+                  **await history_view(request, console))
+
+
+async def history_view(request: Request, console: Console) -> dict[str, Any]:
+    period = audit.period_of(request.query_params)
     found = await run_in_threadpool(work.history, console.settings, console.batches)
-    return render(console, request, "history.html", caller, **found)
+    return await run_in_threadpool(audit.history_money, console.settings, dict(found), period)
+
+
+async def history_download(request: Request, console: Console, caller: Caller) -> Response:
+    text = audit.history_csv(await history_view(request, console))
+    return Response(text.encode("utf-8-sig"), media_type="text/csv; charset=utf-8",
+                    headers={"Content-Disposition": 'attachment; filename="history.csv"'})
+
+
+def require_statement_reader(caller: Caller) -> None:
+    if not audit.may_read_statement(caller.user.roles):
+        raise HTTPException(403, "The statement is for auditors and approvers; "
+                                 f"{caller.user.name} has {', '.join(caller.user.roles)}.")
+
+
+async def statement_page(request: Request, console: Console, caller: Caller) -> Response:
+    """The form; once From and To are given, the period's totals per currency."""
+    require_statement_reader(caller)
+    period = audit.period_of(request.query_params)
+    asked = period.start is not None or period.end is not None
+    made = (await run_in_threadpool(audit.statement, console.settings, period)
+            if asked else None)
+    return render(console, request, "statement.html", caller, period=period, asked=asked,
+                  statement=made, totals=audit.total_lines(made) if made else [])
+
+
+async def statement_download(request: Request, console: Console, caller: Caller) -> Response:
+    require_statement_reader(caller)
+    period = audit.period_of(request.query_params)
+    path, folder = await run_in_threadpool(audit.statement_workbook, console.settings, period)
+    return FileResponse(path, filename=path.name,
+                        background=BackgroundTask(shutil.rmtree, folder, ignore_errors=True))
 
 
 async def payees(request: Request, console: Console, caller: Caller) -> Response:
