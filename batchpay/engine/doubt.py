@@ -202,7 +202,9 @@ def _failure(journal: Journal, entry: LedgerEntry, event: WebhookEvent,
     fields = {"payout_id": event.payout_id, "quote_id": entry.quote_id,
               "reference_number": (record.reference_number if record else None)
               or entry.reference_number}
-    if record is not None and record.state in FAILURES:
+    # confirmed: the service shows the state claimed, or a later one (FAILED, then REFUNDED)
+    if record is not None and record.state in FAILURES and (
+            record.state == event.state or moves_forward(event.state, record.state)):
         changed = journal.apply_state(entry.payout_ref, record.state, source="webhook", **fields)
         return "applied" if changed else "unchanged"
     journal.record_decisions(entry.run_id, [(CLAIM, entry.payout_ref, {

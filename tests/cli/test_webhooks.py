@@ -31,7 +31,7 @@ import pytest
 
 from batchpay.config import Headers, load_settings
 from batchpay.engine import paying
-from batchpay.engine.doubt import apply_event, service_lookup
+from batchpay.engine.doubt import apply_event, service_lookup, to_confirm
 from batchpay.engine.tracking import refresh
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
@@ -285,6 +285,49 @@ def test_a_failure_is_applied_by_data_state_once_the_service_confirms_it(
     assert journal.entry("R1").status == start  # type: ignore[union-attr]
     assert apply_event(journal, payload, service_says(payload)) == "applied"
     assert journal.entry("R1").status == state  # type: ignore[union-attr]
+
+
+def test_refunded_is_final_only_once_the_service_says_so(journal: Journal) -> None:
+    """A REFUNDED claim while the service still shows the payout FAILED moves it to FAILED
+    (what the service confirms), keeps the claim, and leaves REFUNDED for the service's word."""
+    record_sent(journal, "R1", "q1", "p1", state="PROCESSING")
+    payload = event("REFUNDED", "p1", "q1")
+    assert apply_event(journal, payload, service_says(event("FAILED", "p1", "q1"))) == "claim"
+    assert journal.entry("R1").status == "FAILED"  # type: ignore[union-attr]
+    claims = journal.events_of("webhook.claim")
+    assert [(c["claimed_state"], c["service_state"]) for c in claims] == [("REFUNDED", "FAILED")]
+    assert apply_event(journal, payload, service_says(payload)) == "applied"
+    assert journal.entry("R1").status == "REFUNDED"  # type: ignore[union-attr]
+    assert journal.verify().ok
+
+
+@pytest.mark.parametrize("record", ["another payout", "another quote", "none"])
+def test_a_failure_the_service_record_does_not_back_is_a_claim(
+        record: str, journal: Journal) -> None:
+    """The record must be the row's own payout: its id, made with the row's quote. A row in
+    doubt matched by its quote is not freed by an event naming a payout of another quote."""
+    record_in_doubt(journal, "R1", "q1", "UNKNOWN")
+    payload = event("FAILED", "p-forged", "q1")
+    records = {"another payout": service_says(event("FAILED", "p-other", "q1")),
+               "another quote": service_says(event("FAILED", "p-forged", "q-other")),
+               "none": None}
+    assert apply_event(journal, payload, records[record]) == "claim"
+    entry = journal.entry("R1")
+    assert entry is not None and (entry.status, entry.payout_id) == ("UNKNOWN", "")
+    assert len(journal.events_of("webhook.claim")) == 1
+
+
+def test_only_a_failure_that_would_move_a_row_is_looked_up(journal: Journal) -> None:
+    """A lookup costs a request of the key's budget: duplicates, late events, other states
+    and unknown payouts cost none."""
+    record_sent(journal, "R1", "q1", "p1", state="COMPLETED")
+    record_sent(journal, "R2", "q2", "p2", state="PENDING")
+    assert to_confirm(journal, event("FAILED", "p1", "q1")) is None  # COMPLETED stays
+    assert to_confirm(journal, event("COMPLETED", "p2", "q2")) is None
+    assert to_confirm(journal, event("FAILED", "p-x", "q-x")) is None
+    assert to_confirm(journal, event("FAILED", "p2", "q-other")) is None
+    assert to_confirm(journal, {"hello": "world"}) is None
+    assert to_confirm(journal, event("FAILED", "p2", "q2")) == "p2"
 
 
 def test_ten_deliveries_of_one_event_make_one_transition(listen: Listen,
