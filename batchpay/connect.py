@@ -31,7 +31,8 @@ def open_service(settings: Settings, *, listen: bool = False) -> Iterator[Servic
         if not settings.api_key:
             raise ConfigError(
                 f"No API key for {settings.base_url}.",
-                hint="Set BATCHPAY_API_KEY (or api_key in a batchpay.toml readable by you only).",
+                hint="Set BATCHPAY_API_KEY (or api_key in your own settings file, readable by you "
+                "only).",
             )
         yield Service(str(settings.base_url).rstrip("/"), settings.api_key, embedded=False)
         return
