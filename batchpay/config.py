@@ -5,10 +5,11 @@ The user's file (in the user config directory, platformdirs) and the current fol
 merged in that order. The folder's file may set only what settings_rules.FROM_A_FOLDER
 allows it (a few settings freely, the controls only stricter than the user's value): a file
 that arrived with a folder never turns approval off, points at another journal or service,
-or receives the user's key. Environment variables override both, except that ``BATCHPAY_JOURNAL`` may
-not name another journal than the user's file does. The API key is never a command-line
-option and never printed: ``fingerprint`` is what messages, logs and workbooks show.
-The key may live in a file only when the file is readable by its owner alone.
+or receives the user's key. Environment variables override both, except that
+``BATCHPAY_JOURNAL`` may not name another journal than the user's file does. The API key
+is never a command-line option and never printed: ``fingerprint`` is what messages, logs
+and workbooks show. The key may live in a file only when the file is readable by its owner
+alone (and only in the user's own).
 
 The journal is what makes "never twice" true, so its default does not depend on the
 current folder: one journal per user and per service in the user data directory
@@ -286,8 +287,8 @@ def _gather(env: dict[str, str] | None, files: list[Path] | None, known_only: bo
             ) -> tuple[dict[str, Any], str, dict[str, str]]:
     """The merged raw values, where they came from (for `config` and the run banner), and
     which file set each name. A folder's file that sets a setting only the user's own may
-    set, or loosens a control, or BATCHPAY_JOURNAL
-    naming another journal than the user's file, is refused here. `known_only` leaves out
+    set or loosens a control, or BATCHPAY_JOURNAL naming another journal than the user's
+    file, is refused here. `known_only` leaves out
     names batchpay does not know (so that `config` can still show the rest)."""
     files = settings_files() if files is None else files
     values: dict[str, Any] = {}
