@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from batchpay.errors import ConfigError
@@ -92,11 +92,12 @@ def _defaults() -> Settings:
     return Settings(journal=Path("journal.sqlite3"))
 
 
-def _lower(before: Any, after: Any) -> bool:
+# when the folder's value (`after`) is weaker than the user's (`before`)
+def _lowered(before: Any, after: Any) -> bool:
     return bool(after < before)
 
 
-def _higher(before: Any, after: Any) -> bool:
+def _raised(before: Any, after: Any) -> bool:
     return bool(after > before)
 
 
@@ -114,7 +115,7 @@ class FolderRule:
     it stricter than the user's value only (`weaker` says when the folder's value is not),
     or nothing at all (`user`: the user's own file, the environment or an option only)."""
 
-    kind: str  # free | tighten | user
+    kind: Literal["free", "tighten", "user"]
     weaker: Callable[[Any, Any], bool] | None = None
 
 
@@ -137,21 +138,21 @@ FROM_A_FOLDER: dict[str, FolderRule] = {
     "wait_seconds": FREE,
     # stricter only, compared with the user's value (or the default)
     "require_approval": tighten_only(_turned_off),
-    "approvals_required": tighten_only(_lower),
+    "approvals_required": tighten_only(_lowered),
     "hold_new_payees": tighten_only(_turned_off),
     "payee_confirmed_by_other": tighten_only(_turned_off),
-    "repeat_window_days": tighten_only(_lower),
-    "service_check_days": tighten_only(_lower),  # 0 turns the service's list check off
-    "sync_max_pages": tighten_only(_lower),  # a scan cut short proves nothing absent
-    "payee_change_hold_hours": tighten_only(_lower),
-    "plan_hours": tighten_only(_higher),  # a plan that stays valid longer
-    "plan_tolerance": tighten_only(_higher),  # a higher ceiling over the approved quotes
+    "repeat_window_days": tighten_only(_lowered),
+    "service_check_days": tighten_only(_lowered),  # 0 turns the service's list check off
+    "sync_max_pages": tighten_only(_lowered),  # a scan cut short proves nothing absent
+    "payee_change_hold_hours": tighten_only(_lowered),
+    "plan_hours": tighten_only(_raised),  # a plan that stays valid longer
+    "plan_tolerance": tighten_only(_raised),  # a higher ceiling over the approved quotes
     # how long an answer may take: a shorter one proves a request "never received" too soon
-    "read_timeout": tighten_only(_lower),
-    "max_file_mb": tighten_only(_higher),  # the largest sheet read, before it is parsed
-    "max_rows": tighten_only(_higher),
-    "max_columns": tighten_only(_higher),
-    "max_cells": tighten_only(_higher),
+    "read_timeout": tighten_only(_lowered),
+    "max_file_mb": tighten_only(_raised),  # the largest sheet read, before it is parsed
+    "max_rows": tighten_only(_raised),
+    "max_columns": tighten_only(_raised),
+    "max_cells": tighten_only(_raised),
     "signature_algorithms": tighten_only(_more_algorithms),  # fewer is stricter
     # where requests go, with which key, what they carry, and which journal remembers them
     "base_url": USER_ONLY,
