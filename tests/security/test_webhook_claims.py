@@ -150,3 +150,19 @@ def test_a_genuine_failure_then_refund_from_the_sandbox_is_applied(
     looked_up = {k: v for k, v in sandbox_stats(service.url)["requests"].items()
                  if k.startswith("GET /v1/transaction/{id}")}
     assert looked_up.get("GET /v1/transaction/{id} 200", 0) >= 1, looked_up
+
+
+def test_listen_for_a_real_service_needs_the_key_it_confirms_with(
+        tmp_path: Path, journal: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the key no failure could be confirmed: the listener refuses to start, before
+    it listens anywhere, rather than run with every FAILED kept as a claim."""
+    journal.parent.mkdir()
+    Journal(journal).close()
+    monkeypatch.setenv("BATCHPAY_BASE_URL", "https://pay.example.com")
+    monkeypatch.delenv("BATCHPAY_API_KEY", raising=False)
+    monkeypatch.setenv("BATCHPAY_WEBHOOK_SECRET", LEAKED)
+    monkeypatch.chdir(tmp_path)
+    outcome = batchpay("listen", "--port", "0", "--journal", str(journal))
+    assert outcome.exit_code == 2, outcome
+    assert "No API key for https://pay.example.com" in outcome.stderr
+    assert "Listening" not in outcome.stderr and "Traceback" not in outcome.stderr
