@@ -2,12 +2,14 @@
 environment variables.
 
 The user's file (in the user config directory, platformdirs) and the current folder's are
-merged in that order. The folder's file may set anything but may only tighten a control
-(settings_rules): a file that arrived with a folder never turns approval off or points at
-another journal. Environment variables override both, except that ``BATCHPAY_JOURNAL`` may
-not name another journal than the user's file does. The API key is never a command-line
-option and never printed: ``fingerprint`` is what messages, logs and workbooks show.
-The key may live in a file only when the file is readable by its owner alone.
+merged in that order. The folder's file may set only what settings_rules.FROM_A_FOLDER
+allows it (a few settings freely, the controls only stricter than the user's value): a file
+that arrived with a folder never turns approval off, points at another journal or service,
+or receives the user's key. Environment variables override both, except that
+``BATCHPAY_JOURNAL`` may not name another journal than the user's file does. The API key
+is never a command-line option and never printed: ``fingerprint`` is what messages, logs
+and workbooks show. The key may live in a file only when the file is readable by its owner
+alone (and only in the user's own).
 
 The journal is what makes "never twice" true, so its default does not depend on the
 current folder: one journal per user and per service in the user data directory
@@ -40,12 +42,14 @@ from batchpay.settings_rules import (
     check_secret,
     check_signature_algorithms,
     checked_value,
-    refuse_weakening,
+    not_for_a_folder,
+    refuse_folder_file,
     same_path,
     weakened,
 )
 
 SETTINGS_FILE = "batchpay.toml"
+TABLES = ("paths", "headers", "source_countries")  # settings written as a [table]
 LEGACY_JOURNAL = Path(".batchpay") / "journal.sqlite3"  # relative to the current folder
 JOURNAL_FILE = "journal.sqlite3"
 # where the journal path came from (Settings.journal_from), as `batchpay config` says it
@@ -255,7 +259,7 @@ def load_settings(env: dict[str, str] | None = None, files: list[Path] | None = 
 class _Layer:
     origin: Path | None  # the settings file; None: the environment
     values: dict[str, Any]
-    folder: bool = False  # a folder's file: may set anything but loosen no control
+    folder: bool = False  # a folder's file: sets only what settings_rules.FROM_A_FOLDER allows
 
 
 def _layers(env: dict[str, str] | None, files: list[Path]) -> list[_Layer]:
@@ -282,19 +286,22 @@ def _file_values(path: Path) -> dict[str, Any]:
 def _gather(env: dict[str, str] | None, files: list[Path] | None, known_only: bool = False,
             ) -> tuple[dict[str, Any], str, dict[str, str]]:
     """The merged raw values, where they came from (for `config` and the run banner), and
-    which file set each name. A folder's file that loosens a control, or BATCHPAY_JOURNAL
-    naming another journal than the user's file, is refused here. `known_only` leaves out
+    which file set each name. A folder's file that sets a setting only the user's own may
+    set or loosens a control, or BATCHPAY_JOURNAL naming another journal than the user's
+    file, is refused here. `known_only` leaves out
     names batchpay does not know (so that `config` can still show the rest)."""
     files = settings_files() if files is None else files
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     sources: list[str] = []
-    keep = _known_names() | {"journal_from"}
+    keep = setting_names() | {"journal_from"}
     for layer in _layers(env, files):
         new = {k: v for k, v in layer.values.items() if not known_only or k in keep}
         if layer.folder and layer.origin is not None:
+            refuse_folder_file(layer.origin, not_for_a_folder(set(new) & setting_names()),
+                               [], files[0])
             before, after = _build(values, ""), _build(_merged(values, new), "")
-            refuse_weakening(layer.origin, weakened(before, after, set(new)), files[0])
+            refuse_folder_file(layer.origin, [], weakened(before, after, set(new)), files[0])
         if layer.origin is None:
             if "journal" in new:
                 check_env_journal(values, new["journal"], files[0])
@@ -373,13 +380,14 @@ def _read_file(path: Path) -> dict[str, Any]:
 _NOT_SETTINGS = ("source", "journal_from")  # fields of Settings that no file may set
 
 
-def _known_names() -> set[str]:
+def setting_names() -> set[str]:
+    """Every name a settings file may hold: the fields of Settings (so a new field is one)."""
     return {f.name for f in dataclasses.fields(Settings)} - set(_NOT_SETTINGS)
 
 
 def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None = None,
            ) -> Settings:
-    check_known(set(values) - {"journal_from"}, _known_names())
+    check_known(set(values) - {"journal_from"}, setting_names())
     kwargs: dict[str, Any] = {"source": source}
     try:
         for name, value in values.items():
