@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from batchpay.days import machine_zone, zone
 from batchpay.errors import BatchpayError, ConfigError
 from batchpay.settings_rules import (
     SECRET_NAMES,
@@ -86,6 +87,36 @@ class Headers:
     signature_sha256: str = "X-meCash-Signature"
 
 
+VOUCHER_PER = ("payout", "run")
+
+
+@dataclass(frozen=True)
+class Books:
+    """The `[books]` table: the ledger accounts an export books each movement to.
+
+    A payout is booked to the payee's account if `payee` names it (by recipient_name), else
+    to its reason's (`reason`), else to `payable`; the wallet to `wallet[currency]`, else
+    `wallet_default`. Vouchers are kept in `base_currency` (the ledger's 本位币)."""
+
+    base_currency: str = "CNY"
+    voucher_per: str = "payout"  # one voucher per payout, or per run
+    voucher_word: str = "记"  # 凭证字
+    preparer: str = "batchpay"  # 制单人
+    wallet_default: str = "1002"  # 银行存款
+    wallet: dict[str, str] = field(default_factory=dict)  # currency -> account
+    payable: str = "2202"  # 应付账款
+    reason: dict[str, str] = field(default_factory=dict)  # reason -> account
+    payee: dict[str, str] = field(default_factory=dict)  # recipient_name -> account
+    fees: str = "6603"  # 财务费用
+    fx_difference: str = "6603"  # 汇兑损益 (财务费用)
+
+    def wallet_account(self, currency: str) -> str:
+        return self.wallet.get(currency, self.wallet_default)
+
+    def payee_account(self, recipient_name: str, reason: str) -> str:
+        return self.payee.get(recipient_name) or self.reason.get(reason) or self.payable
+
+
 @dataclass(frozen=True)
 class Settings:
     base_url: str | None = None  # None: the embedded sandbox
@@ -141,6 +172,9 @@ class Settings:
             "UGX": "UG", "TZS": "TZ", "RWF": "RW", "ZMW": "ZM", "EGP": "EG",
         }
     )
+    # whose days a statement, an export and a reconciliation count in (IANA name)
+    time_zone: str = field(default_factory=machine_zone)
+    books: Books = field(default_factory=Books)
     source: str = "defaults"  # where the settings came from, for `batchpay config`
     # where the journal path came from: default | legacy | file | environment | option
     journal_from: str = "default"
@@ -395,6 +429,8 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
                 kwargs[name] = tuple(str(v).lower() for v in value)
             elif name == "source_countries":
                 kwargs[name] = {**Settings().source_countries, **value}
+            elif name == "books":
+                kwargs[name] = _books(value)
             else:
                 kwargs[name] = checked_value(name, value)
         settings = Settings(**kwargs)
@@ -405,6 +441,7 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
     check_ranges(settings, origins=origins)
     _check_rate_limit(settings.rate_limit)
     check_signature_algorithms(settings.signature_algorithms)
+    zone(settings.time_zone)
     if settings.base_url:
         check_base_url(settings.base_url)
     for name in SECRET_NAMES:
@@ -413,6 +450,33 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
             _SECRETS.add(secret)  # first: no message, not even its own refusal, may show it
             check_secret(name, secret)
     return settings
+
+
+def _books(value: Any) -> Books:
+    """The `[books]` table: text accounts, tables of text, one of the voucher layouts."""
+    if not isinstance(value, dict):
+        raise ConfigError("Setting books must be a table ([books]).",
+                          hint="See the README's \"Close the books\" section.")
+    tables = {f.name for f in dataclasses.fields(Books) if f.name in
+              ("wallet", "reason", "payee")}
+    known = {f.name for f in dataclasses.fields(Books)}
+    check_known({f"books.{k}" for k in value}, {f"books.{k}" for k in known})
+    for name, item in value.items():
+        if name in tables:
+            if not isinstance(item, dict) or not all(
+                    isinstance(v, str) and v.strip() for v in item.values()):
+                raise ConfigError(f"Setting books.{name} must be a table of account codes "
+                                  "(text), e.g. NGN = \"1002.01\".")
+        elif not isinstance(item, str) or not item.strip():
+            raise ConfigError(f"Setting books.{name} = {item!r} must be text (an account "
+                              "code or a name).")
+    if value.get("voucher_per", "payout") not in VOUCHER_PER:
+        raise ConfigError(f"Setting books.voucher_per = {value['voucher_per']!r} is not one "
+                          f"of {', '.join(VOUCHER_PER)}.")
+    books = Books(**{k: ({str(a): str(b).strip() for a, b in v.items()} if isinstance(v, dict)
+                         else v.strip()) for k, v in value.items()})
+    return dataclasses.replace(books, base_currency=books.base_currency.upper(),
+                               wallet={c.upper(): a for c, a in books.wallet.items()})
 
 
 def _check_rate_limit(text: str) -> None:

@@ -141,7 +141,8 @@ def _about(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
             said += f"; plan {str(info['plan_id'])[:16]}, approved by {info.get('plan_approvers')}"
         out.line(f"run {run.id}", said)
     out.line("how to read it", "A payout request belongs to the period of the moment it was "
-             "made (UTC). source_paid, fee and total_debit count the requests whose money is "
+             "made, in the days of the period's time zone (the time_zone setting); the times "
+             "shown are UTC. source_paid, fee and total_debit count the requests whose money is "
              "out (PENDING, PROCESSING, COMPLETED, FAILED until refunded); refunded requests "
              "are on the Refunds sheet; net_debit = debited - refunded; a request in doubt "
              "(UNKNOWN) is counted apart. wallet_movement = wallet_before (the period's first "
