@@ -36,7 +36,7 @@ TOTAL_COLUMNS = ("source_currency", "payouts", "requests", "debited", "refunded"
                  "movement_minus_net_debit")
 
 
-class _Sheet:
+class SheetWriter:
     """Writes one sheet top to bottom (the workbook streams its rows)."""
 
     def __init__(self, workbook: xlsxwriter.Workbook, name: str, header: Sequence[str],
@@ -85,7 +85,7 @@ def write_statement(statement: Statement, path: Path) -> Path:
 
 
 def _lines(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
-    out = _Sheet(workbook, "Statement", STATEMENT_COLUMNS,
+    out = SheetWriter(workbook, "Statement", STATEMENT_COLUMNS,
                  (18, 11, 18, 24, 12, 8, 16, 10, 16, 8, 14, 8, 24, 20, 28, 28, 22, 22))
     for line in statement.lines:
         source, target = line.source_currency, line.target_currency
@@ -99,7 +99,7 @@ def _lines(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
 
 
 def _refunds(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
-    out = _Sheet(workbook, "Refunds", REFUND_COLUMNS, (18, 18, 22, 22, 22, 8, 16, 10, 16))
+    out = SheetWriter(workbook, "Refunds", REFUND_COLUMNS, (18, 18, 22, 22, 22, 8, 16, 10, 16))
     for r in statement.refunds:
         c = r.source_currency
         out.line(r.payout_ref, r.reference_number, r.run_id, r.sent_at, r.status_at, c,
@@ -107,7 +107,7 @@ def _refunds(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
 
 
 def _totals(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
-    out = _Sheet(workbook, "Totals", TOTAL_COLUMNS, (8, 8, 8, *([16] * 5), 22, 8, *([18] * 5)))
+    out = SheetWriter(workbook, "Totals", TOTAL_COLUMNS, (8, 8, 8, *([16] * 5), 22, 8, *([18] * 5)))
     for c, t in statement.totals.items():
         movement = t.wallet_movement
         out.line(c, t.payouts, t.requests, out.money(t.debited, c), out.money(t.refunded, c),
@@ -126,7 +126,7 @@ def _totals(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
 
 
 def _about(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
-    out = _Sheet(workbook, "About", ("field", "value"), (28, 90))
+    out = SheetWriter(workbook, "About", ("field", "value"), (28, 90))
     out.line("period", statement.period)
     out.line("made at (UTC)", statement.made_at)
     out.line("journal file", statement.journal)
