@@ -473,8 +473,10 @@ def _books(value: Any) -> Books:
     if value.get("voucher_per", "payout") not in VOUCHER_PER:
         raise ConfigError(f"Setting books.voucher_per = {value['voucher_per']!r} is not one "
                           f"of {', '.join(VOUCHER_PER)}.")
-    books = Books(**{k: ({str(a): str(b).strip() for a, b in v.items()} if isinstance(v, dict)
-                         else v.strip()) for k, v in value.items()})
+    given: dict[str, Any] = {k: ({str(a): str(b).strip() for a, b in v.items()}
+                                 if isinstance(v, dict) else v.strip())
+                             for k, v in value.items()}
+    books = Books(**given)
     return dataclasses.replace(books, base_currency=books.base_currency.upper(),
                                wallet={c.upper(): a for c, a in books.wallet.items()})
 

@@ -257,36 +257,45 @@ def statement_holds(statement: Statement, at: str) -> bool:
 
 async def _service_lines(settings: Settings, base_url: str, api_key: str | None, since: str,
                          until: str) -> tuple[list[Line], bool, int]:
-    lines: list[Line] = []
-    complete = True
     async with PayoutClient.from_settings(settings, base_url=base_url,
                                           api_key=api_key) as client:
-        for state in LISTED_STATES:
-            page = 0
-            while True:
-                try:
-                    listing = await client.list_payouts(state=state, page=page,
-                                                        size=PAGE_SIZE)
-                except RequestRejected as exc:
-                    if exc.status == 404:
-                        raise InputError(
-                            "The service has no transaction list (404 on "
-                            f"{exc.request}): its movements cannot be read.",
-                            hint="Export the wallet's statement from the provider's dashboard "
-                            "and run again with --statement FILE.") from None
-                    raise
-                for payout in listing.items:
-                    created = payout.created or ""
-                    if created and since <= utc_text(moment(created)) < until:
-                        lines.extend(service_movements(payout))
-                page += 1
-                if listing.last or not listing.items:
-                    break
-                if page >= settings.sync_max_pages:
-                    complete = False
-                    break
-        requests = client.requests_sent
-    return lines, complete, requests
+        lines, complete = await read_service_lines(client, since, until,
+                                                   settings.sync_max_pages)
+        return lines, complete, client.requests_sent
+
+
+async def read_service_lines(client: PayoutClient, since: str, until: str, max_pages: int
+                             ) -> tuple[list[Line], bool]:
+    """The movements of the payouts the service created in [since, until), read state by
+    state, page by page, with `state`, `page` and `size` on every request; False when a
+    state's list was longer than `max_pages` pages."""
+    lines: list[Line] = []
+    complete = True
+    for state in LISTED_STATES:
+        page = 0
+        while True:
+            try:
+                listing = await client.list_payouts(state=state, page=page, size=PAGE_SIZE)
+            except RequestRejected as exc:
+                if exc.status == 404:
+                    raise InputError(
+                        f"The service has no transaction list (404 on {exc.request}): the "
+                        "wallet's movements cannot be read from it.",
+                        hint="Export the wallet's statement from the provider's dashboard and "
+                        "run again with --statement FILE (the README says its columns).",
+                    ) from None
+                raise
+            for payout in listing.items:
+                created = payout.created or ""
+                if created and since <= utc_text(moment(created)) < until:
+                    lines.extend(service_movements(payout))
+            page += 1
+            if listing.last or not listing.items:
+                break
+            if page >= max_pages:
+                complete = False
+                break
+    return lines, complete
 
 
 def service_movements(payout: Payout) -> list[Line]:

@@ -312,6 +312,16 @@ def test_reconcile_from_a_statement_file_matches_once_the_outside_payment_is_gon
                       str(without), "--out", str(month.folder / "r2.xlsx"), "--overwrite")
     assert clean.exit_code == 0, clean
     assert "9 matched" in clean.stderr
+    # a payout of the journal that the wallet never shows: named, exit 1
+    gone = next(p for p in sandbox_payouts(month.url) if p["state"] == "COMPLETED")
+    short = month.folder / "wallet-short.csv"
+    write_csv(short, [x for x in lines if x[5] not in (month.outside["id"], gone["id"])])
+    out = month.folder / "r3.xlsx"
+    missing = month.run("reconcile", "--from", today(), "--to", today(), "--statement",
+                        str(short), "--out", str(out), "--overwrite")
+    assert missing.exit_code == 1 and gone["referenceNumber"] in missing.stderr
+    assert {(r["kind"], r["reference_number"]) for r in sheet_rows(out, "Not in wallet")} == {
+        ("payout", gone["referenceNumber"]), ("fee", gone["referenceNumber"])}
 
 
 def fee_of(month: Month, payout_id: str) -> Decimal:
