@@ -25,7 +25,7 @@ from decimal import Decimal
 from batchpay.days import Period
 from batchpay.engine.statement import MONEY_OUT, Request, Statement, build_statement
 from batchpay.journal.store import Journal
-from batchpay.statuses import Status
+from batchpay.statuses import IN_DOUBT, Status
 
 PAYOUT, FEE, REFUND = "payout", "fee", "refund"
 # the suffix of a movement's stable id (FITID, NtryRef): the same payout, the same id
@@ -165,6 +165,7 @@ class ClosedPeriod:
     period: Period
     payments: list[Payment]
     wallets: dict[str, WalletBook]
+    in_doubt: dict[str, str] = field(default_factory=dict)  # quote id -> payout_ref
 
     @property
     def movements(self) -> list[Movement]:
@@ -185,7 +186,8 @@ def close_period(journal: Journal, period: Period) -> ClosedPeriod:
         total = statement.totals.get(currency)
         if total is not None:
             book.wallet_before, book.wallet_after = total.wallet_before, total.wallet_after
-    return ClosedPeriod(statement, period, payments, dict(sorted(wallets.items())))
+    return ClosedPeriod(statement, period, payments, dict(sorted(wallets.items())),
+                        in_doubt(journal, statement.requests))
 
 
 def movements_of(payment: Payment, period: Period) -> list[Movement]:
@@ -204,16 +206,27 @@ def movements_of(payment: Payment, period: Period) -> list[Movement]:
 def _payments(journal: Journal, requests: list[Request]) -> list[Payment]:
     """The requests whose money moved, with the body each was sent with (reason, remark and
     recipient as paid), read from the request's attempt."""
-    moved = [r for r in requests if r.status in MONEY_OUT or r.status == Status.REFUNDED]
+    return _with_bodies(journal, [r for r in requests
+                                  if r.status in MONEY_OUT or r.status == Status.REFUNDED])
+
+
+def in_doubt(journal: Journal, requests: list[Request]) -> dict[str, str]:
+    """quote id -> payout_ref of the requests in doubt (UNKNOWN, or left SENDING): the
+    service may hold a payout of them that no movement here accounts for."""
+    return {p.quote_id: p.request.payout_ref for p in _with_bodies(
+        journal, [r for r in requests if r.status in IN_DOUBT]) if p.quote_id}
+
+
+def _with_bodies(journal: Journal, requests: list[Request]) -> list[Payment]:
     bodies: dict[int, tuple[str, str]] = {}
-    ids = [r.attempt for r in moved if r.attempt]
+    ids = [r.attempt for r in requests if r.attempt]
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         bodies.update({row[0]: (row[1], row[2]) for row in journal.db.execute(
             f"SELECT id, quote_id, body_json FROM attempts WHERE id IN "
             f"({','.join('?' * len(chunk))})", chunk)})
     payments = []
-    for r in moved:
+    for r in requests:
         quote_id, text = bodies.get(r.attempt, ("", "{}"))
         body = json.loads(text)
         recipient = body.get("recipient") if isinstance(body.get("recipient"), dict) else {}

@@ -131,8 +131,8 @@ class Reconciliation:
                 f"(moved outside batchpay), {len(self.missing)} in the journal only, "
                 f"{len(self.differ)} with amounts that differ."]
         said += [f"  Outside batchpay: {x.kind} {x.amount:,} {x.currency} on {x.at[:19]} "
-                 f"reference {x.reference or '(none)'} ({x.payout_id or x.description})"
-                 for x in self.outside]
+                 f"reference {x.reference or '(none)'} payout {x.payout_id or '(none)'}"
+                 + (f": {x.description}" if x.description else "") for x in self.outside]
         said += [f"  Not in the wallet: {x.kind} {x.amount:,} {x.currency} of {x.payout_ref} "
                  f"reference {x.reference or '(none)'}" for x in self.missing]
         for gap in self.gaps:
@@ -159,7 +159,7 @@ def reconcile_period(settings: Settings, period: Period, out: Path,
                   period.zone_name)
     with Journal.existing(settings.journal) as journal:
         statement = build_statement(journal, period.start, period.end, period.zone_name)
-        ours = journal_lines(journal, wide)
+        ours, doubt = journal_lines(journal, wide)
     if statement_file is not None:
         theirs, source = read_statement_file(statement_file, period), str(statement_file)
         done = match(period, theirs, ours, source)
@@ -170,17 +170,26 @@ def reconcile_period(settings: Settings, period: Period, out: Path,
                 _service_lines(settings, service.base_url, service.api_key, since, until))
         done = match(period, theirs, ours, "the service's transaction list")
         done.complete, done.requests = complete, requests
+    for line in done.outside:
+        if line.quote_id in doubt:  # batchpay's own request, its answer lost: not outside
+            line.description = (f"batchpay's request for {doubt[line.quote_id]}, in doubt in "
+                                "the journal (UNKNOWN): run `batchpay sync` "
+                                f"({line.description})")
+            line.payout_ref = line.payout_ref or doubt[line.quote_id]
     done.chain_head = statement.chain_head
     done.gaps = explain_gaps(statement, done)
     write_reconciliation(done, out)
     return done
 
 
-def journal_lines(journal: Journal, period: Period) -> list[Line]:
+def journal_lines(journal: Journal, period: Period) -> tuple[list[Line], dict[str, str]]:
+    """The journal's movements of `period`, and its requests in doubt (quote id ->
+    payout_ref)."""
     closed = close_period(journal, period)
     return [Line("journal", m.kind, m.at, m.payment.request.sent_at, m.currency, m.amount,
                  m.payment.request.payout_id, m.payment.quote_id, m.reference, m.payout_ref,
-                 m.description, m.payment.request.status) for m in closed.movements]
+                 m.description, m.payment.request.status) for m in closed.movements
+            ], closed.in_doubt
 
 
 def match(period: Period, theirs: list[Line], ours: list[Line], source: str
