@@ -217,3 +217,101 @@ def test_a_statement_file_is_read_exactly_and_a_bad_line_is_named(tmp_path: Path
     with pytest.raises(InputError) as refused:
         read_statement_file(lacking, period)
     assert "type" in refused.value.message
+
+
+# ------------------------------------------------------------------------- vouchers
+
+
+def closed_with(*payments: Any) -> Any:
+    from batchpay.engine.books import ClosedPeriod
+
+    day = datetime(2026, 11, 5).date()
+    return ClosedPeriod(None, Period(day, day, "Asia/Shanghai"), list(payments), {})  # type: ignore[arg-type]
+
+
+def payment(amount: str, fee: str, delivered: str, *, source: str = "NGN",
+            target: str = "CNY", status: str = "COMPLETED", ref: str = "T-1") -> Any:
+    from batchpay.engine.books import Payment
+    from batchpay.engine.statement import Request
+
+    request = Request(1, ref, "run-1", "2026-11-04T17:30:00.000000Z", status=status,
+                      amount=Decimal(amount), fee=Decimal(fee),
+                      total_debit=Decimal(amount) + Decimal(fee),
+                      target_amount=Decimal(delivered), source_currency=source,
+                      target_currency=target, reference_number="REF1", payout_id=f"p-{ref}",
+                      status_at="2026-11-06T01:00:00.000000Z")
+    return Payment(request, f"q-{ref}", "深圳市华强电子有限公司", "Goods", "")
+
+
+def test_each_voucher_balances_and_rounding_goes_to_the_fx_difference() -> None:
+    from batchpay.config import Books
+    from batchpay.engine.vouchers import build_vouchers
+
+    books = Books(fees="6603.01", fx_difference="6603.02", wallet={"NGN": "1002.01"})
+    paid = [payment("100000.50", "1000.01", "434.78", ref=f"T-{n}") for n in range(3)]
+    refunded = payment("123457.89", "1234.57", "536.77", status="REFUNDED", ref="T-9")
+    vouchers = build_vouchers(closed_with(*paid, refunded), books)
+    assert len(vouchers) == 5
+    assert all(v.balanced for v in vouchers)
+    first = vouchers[0]
+    assert first.day.isoformat() == "2026-11-05"  # 17:30 UTC is the 5th in Shanghai
+    lines = {x.account: x for x in first.lines}
+    assert lines["2202"].debit == Decimal("434.78") and lines["2202"].currency == "CNY"
+    assert lines["1002.01"].original == Decimal("101000.51")
+    assert lines["1002.01"].credit == (Decimal("101000.51") * lines["1002.01"].rate).quantize(
+        Decimal("0.01"))
+    assert not any(x.account == "6603.02" for x in first.lines)
+    # at this size the rate's tenth decimal moves the fen: the difference is booked, not
+    # dropped (credit 1504578.36 + fee at the rate exceeds the wallet's credit by 0.02)
+    (large,) = build_vouchers(closed_with(payment("346308801.13", "1237.46", "1504578.36")),
+                              books)
+    assert large.balanced
+    assert [(x.debit, x.credit) for x in large.lines if x.account == "6603.02"] == [
+        (Decimal(0), Decimal("0.02"))]
+    refund = vouchers[-1]
+    assert refund.day.isoformat() == "2026-11-06"
+    assert {x.account: x.debit for x in refund.lines}["1002.01"] > 0  # the money came back
+    per_run = build_vouchers(closed_with(*paid), Books(voucher_per="run"))
+    assert len(per_run) == 1 and per_run[0].balanced and len(per_run[0].lines) >= 9
+
+
+def test_a_payout_in_no_base_currency_is_refused() -> None:
+    from batchpay.config import Books
+    from batchpay.engine.vouchers import build_vouchers
+
+    assert all(v.balanced for v in build_vouchers(
+        closed_with(payment("500.00", "5.00", "3600.00", source="CNY", target="CNY")),
+        Books()))
+    from_base = build_vouchers(closed_with(payment("1000.00", "10.00", "138.50",
+                                                   source="CNY", target="USD")), Books())
+    assert from_base[0].balanced
+    with pytest.raises(ConfigError) as refused:
+        build_vouchers(closed_with(payment("1000.00", "10.00", "4.35", target="USD")),
+                       Books())
+    assert "base_currency" in (refused.value.hint or "")
+
+
+def test_two_wallet_currencies_give_two_ofx_files_and_an_empty_day_none(
+        service: Any, tmp_path: Path) -> None:
+    from ofxtools.Parser import OFXTree
+
+    sheet = write_sheet(tmp_path / "nov.xlsx", [
+        row(1), row(2, source_currency="USD", amount=Decimal("250.00"))])
+    assert batchpay("run", str(sheet), "--out", str(tmp_path / "r.xlsx"),
+                    "--wait", "5").exit_code == 0
+    settings_file(tmp_path, 'time_zone = "UTC"\n')
+    today = datetime.now(UTC).date().isoformat()
+    done = batchpay("export", "--from", today, "--to", today, "--format", "ofx",
+                    "--out", str(tmp_path / "nov.ofx"))
+    assert done.exit_code == 0, done
+    for currency in ("NGN", "USD"):
+        tree = OFXTree()
+        tree.parse(str(tmp_path / f"nov-{currency}.ofx"))
+        (statement,) = tree.convert().statements
+        assert statement.curdef == currency and len(statement.transactions) == 2
+    assert not (tmp_path / "nov.ofx").exists()
+    yesterday = (datetime.now(UTC).date() - timedelta(days=1)).isoformat()
+    empty = batchpay("export", "--from", yesterday, "--to", yesterday, "--format", "camt053",
+                     "--out", str(tmp_path / "empty.xml"))
+    assert empty.exit_code == 0 and "no file written" in empty.stderr
+    assert not (tmp_path / "empty.xml").exists()
