@@ -35,7 +35,7 @@ from batchpay.days import Period, moment, utc_text
 from batchpay.engine.books import FEE, PAYOUT, REFUND, close_period
 from batchpay.engine.service_ledger import ref_in_remark
 from batchpay.engine.statement import Statement, build_statement
-from batchpay.errors import InputError
+from batchpay.errors import InputError, JournalServiceMismatch
 from batchpay.files import check_output
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
@@ -160,12 +160,19 @@ def reconcile_period(settings: Settings, period: Period, out: Path,
     with Journal.existing(settings.journal) as journal:
         statement = build_statement(journal, period.start, period.end, period.zone_name)
         ours, doubt = journal_lines(journal, wide)
+        bound = journal.db.execute("SELECT value FROM meta WHERE key = 'service'").fetchone()
     if statement_file is not None:
         theirs, source = read_statement_file(statement_file, period), str(statement_file)
         done = match(period, theirs, ours, source)
     else:
         since, until = wide.since, wide.until
         with connect() as service:
+            if bound is not None and bound[0] != service.identity:
+                raise JournalServiceMismatch(
+                    f"This journal records payouts of {bound[0]}, not {service.identity}: "
+                    "its movements cannot be matched with that service's.",
+                    hint="Reconcile with the journal of that service (--journal or "
+                    "BATCHPAY_JOURNAL).")
             theirs, complete, requests = asyncio.run(
                 _service_lines(settings, service.base_url, service.api_key, since, until))
         done = match(period, theirs, ours, "the service's transaction list")
