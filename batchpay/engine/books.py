@@ -24,6 +24,7 @@ from decimal import Decimal
 
 from batchpay.days import Period
 from batchpay.engine.statement import MONEY_OUT, Request, Statement, build_statement
+from batchpay.journal.records import ChainCheck
 from batchpay.journal.store import Journal
 from batchpay.statuses import IN_DOUBT, Status
 
@@ -173,9 +174,12 @@ class ClosedPeriod:
                       key=lambda m: m.order)
 
 
-def close_period(journal: Journal, period: Period) -> ClosedPeriod:
-    """The period's movements, from the statement of the same period (chain checked first)."""
-    statement = build_statement(journal, period.start, period.end, period.zone_name)
+def close_period(journal: Journal, period: Period, *, verified: ChainCheck | None = None
+                 ) -> ClosedPeriod:
+    """The period's movements, from the statement of the same period (chain checked first,
+    unless this caller just `verified` it)."""
+    statement = build_statement(journal, period.start, period.end, period.zone_name,
+                                verified=verified)
     payments = _payments(journal, statement.requests)
     wallets: dict[str, WalletBook] = {}
     for payment in payments:

@@ -37,6 +37,7 @@ from batchpay.engine.service_ledger import ref_in_remark
 from batchpay.engine.statement import Statement, build_statement
 from batchpay.errors import InputError, JournalServiceMismatch
 from batchpay.files import check_output
+from batchpay.journal.records import ChainCheck
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import RequestRejected
@@ -159,7 +160,8 @@ def reconcile_period(settings: Settings, period: Period, out: Path,
                   period.zone_name)
     with Journal.existing(settings.journal) as journal:
         statement = build_statement(journal, period.start, period.end, period.zone_name)
-        ours, doubt = journal_lines(journal, wide)
+        ours, doubt = journal_lines(journal, wide, ChainCheck(True, statement.events,
+                                                              statement.chain_head))
         bound = journal.db.execute("SELECT value FROM meta WHERE key = 'service'").fetchone()
     if statement_file is not None:
         theirs, source = read_statement_file(statement_file, period), str(statement_file)
@@ -189,10 +191,11 @@ def reconcile_period(settings: Settings, period: Period, out: Path,
     return done
 
 
-def journal_lines(journal: Journal, period: Period) -> tuple[list[Line], dict[str, str]]:
+def journal_lines(journal: Journal, period: Period, verified: ChainCheck | None = None
+                  ) -> tuple[list[Line], dict[str, str]]:
     """The journal's movements of `period`, and its requests in doubt (quote id ->
     payout_ref)."""
-    closed = close_period(journal, period)
+    closed = close_period(journal, period, verified=verified)
     return [Line("journal", m.kind, m.at, m.payment.request.sent_at, m.currency, m.amount,
                  m.payment.request.payout_id, m.payment.quote_id, m.reference, m.payout_ref,
                  m.description, m.payment.request.status) for m in closed.movements

@@ -51,7 +51,8 @@ def _lines(workbook: xlsxwriter.Workbook, name: str, lines: list[Line]) -> None:
 
 def _pairs(workbook: xlsxwriter.Workbook, name: str, done: Reconciliation) -> None:
     pairs = done.matched if name == "Matched" else done.differ
-    out = SheetWriter(workbook, name, PAIR_COLUMNS, (8, 8, 16, 16, 22, 22, 18, 18, 38, 12, 12))
+    out = SheetWriter(workbook, name, PAIR_COLUMNS, (8, 8, 16, 16, 22, 22, 18, 18, 38, 12, 12),
+                      streamed=True)
     for p in sorted(pairs, key=lambda p: p.journal.at):
         w, j = p.wallet, p.journal
         out.line(j.kind, j.currency, out.money(w.amount, w.currency),

@@ -29,7 +29,7 @@ from typing import Any
 from batchpay.days import FALLBACK_ZONE, Period
 from batchpay.errors import JournalTampered
 from batchpay.journal.integrity import check as check_journal
-from batchpay.journal.records import LedgerEntry, RunRecord, as_decimal, utcnow
+from batchpay.journal.records import ChainCheck, LedgerEntry, RunRecord, as_decimal, utcnow
 from batchpay.journal.store import Journal
 from batchpay.money import masked
 from batchpay.statuses import IN_DOUBT, Status, display_status
@@ -187,13 +187,15 @@ def _apply(request: Request, data: dict[str, Any], at: str) -> None:
 
 
 def build_statement(journal: Journal, start: date, end: date,
-                    zone: str = FALLBACK_ZONE) -> Statement:
+                    zone: str = FALLBACK_ZONE, *, verified: ChainCheck | None = None
+                    ) -> Statement:
     """The statement of [start, end] (days of `zone`, both included). A journal that
     disagrees with its chain is refused: a statement vouches for the chain it was rendered
-    from."""
+    from. `verified`: the check this caller just made of the same open journal (a second
+    statement of it need not walk the chain again)."""
     period = Period(start, end, zone)
     since, until = period.since, period.until
-    checked = check_journal(journal)
+    checked = verified if verified is not None and verified.ok else check_journal(journal)
     if not checked.ok:
         raise JournalTampered(
             f"The journal {journal.path} was changed outside batchpay: {checked.problem}. "

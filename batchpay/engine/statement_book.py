@@ -21,7 +21,7 @@ from xlsxwriter.worksheet import Worksheet
 from batchpay.engine.statement import Statement
 from batchpay.files import replaced_atomically
 from batchpay.money import currency_exponent
-from batchpay.sheet.xlsx import WORKBOOK_OPTIONS, Lines, amount_format
+from batchpay.sheet.xlsx import WORKBOOK_OPTIONS, Lines, StreamingWorksheet, amount_format
 
 STATEMENT_COLUMNS = (
     "payout_ref", "status", "reference_number", "recipient_name", "account",
@@ -40,9 +40,13 @@ class SheetWriter:
     """Writes one sheet top to bottom (the workbook streams its rows)."""
 
     def __init__(self, workbook: xlsxwriter.Workbook, name: str, header: Sequence[str],
-                 widths: Sequence[int]) -> None:
+                 widths: Sequence[int], *, streamed: bool = False) -> None:
         self.workbook = workbook
-        self.sheet: Worksheet = workbook.add_worksheet(name)
+        # a long sheet: rows serialised in one go; its text cells carry a (plain) format,
+        # without which a column that has a width sends each cell the slow way
+        self.sheet: Worksheet = workbook.add_worksheet(
+            name, worksheet_class=StreamingWorksheet if streamed else None)
+        self._plain: Format | None = workbook.add_format({}) if streamed else None
         self.bold = workbook.add_format({"bold": True, "bg_color": "#D9D9D9", "bottom": 1})
         self._money: dict[int, Format] = {}
         self.lines = Lines(self.sheet)
@@ -65,6 +69,8 @@ class SheetWriter:
         return value, fmt
 
     def line(self, *cells: Any) -> None:
+        if self._plain is not None:
+            cells = tuple((c, self._plain) if isinstance(c, str) else c for c in cells)
         self.lines.write(*cells)
 
     @property
