@@ -315,3 +315,43 @@ def test_two_wallet_currencies_give_two_ofx_files_and_an_empty_day_none(
                      "--out", str(tmp_path / "empty.xml"))
     assert empty.exit_code == 0 and "no file written" in empty.stderr
     assert not (tmp_path / "empty.xml").exists()
+
+
+def test_a_payout_of_a_request_in_doubt_is_named_as_batchpays_own(sandbox: Any,
+                                                                    tmp_path: Path) -> None:
+    """The service holds a payout whose answer the journal never got (UNKNOWN): reconcile
+    still exits 1, but names it as this journal's request to sync, not as outside money."""
+    from contextlib import contextmanager
+
+    from batchpay.config import Settings
+    from batchpay.engine.reconcile import reconcile_period
+    from batchpay.journal.store import Journal
+    from batchpay.sandbox.checks import check_payout_request
+    from batchpay.service import Service
+    from tests.support.sandbox_calls import payout_request
+
+    quote = sandbox.state.create_quote("BANK_TRANSFER", Decimal("100000.00"), "NGN", "NG",
+                                       "CNY", "CN")
+    body = payout_request(quote["id"])
+    sandbox.state.create_payout(check_payout_request(body))
+    path = tmp_path / "journal.sqlite3"
+    with Journal(path) as j:
+        j.bind_service(sandbox.url)
+        attempt = j.record_intent("T-1", "run-1", "{}", dict(quote), body, 9e9,
+                                  amount="100000.00", fee=str(quote["fee"]["amount"]),
+                                  total_debit=str(quote["summary"]["total"]),
+                                  source_currency="NGN", target_currency="CNY")
+        j.record_answer(attempt, "lost", status="UNKNOWN", run_id="run-1")
+
+    @contextmanager
+    def connect() -> Any:
+        yield Service(sandbox.url, sandbox.api_key, embedded=False)
+
+    today = datetime.now(UTC).date()
+    settings = Settings(base_url=sandbox.url, api_key=sandbox.api_key, journal=path)
+    done = reconcile_period(settings, Period(today, today, "UTC"), tmp_path / "r.xlsx", None,
+                            connect)
+    assert done.exit_code == 1 and not done.matched
+    assert {x.kind for x in done.outside} == {"payout", "fee"}
+    assert all("in doubt" in x.description and x.payout_ref == "T-1" for x in done.outside)
+    assert "batchpay sync" in "\n".join(done.summary_lines())
