@@ -48,7 +48,9 @@ def _statement(closed: ClosedPeriod, book: WalletBook, number: int, message_id: 
     credits = [m for m in book.movements if m.amount > 0]
     lines = [
         "<Stmt>",
-        f"<Id>{_t(f'{message_id}-{c}', 35)}</Id><ElctrncSeqNb>{number}</ElctrncSeqNb>",
+        # Max35Text: the message id without its prefix, then the currency (30 characters)
+        f"<Id>{_t(message_id.removeprefix('BATCHPAY-') + '-' + c, 35)}</Id>"
+        f"<ElctrncSeqNb>{number}</ElctrncSeqNb>",
         f"<CreDtTm>{created}</CreDtTm>",
         f"<FrToDt><FrDtTm>{_local(period.first_moment, closed)}</FrDtTm>"
         f"<ToDtTm>{_local(period.end_moment, closed)}</ToDtTm></FrToDt>",

@@ -310,6 +310,22 @@ def test_two_wallet_currencies_give_two_ofx_files_and_an_empty_day_none(
         (statement,) = tree.convert().statements
         assert statement.curdef == currency and len(statement.transactions) == 2
     assert not (tmp_path / "nov.ofx").exists()
+    camt = batchpay("export", "--from", today, "--to", today, "--format", "camt053",
+                    "--out", str(tmp_path / "nov.xml"))
+    assert camt.exit_code == 0, camt
+    from lxml import etree
+
+    from tests.engine.test_books_month import camt_schema
+
+    document = etree.parse(str(tmp_path / "nov.xml"))
+    schema = camt_schema()
+    if schema is not None:
+        xsd = etree.XMLSchema(etree.parse(str(schema)))
+        assert xsd.validate(document), xsd.error_log
+    ns = {"c": "urn:iso:std:iso:20022:tech:xsd:camt.053.001.02"}
+    ids = document.xpath("//c:Stmt/c:Id/text()", namespaces=ns)
+    assert len(ids) == len(set(ids)) == 2
+    assert document.xpath("//c:Stmt/c:Acct/c:Ccy/text()", namespaces=ns) == ["NGN", "USD"]
     yesterday = (datetime.now(UTC).date() - timedelta(days=1)).isoformat()
     empty = batchpay("export", "--from", yesterday, "--to", yesterday, "--format", "camt053",
                      "--out", str(tmp_path / "empty.xml"))
