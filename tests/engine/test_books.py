@@ -291,7 +291,7 @@ def test_a_payout_in_no_base_currency_is_refused() -> None:
     assert "base_currency" in (refused.value.hint or "")
 
 
-def test_two_wallet_currencies_give_two_ofx_files_and_an_empty_day_none(
+def test_two_wallet_currencies_give_two_files_an_empty_day_none_and_reconcile_matches(
         service: Any, tmp_path: Path) -> None:
     from ofxtools.Parser import OFXTree
 
@@ -326,6 +326,11 @@ def test_two_wallet_currencies_give_two_ofx_files_and_an_empty_day_none(
     ids = document.xpath("//c:Stmt/c:Id/text()", namespaces=ns)
     assert len(ids) == len(set(ids)) == 2
     assert document.xpath("//c:Stmt/c:Acct/c:Ccy/text()", namespaces=ns) == ["NGN", "USD"]
+    # nothing moved outside batchpay: the service's list matches the journal, exit 0
+    matched = batchpay("reconcile", "--from", today, "--to", today, "--out",
+                       str(tmp_path / "reconciled.xlsx"))
+    assert matched.exit_code == 0, matched
+    assert "4 matched, 0 in the wallet only" in matched.stderr
     yesterday = (datetime.now(UTC).date() - timedelta(days=1)).isoformat()
     empty = batchpay("export", "--from", yesterday, "--to", yesterday, "--format", "camt053",
                      "--out", str(tmp_path / "empty.xml"))
