@@ -33,6 +33,7 @@ from batchpay.days import machine_zone, zone
 from batchpay.errors import BatchpayError, ConfigError
 from batchpay.settings_rules import (
     SECRET_NAMES,
+    books_values,
     check_base_url,
     check_env_journal,
     check_known,
@@ -85,9 +86,6 @@ class Headers:
     sandbox: str = "X-Batchpay-Sandbox"
     signature_sha512: str = "X-Signature"
     signature_sha256: str = "X-meCash-Signature"
-
-
-VOUCHER_PER = ("payout", "run")
 
 
 @dataclass(frozen=True)
@@ -430,7 +428,7 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
             elif name == "source_countries":
                 kwargs[name] = {**Settings().source_countries, **value}
             elif name == "books":
-                kwargs[name] = _books(value)
+                kwargs[name] = Books(**books_values(value, Books))
             else:
                 kwargs[name] = checked_value(name, value)
         settings = Settings(**kwargs)
@@ -450,35 +448,6 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
             _SECRETS.add(secret)  # first: no message, not even its own refusal, may show it
             check_secret(name, secret)
     return settings
-
-
-def _books(value: Any) -> Books:
-    """The `[books]` table: text accounts, tables of text, one of the voucher layouts."""
-    if not isinstance(value, dict):
-        raise ConfigError("Setting books must be a table ([books]).",
-                          hint="See the README's \"Close the books\" section.")
-    tables = {f.name for f in dataclasses.fields(Books) if f.name in
-              ("wallet", "reason", "payee")}
-    known = {f.name for f in dataclasses.fields(Books)}
-    check_known({f"books.{k}" for k in value}, {f"books.{k}" for k in known})
-    for name, item in value.items():
-        if name in tables:
-            if not isinstance(item, dict) or not all(
-                    isinstance(v, str) and v.strip() for v in item.values()):
-                raise ConfigError(f"Setting books.{name} must be a table of account codes "
-                                  "(text), e.g. NGN = \"1002.01\".")
-        elif not isinstance(item, str) or not item.strip():
-            raise ConfigError(f"Setting books.{name} = {item!r} must be text (an account "
-                              "code or a name).")
-    if value.get("voucher_per", "payout") not in VOUCHER_PER:
-        raise ConfigError(f"Setting books.voucher_per = {value['voucher_per']!r} is not one "
-                          f"of {', '.join(VOUCHER_PER)}.")
-    given: dict[str, Any] = {k: ({str(a): str(b).strip() for a, b in v.items()}
-                                 if isinstance(v, dict) else v.strip())
-                             for k, v in value.items()}
-    books = Books(**given)
-    return dataclasses.replace(books, base_currency=books.base_currency.upper(),
-                               wallet={c.upper(): a for c, a in books.wallet.items()})
 
 
 def _check_rate_limit(text: str) -> None:
