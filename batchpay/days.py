@@ -10,7 +10,6 @@ moments (ISO 8601 UTC sorts as it reads); a moment is turned back into a local d
 
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -22,7 +21,6 @@ from batchpay.errors import ConfigError, UsageError
 FALLBACK_ZONE = "UTC"
 
 
-@functools.cache
 def machine_zone() -> str:
     """The machine's IANA zone name: $TZ, else /etc/localtime's target, else
     /etc/timezone, else UTC (a machine that names no zone keeps its clock in UTC)."""
