@@ -376,3 +376,14 @@ def test_a_payout_of_a_request_in_doubt_is_named_as_batchpays_own(sandbox: Any,
     assert {x.kind for x in done.outside} == {"payout", "fee"}
     assert all("in doubt" in x.description and x.payout_ref == "T-1" for x in done.outside)
     assert "batchpay sync" in "\n".join(done.summary_lines())
+
+
+def test_the_readmes_books_settings_load(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Close the books", 1)[1]
+    sample = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    settings = load_settings(env={}, files=[settings_file(tmp_path, sample)])
+    assert settings.time_zone == "Asia/Shanghai"
+    assert settings.books.wallet_account("USD") == "1002.02"
+    assert settings.books.payee_account("深圳市华强电子有限公司", "Goods") == "2202.001"
+    assert settings.books.payee_account("张三", "Salary November") == "2211"
