@@ -31,9 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from batchpay.days import machine_zone, zone
 from batchpay.errors import BatchpayError, ConfigError
 from batchpay.settings_rules import (
     SECRET_NAMES,
+    books_values,
     check_base_url,
     check_env_journal,
     check_known,
@@ -49,7 +51,7 @@ from batchpay.settings_rules import (
 )
 
 SETTINGS_FILE = "batchpay.toml"
-TABLES = ("paths", "headers", "source_countries")  # settings written as a [table]
+TABLES = ("paths", "headers", "source_countries", "books")  # settings written as a [table]
 LEGACY_JOURNAL = Path(".batchpay") / "journal.sqlite3"  # relative to the current folder
 JOURNAL_FILE = "journal.sqlite3"
 # where the journal path came from (Settings.journal_from), as `batchpay config` says it
@@ -88,6 +90,33 @@ class Headers:
     sandbox: str = "X-Batchpay-Sandbox"
     signature_sha512: str = "X-Signature"
     signature_sha256: str = "X-meCash-Signature"
+
+
+@dataclass(frozen=True)
+class Books:
+    """The `[books]` table: the ledger accounts an export books each movement to.
+
+    A payout is booked to the payee's account if `payee` names it (by recipient_name), else
+    to its reason's (`reason`), else to `payable`; the wallet to `wallet[currency]`, else
+    `wallet_default`. Vouchers are kept in `base_currency` (the ledger's 本位币)."""
+
+    base_currency: str = "CNY"
+    voucher_per: str = "payout"  # one voucher per payout, or per run
+    voucher_word: str = "记"  # 凭证字
+    preparer: str = "batchpay"  # 制单人
+    wallet_default: str = "1002"  # 银行存款
+    wallet: dict[str, str] = field(default_factory=dict)  # currency -> account
+    payable: str = "2202"  # 应付账款
+    reason: dict[str, str] = field(default_factory=dict)  # reason -> account
+    payee: dict[str, str] = field(default_factory=dict)  # recipient_name -> account
+    fees: str = "6603"  # 财务费用
+    fx_difference: str = "6603"  # 汇兑损益 (财务费用)
+
+    def wallet_account(self, currency: str) -> str:
+        return self.wallet.get(currency, self.wallet_default)
+
+    def payee_account(self, recipient_name: str, reason: str) -> str:
+        return self.payee.get(recipient_name) or self.reason.get(reason) or self.payable
 
 
 @dataclass(frozen=True)
@@ -145,6 +174,9 @@ class Settings:
             "UGX": "UG", "TZS": "TZ", "RWF": "RW", "ZMW": "ZM", "EGP": "EG",
         }
     )
+    # whose days a statement, an export and a reconciliation count in (IANA name)
+    time_zone: str = field(default_factory=machine_zone)
+    books: Books = field(default_factory=Books)
     source: str = "defaults"  # where the settings came from, for `batchpay config`
     # where the journal path came from: default | legacy | file | environment | option
     journal_from: str = "default"
@@ -403,6 +435,8 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
                 kwargs[name] = tuple(str(v).lower() for v in value)
             elif name == "source_countries":
                 kwargs[name] = {**Settings().source_countries, **value}
+            elif name == "books":
+                kwargs[name] = Books(**books_values(value, Books))
             else:
                 kwargs[name] = checked_value(name, value)
         settings = Settings(**kwargs)
@@ -413,6 +447,7 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
     check_ranges(settings, origins=origins)
     _check_rate_limit(settings.rate_limit)
     check_signature_algorithms(settings.signature_algorithms)
+    zone(settings.time_zone)
     if settings.base_url:
         check_base_url(settings.base_url)
     for name in SECRET_NAMES:

@@ -16,6 +16,7 @@ sent. A setting added to `Settings` and not classified there is the user's alone
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import math
@@ -171,6 +172,9 @@ FROM_A_FOLDER: dict[str, FolderRule] = {
     "retry_attempts": USER_ONLY,
     "retry_seconds": USER_ONLY,
     "connect_timeout": USER_ONLY,
+    # the books: which days a statement or an export counts, and the ledger's accounts
+    "time_zone": USER_ONLY,
+    "books": USER_ONLY,
 }
 
 
@@ -270,6 +274,40 @@ def checked_value(name: str, value: Any) -> Any:
         raise ConfigError(f"Setting {name} = {shown} is not a valid {_KIND.get(kind, kind)}.",
                           hint=f"Fix {name} in batchpay.toml (default: {default}).")
     return value
+
+
+VOUCHER_PER = ("payout", "run")
+BOOK_TABLES = ("wallet", "reason", "payee")
+
+
+def books_values(value: Any, books: type) -> dict[str, Any]:
+    """The `[books]` table, checked: known names, text accounts, tables of text accounts,
+    one of the voucher layouts; currency codes upper-case. `books`: the dataclass it fills."""
+    if not isinstance(value, dict):
+        raise ConfigError("Setting books must be a table ([books]).",
+                          hint="See the README's \"Close the books\" section.")
+    known = {f.name for f in dataclasses.fields(books)}
+    check_known({f"books.{k}" for k in value}, {f"books.{k}" for k in known})
+    for name, item in value.items():
+        if name in BOOK_TABLES:
+            if not isinstance(item, dict) or not all(
+                    isinstance(v, str) and v.strip() for v in item.values()):
+                raise ConfigError(f"Setting books.{name} must be a table of account codes "
+                                  "(text), e.g. NGN = \"1002.01\".")
+        elif not isinstance(item, str) or not item.strip():
+            raise ConfigError(f"Setting books.{name} = {item!r} must be text (an account "
+                              "code or a name).")
+    if value.get("voucher_per", "payout") not in VOUCHER_PER:
+        raise ConfigError(f"Setting books.voucher_per = {value['voucher_per']!r} is not one "
+                          f"of {', '.join(VOUCHER_PER)}.")
+    given: dict[str, Any] = {k: ({str(a).strip(): str(b).strip() for a, b in v.items()}
+                                 if isinstance(v, dict) else v.strip())
+                             for k, v in value.items()}
+    if "base_currency" in given:
+        given["base_currency"] = given["base_currency"].upper()
+    if "wallet" in given:
+        given["wallet"] = {c.upper(): a for c, a in given["wallet"].items()}
+    return given
 
 
 def check_signature_algorithms(algorithms: tuple[str, ...]) -> None:
