@@ -33,7 +33,6 @@ from typing import Any
 from batchpay.config import Settings
 from batchpay.days import Period, moment, utc_text
 from batchpay.engine.books import FEE, PAYOUT, REFUND, close_period
-from batchpay.engine.service_ledger import ref_in_remark
 from batchpay.engine.statement import Statement, build_statement
 from batchpay.errors import InputError, JournalServiceMismatch
 from batchpay.files import check_output
@@ -43,6 +42,7 @@ from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import RequestRejected
 from batchpay.provider.models import Payout
 from batchpay.service import Opener
+from batchpay.sheet.ref_tag import refs_in_remark
 
 LISTED_STATES = ("COMPLETED", "PENDING", "FAILED", "REFUNDED")
 PAGE_SIZE = 100
@@ -330,7 +330,7 @@ def service_movements(payout: Payout) -> list[Line]:
     created = payout.created or ""
     common: dict[str, Any] = {"payout_id": payout.id, "quote_id": payout.quote_id or "",
                               "reference": payout.reference_number or "",
-                              "payout_ref": ref_in_remark(payout.remark) or "",
+                              "payout_ref": " ".join(sorted(refs_in_remark(payout.remark))),
                               "description": payout.remark or "", "state": payout.state}
     found = [Line("wallet", PAYOUT, created, created, currency, -amount, **common)]
     if fee:
