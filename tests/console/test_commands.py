@@ -93,7 +93,9 @@ def test_serve_over_https_prints_a_one_time_login_link(tmp_path: Path) -> None:
             assert "__Host-batchpay-session=" in answer.headers["set-cookie"]
             assert answer.headers["strict-transport-security"].startswith("max-age=")
             page = client.get("/", headers={"Cookie": answer.headers["set-cookie"].split(";")[0]})
-            assert page.status_code == 200 and "Payout sheet" in page.text
+            # the owner administers: the users and settings, and no upload of a sheet
+            assert page.status_code == 200 and "Users and settings" in page.text
+            assert "Payout sheet" not in page.text
             assert client.get(f"/login/{token}", follow_redirects=False).status_code == 403
             assert client.get("/login", headers={"Host": "evil.example"}).status_code == 400
     finally:
