@@ -410,6 +410,10 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
                 last = text
             if state["finished"] or not batch.meta.get("pay") or await request.is_disconnected():
                 return  # final, or no payment to follow (not started, or freed again)
+            user = console.accounts.get(caller.user.name)
+            if user is None or user.generation != caller.session.generation:
+                console.sessions.end(caller.session.id)
+                return  # the user was changed or removed: their session is over
             # a large run takes a while to read: the journal is read at most a third
             # of the time, so pages left open never slow the payment down
             await asyncio.sleep(max(EVENT_SECONDS, 2 * spent))
@@ -468,6 +472,6 @@ async def users_page(request: Request, console: Console, caller: Caller) -> Resp
     if not (caller.user.may(OWNER) or caller.user.may("auditor")):
         raise HTTPException(403, "The users and settings are the owner's and auditors' page.")
     found = await run_in_threadpool(console.accounts.users)
-    shown = [(u, console.sessions.count(u.name)) for u in found]
+    shown = [(u, console.sessions.count(u.name, u.generation)) for u in found]
     return render(console, request, "users.html", caller, users=shown,
                   settings=console.settings.public_items())

@@ -103,10 +103,11 @@ class Sessions:
             for sid in [s.id for s in self._sessions.values() if s.user == user]:
                 del self._sessions[sid]
 
-    def count(self, user: str) -> int:
-        """The user's sessions held now (the owner's page shows it)."""
+    def count(self, user: str, generation: str) -> int:
+        """The user's sessions held now, of their current generation (the owner's page)."""
         with self._lock:
-            return sum(1 for s in self._sessions.values() if s.user == user)
+            return sum(1 for s in self._sessions.values()
+                       if s.user == user and s.generation == generation)
 
 
 class SignInThrottle:
