@@ -70,12 +70,10 @@ def prepare(settings: Settings, options: ServeOptions, port: int
             raise UsageError("A console others can reach needs user accounts: add them with "
                              "`batchpay users add NAME --role maker` (and approver, auditor).")
     login = options.user or OWNER
-    if options.user is not None:
-        if accounts.get(options.user) is None:
-            raise UsageError(f"No console user {options.user}.",
-                             hint="`batchpay users list` shows them.")
-    else:
-        accounts.ensure_owner()  # administers only; signs in by the link only
+    if options.user is not None and accounts.get(options.user) is None:
+        raise UsageError(f"No console user {options.user}.",
+                         hint="`batchpay users list` shows them.")
+    accounts.ensure_owner()  # administers only; signs in by the link only
     app = create_app(settings, allowed_hosts=allowed_hosts(
         options.host, port, options.server_name), https=https)
     return app, login, accounts

@@ -25,7 +25,7 @@ from typing import Any
 
 from batchpay import sshsig
 from batchpay.config import Settings
-from batchpay.console.accounts import Accounts
+from batchpay.console.accounts import OWNER, Accounts
 from batchpay.console.batches import Batch, BatchRefused, Review
 from batchpay.controls import approval, plan_checks, plan_file
 from batchpay.engine.make_plan import make_plan
@@ -122,7 +122,9 @@ def signer_line(accounts: Accounts, name: str) -> str:
     """The user's allowed_signers line, limited to what their roles sign: `NAME
     namespaces="..." ssh-ed25519 AAAA...`; "" for a user who signs nothing (an auditor)."""
     user = accounts.get(name)
-    spaces = [ROLE_NAMESPACES[r] for r in (user.roles if user else ()) if r in ROLE_NAMESPACES]
+    if user is None or user.name == OWNER:  # the owner signs nothing, whatever its record says
+        return ""
+    spaces = [ROLE_NAMESPACES[r] for r in user.roles if r in ROLE_NAMESPACES]
     if not spaces:
         return ""
     public = sshsig.public_line(accounts.signing_key(name).public_key())
