@@ -280,6 +280,14 @@ def settings_files() -> list[Path]:
     return [user] if same_path(user, here) else [user, here]
 
 
+def own_setting(name: str, files: list[Path] | None = None) -> Any:
+    """What the user's own settings file (the first of `files`) says of `name`; None when
+    it says nothing. A choice only the user's own file makes (the console's approval mode)
+    is read here, never from a folder's file or the defaults."""
+    own = (settings_files() if files is None else files)[:1]
+    return _read_file(own[0]).get(name) if own and own[0].is_file() else None
+
+
 def load_settings(env: dict[str, str] | None = None, files: list[Path] | None = None) -> Settings:
     """Defaults, then each settings file found (`files` in merge order: the first is the
     user's, any other a folder's that may only tighten a control), then the environment."""
