@@ -2,12 +2,14 @@
 environment variables.
 
 The user's file (in the user config directory, platformdirs) and the current folder's are
-merged in that order. The folder's file may set anything but may only tighten a control
-(settings_rules): a file that arrived with a folder never turns approval off or points at
-another journal. Environment variables override both, except that ``BATCHPAY_JOURNAL`` may
-not name another journal than the user's file does. The API key is never a command-line
-option and never printed: ``fingerprint`` is what messages, logs and workbooks show.
-The key may live in a file only when the file is readable by its owner alone.
+merged in that order. The folder's file may set only what settings_rules.FROM_A_FOLDER
+allows it (a few settings freely, the controls only stricter than the user's value): a file
+that arrived with a folder never turns approval off, points at another journal or service,
+or receives the user's key. Environment variables override both, except that
+``BATCHPAY_JOURNAL`` may not name another journal than the user's file does. The API key
+is never a command-line option and never printed: ``fingerprint`` is what messages, logs
+and workbooks show. The key may live in a file only when the file is readable by its owner
+alone (and only in the user's own).
 
 The journal is what makes "never twice" true, so its default does not depend on the
 current folder: one journal per user and per service in the user data directory
@@ -29,9 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from batchpay.days import machine_zone, zone
 from batchpay.errors import BatchpayError, ConfigError
 from batchpay.settings_rules import (
     SECRET_NAMES,
+    books_values,
     check_base_url,
     check_env_journal,
     check_known,
@@ -40,12 +44,14 @@ from batchpay.settings_rules import (
     check_secret,
     check_signature_algorithms,
     checked_value,
-    refuse_weakening,
+    not_for_a_folder,
+    refuse_folder_file,
     same_path,
     weakened,
 )
 
 SETTINGS_FILE = "batchpay.toml"
+TABLES = ("paths", "headers", "source_countries", "books")  # settings written as a [table]
 LEGACY_JOURNAL = Path(".batchpay") / "journal.sqlite3"  # relative to the current folder
 JOURNAL_FILE = "journal.sqlite3"
 # where the journal path came from (Settings.journal_from), as `batchpay config` says it
@@ -84,6 +90,33 @@ class Headers:
     sandbox: str = "X-Batchpay-Sandbox"
     signature_sha512: str = "X-Signature"
     signature_sha256: str = "X-meCash-Signature"
+
+
+@dataclass(frozen=True)
+class Books:
+    """The `[books]` table: the ledger accounts an export books each movement to.
+
+    A payout is booked to the payee's account if `payee` names it (by recipient_name), else
+    to its reason's (`reason`), else to `payable`; the wallet to `wallet[currency]`, else
+    `wallet_default`. Vouchers are kept in `base_currency` (the ledger's 本位币)."""
+
+    base_currency: str = "CNY"
+    voucher_per: str = "payout"  # one voucher per payout, or per run
+    voucher_word: str = "记"  # 凭证字
+    preparer: str = "batchpay"  # 制单人
+    wallet_default: str = "1002"  # 银行存款
+    wallet: dict[str, str] = field(default_factory=dict)  # currency -> account
+    payable: str = "2202"  # 应付账款
+    reason: dict[str, str] = field(default_factory=dict)  # reason -> account
+    payee: dict[str, str] = field(default_factory=dict)  # recipient_name -> account
+    fees: str = "6603"  # 财务费用
+    fx_difference: str = "6603"  # 汇兑损益 (财务费用)
+
+    def wallet_account(self, currency: str) -> str:
+        return self.wallet.get(currency, self.wallet_default)
+
+    def payee_account(self, recipient_name: str, reason: str) -> str:
+        return self.payee.get(recipient_name) or self.reason.get(reason) or self.payable
 
 
 @dataclass(frozen=True)
@@ -141,6 +174,9 @@ class Settings:
             "UGX": "UG", "TZS": "TZ", "RWF": "RW", "ZMW": "ZM", "EGP": "EG",
         }
     )
+    # whose days a statement, an export and a reconciliation count in (IANA name)
+    time_zone: str = field(default_factory=machine_zone)
+    books: Books = field(default_factory=Books)
     source: str = "defaults"  # where the settings came from, for `batchpay config`
     # where the journal path came from: default | legacy | file | environment | option
     journal_from: str = "default"
@@ -244,6 +280,14 @@ def settings_files() -> list[Path]:
     return [user] if same_path(user, here) else [user, here]
 
 
+def own_setting(name: str, files: list[Path] | None = None) -> Any:
+    """What the user's own settings file (the first of `files`) says of `name`; None when
+    it says nothing. A choice only the user's own file makes (the console's approval mode)
+    is read here, never from a folder's file or the defaults."""
+    own = (settings_files() if files is None else files)[:1]
+    return _read_file(own[0]).get(name) if own and own[0].is_file() else None
+
+
 def load_settings(env: dict[str, str] | None = None, files: list[Path] | None = None) -> Settings:
     """Defaults, then each settings file found (`files` in merge order: the first is the
     user's, any other a folder's that may only tighten a control), then the environment."""
@@ -255,7 +299,7 @@ def load_settings(env: dict[str, str] | None = None, files: list[Path] | None = 
 class _Layer:
     origin: Path | None  # the settings file; None: the environment
     values: dict[str, Any]
-    folder: bool = False  # a folder's file: may set anything but loosen no control
+    folder: bool = False  # a folder's file: sets only what settings_rules.FROM_A_FOLDER allows
 
 
 def _layers(env: dict[str, str] | None, files: list[Path]) -> list[_Layer]:
@@ -282,19 +326,22 @@ def _file_values(path: Path) -> dict[str, Any]:
 def _gather(env: dict[str, str] | None, files: list[Path] | None, known_only: bool = False,
             ) -> tuple[dict[str, Any], str, dict[str, str]]:
     """The merged raw values, where they came from (for `config` and the run banner), and
-    which file set each name. A folder's file that loosens a control, or BATCHPAY_JOURNAL
-    naming another journal than the user's file, is refused here. `known_only` leaves out
+    which file set each name. A folder's file that sets a setting only the user's own may
+    set or loosens a control, or BATCHPAY_JOURNAL naming another journal than the user's
+    file, is refused here. `known_only` leaves out
     names batchpay does not know (so that `config` can still show the rest)."""
     files = settings_files() if files is None else files
     values: dict[str, Any] = {}
     origins: dict[str, str] = {}
     sources: list[str] = []
-    keep = _known_names() | {"journal_from"}
+    keep = setting_names() | {"journal_from"}
     for layer in _layers(env, files):
         new = {k: v for k, v in layer.values.items() if not known_only or k in keep}
         if layer.folder and layer.origin is not None:
+            refuse_folder_file(layer.origin, not_for_a_folder(set(new) & setting_names()),
+                               [], files[0])
             before, after = _build(values, ""), _build(_merged(values, new), "")
-            refuse_weakening(layer.origin, weakened(before, after, set(new)), files[0])
+            refuse_folder_file(layer.origin, [], weakened(before, after, set(new)), files[0])
         if layer.origin is None:
             if "journal" in new:
                 check_env_journal(values, new["journal"], files[0])
@@ -373,13 +420,14 @@ def _read_file(path: Path) -> dict[str, Any]:
 _NOT_SETTINGS = ("source", "journal_from")  # fields of Settings that no file may set
 
 
-def _known_names() -> set[str]:
+def setting_names() -> set[str]:
+    """Every name a settings file may hold: the fields of Settings (so a new field is one)."""
     return {f.name for f in dataclasses.fields(Settings)} - set(_NOT_SETTINGS)
 
 
 def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None = None,
            ) -> Settings:
-    check_known(set(values) - {"journal_from"}, _known_names())
+    check_known(set(values) - {"journal_from"}, setting_names())
     kwargs: dict[str, Any] = {"source": source}
     try:
         for name, value in values.items():
@@ -395,6 +443,8 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
                 kwargs[name] = tuple(str(v).lower() for v in value)
             elif name == "source_countries":
                 kwargs[name] = {**Settings().source_countries, **value}
+            elif name == "books":
+                kwargs[name] = Books(**books_values(value, Books))
             else:
                 kwargs[name] = checked_value(name, value)
         settings = Settings(**kwargs)
@@ -405,6 +455,7 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
     check_ranges(settings, origins=origins)
     _check_rate_limit(settings.rate_limit)
     check_signature_algorithms(settings.signature_algorithms)
+    zone(settings.time_zone)
     if settings.base_url:
         check_base_url(settings.base_url)
     for name in SECRET_NAMES:

@@ -31,7 +31,8 @@ def open_service(settings: Settings, *, listen: bool = False) -> Iterator[Servic
         if not settings.api_key:
             raise ConfigError(
                 f"No API key for {settings.base_url}.",
-                hint="Set BATCHPAY_API_KEY (or api_key in a batchpay.toml readable by you only).",
+                hint="Set BATCHPAY_API_KEY (or api_key in your own settings file, readable by you "
+                "only).",
             )
         yield Service(str(settings.base_url).rstrip("/"), settings.api_key, embedded=False)
         return
@@ -46,21 +47,22 @@ def open_service(settings: Settings, *, listen: bool = False) -> Iterator[Servic
         if not listen:
             yield service
             return
-        with _listener(settings, running):
+        with _listener(settings, running, service):
             yield service
     finally:
         running.stop()
 
 
 @contextmanager
-def _listener(settings: Settings, running: RunningSandbox) -> Iterator[None]:
-    """A webhook listener writing to the run's journal, and the sandbox pointed at it."""
+def _listener(settings: Settings, running: RunningSandbox, service: Service) -> Iterator[None]:
+    """A webhook listener writing to the run's journal (confirming failures with the
+    sandbox), and the sandbox pointed at it."""
     from batchpay.serving import ServerThread
-    from batchpay.webhooks import SignatureCheck, create_listener, random_secret
+    from batchpay.webhooks import SignatureCheck, confirming_listener, random_secret
 
     secret = random_secret()
-    app = create_listener(settings.journal, SignatureCheck(secret, settings.headers,
-                                                           settings.signature_algorithms))
+    app = confirming_listener(settings, SignatureCheck(secret, settings.headers,
+                                                       settings.signature_algorithms), service)
     with ServerThread(app, what="webhook listener") as listener:
         running.state.set_webhook(listener.url + "/webhook", secret)
         try:

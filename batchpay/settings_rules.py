@@ -1,25 +1,29 @@
 """What a setting may be: a name batchpay knows, a value of its kind (a number in its range,
 an https address, a key that fits in a header), which journal may be chosen from where, and
-the controls that a settings file in the current folder may only tighten.
+what a settings file in the current folder may set.
 
 A `batchpay.toml` in the current folder comes with the folder: a shared drive, an unzipped
-archive, a cloned repository. It is merged over the user's own settings file, so that a
-project can name its service or its sheet limits, but it may never loosen what keeps a
-payout from going twice or to the wrong account (turn approval off, name other approvers,
-another journal, shorter repeat window, the service's list read less far back...): such a
-file is refused, naming the file and the settings, before anything is read or sent. Only
-the user's own file (and, for the journal, an environment variable when the user's file
-names no journal) loosens a control.
+archive, a cloned repository. Whoever made the folder chose what it says, so it is read by
+a list of what it may do (`FROM_A_FOLDER`), never by a list of what it may not: a few
+settings it may set freely (how fast a run goes), the controls it may only make stricter
+than the user's own value (approval, holds, how far the service's list is read, how long an
+answer may take, the largest sheet read...), and nothing else. Where requests go, with which
+key and headers, which journal remembers the payouts, who approves and who may post
+webhooks are the user's own file's, the environment's or an option's alone; a folder's
+file naming one is refused, naming the file and the settings, before anything is read or
+sent. A setting added to `Settings` and not classified there is the user's alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from batchpay.errors import ConfigError
@@ -89,11 +93,12 @@ def _defaults() -> Settings:
     return Settings(journal=Path("journal.sqlite3"))
 
 
-def _lower(before: Any, after: Any) -> bool:
+# when the folder's value (`after`) is weaker than the user's (`before`)
+def _lowered(before: Any, after: Any) -> bool:
     return bool(after < before)
 
 
-def _higher(before: Any, after: Any) -> bool:
+def _raised(before: Any, after: Any) -> bool:
     return bool(after > before)
 
 
@@ -101,46 +106,102 @@ def _turned_off(before: Any, after: Any) -> bool:
     return bool(before) and not after
 
 
-# a control, and when its value in the folder's file is weaker than the user's (or default)
-CONTROLS: dict[str, Callable[[Any, Any], bool]] = {
-    "require_approval": _turned_off,
-    "approvals_required": _lower,
-    "hold_new_payees": _turned_off,
-    "repeat_window_days": _lower,
-    "service_check_days": _lower,  # 0 turns the service's list check off
-    "payee_change_hold_hours": _lower,
-    "plan_hours": _higher,  # a plan that stays valid longer
-    "plan_tolerance": _higher,  # a higher ceiling over the approved quotes
+def _more_algorithms(before: Any, after: Any) -> bool:
+    return not set(after) <= set(before)
+
+
+@dataclass(frozen=True)
+class FolderRule:
+    """What a folder's `batchpay.toml` may do with one setting: set it freely (`free`), make
+    it stricter than the user's value only (`weaker` says when the folder's value is not),
+    or nothing at all (`user`: the user's own file, the environment or an option only)."""
+
+    kind: Literal["free", "tighten", "user"]
+    weaker: Callable[[Any, Any], bool] | None = None
+
+
+FREE = FolderRule("free")
+USER_ONLY = FolderRule("user")
+
+
+def tighten_only(weaker: Callable[[Any, Any], bool]) -> FolderRule:
+    return FolderRule("tighten", weaker)
+
+
+# Every setting, and what a folder's file may do with it: one line each. A setting missing
+# here is the user's only (and tests/security/test_settings_files.py fails until it is
+# classified). `free` is kept to settings that decide neither what is paid, nor where a
+# request goes, nor how a payout in doubt is settled: how fast a run goes and how long it
+# waits for answers.
+FROM_A_FOLDER: dict[str, FolderRule] = {
+    "concurrency": FREE,
+    "max_rps": FREE,
+    "wait_seconds": FREE,
+    # stricter only, compared with the user's value (or the default)
+    "require_approval": tighten_only(_turned_off),
+    "approvals_required": tighten_only(_lowered),
+    "hold_new_payees": tighten_only(_turned_off),
+    "payee_confirmed_by_other": tighten_only(_turned_off),
+    "repeat_window_days": tighten_only(_lowered),
+    "service_check_days": tighten_only(_lowered),  # 0 turns the service's list check off
+    "sync_max_pages": tighten_only(_lowered),  # a scan cut short proves nothing absent
+    "payee_change_hold_hours": tighten_only(_lowered),
+    "plan_hours": tighten_only(_raised),  # a plan that stays valid longer
+    "plan_tolerance": tighten_only(_raised),  # a higher ceiling over the approved quotes
+    # how long an answer may take: a shorter one proves a request "never received" too soon
+    "read_timeout": tighten_only(_lowered),
+    "max_file_mb": tighten_only(_raised),  # the largest sheet read, before it is parsed
+    "max_rows": tighten_only(_raised),
+    "max_columns": tighten_only(_raised),
+    "max_cells": tighten_only(_raised),
+    "signature_algorithms": tighten_only(_more_algorithms),  # fewer is stricter
+    # where requests go, with which key, what they carry, and which journal remembers them
+    "base_url": USER_ONLY,
+    "api_key": USER_ONLY,
+    "paths": USER_ONLY,
+    "headers": USER_ONLY,
+    "source_countries": USER_ONLY,
+    "journal": USER_ONLY,
+    # who approves, and who may post webhooks that change payout states
+    "approvers_file": USER_ONLY,
+    "webhook_secret": USER_ONLY,
+    "listen_host": USER_ONLY,
+    "listen_port": USER_ONLY,
+    # the request budget against the service's limits
+    "rate_limit": USER_ONLY,
+    "retry_attempts": USER_ONLY,
+    "retry_seconds": USER_ONLY,
+    "connect_timeout": USER_ONLY,
+    # the books: which days a statement or an export counts, and the ledger's accounts
+    "time_zone": USER_ONLY,
+    "books": USER_ONLY,
 }
 
 
+def folder_rule(name: str) -> FolderRule:
+    return FROM_A_FOLDER.get(name, USER_ONLY)
+
+
+def not_for_a_folder(given: set[str]) -> list[str]:
+    """The names a folder's file sets that only the user's own settings may set (a table
+    as `[paths]`)."""
+    from batchpay.config import TABLES
+
+    return [f"[{name}]" if name in TABLES else name
+            for name in sorted(given) if folder_rule(name).kind == "user"]
+
+
 def weakened(before: Settings, after: Settings, given: set[str]) -> list[str]:
-    """The controls that the folder's file (which sets the names `given`) loosens, each as
-    `name = value (yours: value)`. `before` is what the user's file and the defaults make,
-    `after` the same with the folder's file merged over it."""
-    found = [(name, getattr(after, name), getattr(before, name))
-             for name, weaker in CONTROLS.items()
-             if name in given and weaker(getattr(before, name), getattr(after, name))]
-    if "approvers_file" in given and not same_path(after.approvers_file,
-                                                   before.approvers_file) and (
-            before.approvers_file is not None or before.require_approval):
-        found.append(("approvers_file", after.approvers_file, before.approvers_file))
-    # the journal is what remembers every payout: another file would pay them all again
-    if "journal" in given and not same_path(after.journal, trusted_journal(before, after)):
-        found.append(("journal", after.journal, trusted_journal(before, after)))
-    # the key and the journal follow the service: another address would send the user's key
-    # elsewhere, and (even the same service spelt otherwise) start from an empty journal
-    if "base_url" in given and (before.base_url or before.api_key) \
-            and after.base_url != before.base_url:
-        found.append(("base_url", after.base_url, before.base_url))
-    return [f"{name} = {_shown(value)} (yours: {_shown(mine)})" for name, value, mine in found]
-
-
-def trusted_journal(before: Settings, after: Settings) -> Path:
-    """The journal the user chose: in the user's file, else the default of the service."""
-    from batchpay.config import default_journal
-
-    return before.journal if before.journal_from == "file" else default_journal(after.base_url)
+    """The tighten-only settings that the folder's file (which sets the names `given`)
+    loosens, each as `name = value (yours: value)`. `before` is what the user's file and
+    the defaults make, `after` the same with the folder's file merged over it."""
+    found = []
+    for name in sorted(given):
+        rule = folder_rule(name)
+        mine, theirs = getattr(before, name), getattr(after, name)
+        if rule.weaker is not None and rule.weaker(mine, theirs):
+            found.append(f"{name} = {_shown(theirs)} (yours: {_shown(mine)})")
+    return found
 
 
 def same_path(a: Path | None, b: Path | None) -> bool:
@@ -152,14 +213,25 @@ def same_path(a: Path | None, b: Path | None) -> bool:
 def _shown(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
+    if isinstance(value, tuple):
+        return "[" + ", ".join(str(v) for v in value) + "]"
     return "(not set)" if value is None else str(value)
 
 
-def refuse_weakening(path: Path, changes: list[str], user_file: Path) -> None:
-    if changes:
+def refuse_folder_file(path: Path, only_yours: list[str], loosened: list[str],
+                       user_file: Path) -> None:
+    """A folder's file that sets a setting only the user's own settings set, or loosens a
+    tighten-only one, is refused (exit 2), naming each."""
+    if only_yours:
+        raise ConfigError(
+            f"The settings file {path} in the current folder sets what only your own "
+            f"settings may set: {', '.join(only_yours)}.",
+            hint=f"Take these lines out of {path}; set them in your own settings file, "
+            f"{user_file}, or the environment.")
+    if loosened:
         raise ConfigError(
             f"The settings file {path} in the current folder may only tighten a control, not "
-            f"loosen it: {'; '.join(changes)}.",
+            f"loosen it: {'; '.join(loosened)}.",
             hint=f"Take these lines out of {path}; a control is loosened only in your own "
             f"settings file, {user_file}.")
 
@@ -202,6 +274,40 @@ def checked_value(name: str, value: Any) -> Any:
         raise ConfigError(f"Setting {name} = {shown} is not a valid {_KIND.get(kind, kind)}.",
                           hint=f"Fix {name} in batchpay.toml (default: {default}).")
     return value
+
+
+VOUCHER_PER = ("payout", "run")
+BOOK_TABLES = ("wallet", "reason", "payee")
+
+
+def books_values(value: Any, books: type) -> dict[str, Any]:
+    """The `[books]` table, checked: known names, text accounts, tables of text accounts,
+    one of the voucher layouts; currency codes upper-case. `books`: the dataclass it fills."""
+    if not isinstance(value, dict):
+        raise ConfigError("Setting books must be a table ([books]).",
+                          hint="See the README's \"Close the books\" section.")
+    known = {f.name for f in dataclasses.fields(books)}
+    check_known({f"books.{k}" for k in value}, {f"books.{k}" for k in known})
+    for name, item in value.items():
+        if name in BOOK_TABLES:
+            if not isinstance(item, dict) or not all(
+                    isinstance(v, str) and v.strip() for v in item.values()):
+                raise ConfigError(f"Setting books.{name} must be a table of account codes "
+                                  "(text), e.g. NGN = \"1002.01\".")
+        elif not isinstance(item, str) or not item.strip():
+            raise ConfigError(f"Setting books.{name} = {item!r} must be text (an account "
+                              "code or a name).")
+    if value.get("voucher_per", "payout") not in VOUCHER_PER:
+        raise ConfigError(f"Setting books.voucher_per = {value['voucher_per']!r} is not one "
+                          f"of {', '.join(VOUCHER_PER)}.")
+    given: dict[str, Any] = {k: ({str(a).strip(): str(b).strip() for a, b in v.items()}
+                                 if isinstance(v, dict) else v.strip())
+                             for k, v in value.items()}
+    if "base_currency" in given:
+        given["base_currency"] = given["base_currency"].upper()
+    if "wallet" in given:
+        given["wallet"] = {c.upper(): a for c, a in given["wallet"].items()}
+    return given
 
 
 def check_signature_algorithms(algorithms: tuple[str, ...]) -> None:

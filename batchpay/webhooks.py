@@ -5,7 +5,11 @@ The service signs the raw body: `X-Signature` is the hex HMAC-SHA512 and
 algorithms are settings). A missing or wrong signature gets 401 and changes nothing.
 What a signed event does to the journal is the engine's (engine.doubt.apply_event): the
 state moves forward only, and an event about a payout the journal does not know by id is
-matched by its quote against a row in doubt.
+matched by its quote against a row in doubt. A signature proves only that the sender holds
+the secret: an event that says FAILED or REFUNDED (which frees a row to be paid again) is
+first looked up at the service (`GET /v1/transaction/{id}`, engine.doubt.service_lookup),
+and applied only as the service's own record confirms it; otherwise it is recorded as a
+claim and changes no status.
 
 A body is read only up to `MAX_BODY_BYTES` (413 beyond, before anything else is read) and
 within `BODY_TIMEOUT_SECONDS` (408): a payout event is a few kilobytes, and a sender that
@@ -26,12 +30,15 @@ import threading
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batchpay.config import Headers, Settings, is_loopback_host
-from batchpay.engine.doubt import apply_event
+from batchpay.engine.doubt import PayoutLookup, apply_event, service_lookup, to_confirm
 from batchpay.errors import ConfigError
 from batchpay.journal.store import Journal
+
+if TYPE_CHECKING:
+    from batchpay.service import Service
 
 ALGORITHMS = {"sha512": hashlib.sha512, "sha256": hashlib.sha256}
 MAX_BODY_BYTES = 1 << 20
@@ -99,8 +106,11 @@ def sign(raw: bytes, secret: str) -> dict[str, str]:
     }
 
 
-def create_listener(journal_path: Path, check: SignatureCheck) -> Any:
-    """The Starlette app of `batchpay listen` (and of the listener embedded in `run`)."""
+def create_listener(journal_path: Path, check: SignatureCheck,
+                    lookup: PayoutLookup | None = None) -> Any:
+    """The Starlette app of `batchpay listen` (and of the listener embedded in `run`).
+    `lookup` reads a payout's record from the service, to confirm a FAILED or REFUNDED
+    before it is applied; without one, every such event stays a claim."""
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse
@@ -124,7 +134,11 @@ def create_listener(journal_path: Path, check: SignatureCheck) -> Any:
         except ValueError:
             return JSONResponse({"message": "body is not JSON", "status": "failed"}, 400)
         with lock:
-            result = apply_event(journal, payload)
+            payout_id = to_confirm(journal, payload)
+        # asked outside the lock: other deliveries go on meanwhile
+        record = await lookup(payout_id) if payout_id and lookup is not None else None
+        with lock:
+            result = apply_event(journal, payload, record)
         return JSONResponse({"message": result, "status": "success"})
 
     async def health(request: Request) -> JSONResponse:
@@ -141,6 +155,11 @@ def create_listener(journal_path: Path, check: SignatureCheck) -> Any:
                     lifespan=lifespan)
     app.state.journal = journal
     return app
+
+
+def confirming_listener(settings: Settings, check: SignatureCheck, service: Service) -> Any:
+    """The listener of `settings.journal` that confirms failures with `service`."""
+    return create_listener(settings.journal, check, service_lookup(settings, service))
 
 
 def listener_check(settings: Settings, *, host: str, insecure: bool) -> SignatureCheck:
@@ -177,16 +196,18 @@ class Listening:
     insecure: bool  # signatures are not checked (--insecure-no-signature)
 
 
-def open_listener(settings: Settings, *, host: str | None = None, port: int | None = None,
-                  insecure: bool = False) -> Listening:
+def open_listener(settings: Settings, service: Service | None = None, *, host: str | None = None,
+                  port: int | None = None, insecure: bool = False) -> Listening:
     """`batchpay listen` up to serving: the secret policy (`listener_check`) before anything
     is opened, then the journal's app and its socket (host and port default to the
-    settings'). `serving.serve_foreground(listening.app, listening.socket)` serves it."""
+    settings'). A FAILED or REFUNDED is confirmed with `service` (none: every one stays a
+    claim). `serving.serve_foreground(listening.app, listening.socket)` serves it."""
     from batchpay.serving import bind, url_of
 
     host = host or settings.listen_host
     check = listener_check(settings, host=host, insecure=insecure)
-    app = create_listener(settings.journal, check)
+    lookup = service_lookup(settings, service) if service is not None else None
+    app = create_listener(settings.journal, check, lookup)
     try:
         sock = bind(host, settings.listen_port if port is None else port, "webhook listener")
     except BaseException:

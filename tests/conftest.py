@@ -93,6 +93,9 @@ def data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     home = tmp_path_factory.mktemp("user")
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    # periods count in the time_zone setting's days, by default the machine's zone: the
+    # tests name their days in UTC, whatever zone the machine running them is in
+    monkeypatch.setenv("TZ", "UTC")
     return home / "data"
 
 

@@ -29,6 +29,13 @@ EXPECTED = {
         rf"^case=sheet rows=200 upload_check_s={NUMBER} review_s={NUMBER} pay_s={NUMBER} "
         rf"progress_ms={NUMBER} peak_rss_mb={NUMBER} paid=200 counts=\[COMPLETED=200\]$",
     ],
+    "bench_books.py": [
+        rf"^payouts=200 movements=404 ofx_s={NUMBER} ofx_cpu_s={NUMBER} xero_s={NUMBER} "
+        rf"xero_cpu_s={NUMBER} camt053_s={NUMBER} camt053_cpu_s={NUMBER} kingdee_s={NUMBER} "
+        rf"kingdee_cpu_s={NUMBER} yonyou_s={NUMBER} yonyou_cpu_s={NUMBER} journal_s={NUMBER} "
+        rf"journal_cpu_s={NUMBER} reconcile_s={NUMBER} reconcile_cpu_s={NUMBER} "
+        r"list_requests=\d+ matched=404 unmatched=0$",
+    ],
     "bench_engine.py": [
         rf"^concurrency=4 rows=32 rows_per_s={NUMBER} bound=40\.0 share={NUMBER}% ",
         rf"^concurrency=16 rows=32 rows_per_s={NUMBER} bound=160\.0 share={NUMBER}% ",

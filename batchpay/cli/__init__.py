@@ -2,16 +2,16 @@
 
 `base` holds what every command shares (the group, errors, common options); the commands
 are in `paying` (validate, run, rerun, runs, sync, report, verify), `controls` (payees,
-keys, plan, approve), `tools` (banks, sandbox, listen, template, config) and `console`
-(serve, users).
+keys, plan, approve), `tools` (banks, sandbox, listen, template, config), `books` (export,
+reconcile) and `console` (serve, users).
 """
 
 from __future__ import annotations
 
-from batchpay.cli import console, controls, paying, tools
+from batchpay.cli import books, console, controls, paying, tools
 from batchpay.cli.base import cli
 
-__all__ = ["cli", "console", "controls", "main", "paying", "tools"]
+__all__ = ["books", "cli", "console", "controls", "main", "paying", "tools"]
 
 
 def main() -> None:

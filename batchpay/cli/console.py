@@ -22,8 +22,8 @@ from batchpay.cli.base import cli, debug_option, handle_errors, journal_option, 
               help="TLS private key (PEM) for HTTPS.")
 @click.option("--server-name", help="The name users type to reach the console (checked "
               "against each request's Host header), e.g. payouts.example.com.")
-@click.option("--user", help="Sign in with the printed link as this console user "
-              "(default: the owner, with every role).")
+@click.option("--user", help="The one-time login link signs in this console user "
+              "(default: the owner, who administers and makes, approves and pays nothing).")
 @journal_option
 @debug_option
 @handle_errors
@@ -31,9 +31,11 @@ def serve(host: str, port: int, tls_cert: Path | None, tls_key: Path | None,
           server_name: str | None, user: str | None, journal: Path | None) -> None:
     """Serve the web console: upload, check, review, approve, pay, follow, audit.
 
-    Prints a one-time login link. The console uses the same journal as the commands (its
-    users, keys and batches live beside it), so a sheet paid from either is never paid
-    twice.
+    Gives a one-time login link: printed for one person on this machine; for a team's
+    console (users with passwords, or listening beyond loopback) written to
+    console/login-link beside the journal (0600) and never printed, where a log would keep
+    it. The console uses the same journal as the commands (its users, keys and batches live
+    beside it), so a sheet paid from either is never paid twice.
     """
     from batchpay.console.server import ServeOptions
     from batchpay.console.server import serve as serve_console
@@ -58,7 +60,7 @@ def users() -> None:
               help="Read the password from the first line of standard input (else asked "
               "twice on the terminal).")
 @click.option("--replace", is_flag=True, help="Give an existing user new roles and a new "
-              "password.")
+              "password (its console sessions end at once).")
 @journal_option
 @debug_option
 @handle_errors
@@ -79,9 +81,12 @@ def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: 
         password = str(click.prompt("Password", hide_input=True, confirmation_prompt=True,
                                     err=True))
     accounts = Accounts(console_folder(settings.journal))
+    existed = accounts.get(name) is not None
     user = accounts.add(name, roles, password, replace=replace)
     click.echo(f"User {user.name}: {', '.join(user.roles)}; signing key "
                f"{accounts.fingerprint(user.name)}")
+    if existed:
+        click.echo(f"{user.name}'s console sessions have ended: they sign in again.", err=True)
     line = signer_line(accounts, user.name)
     if line:
         click.echo("Its approvers-file line (for an approvers_file you keep yourself):")
@@ -103,3 +108,18 @@ def users_list(journal: Path | None) -> None:
                    + ("" if user.password else "  (login link only)"))
     if not found:
         click.echo("No console users yet: `batchpay users add NAME --role maker`.", err=True)
+
+
+@users.command("remove")
+@click.argument("name")
+@journal_option
+@debug_option
+@handle_errors
+def users_remove(name: str, journal: Path | None) -> None:
+    """Remove the console user NAME: its sessions end at once, its signing key is deleted
+    and leaves the console's approvers list."""
+    from batchpay.console.accounts import Accounts, console_folder
+
+    accounts = Accounts(console_folder(settings_for(journal=journal).journal))
+    accounts.remove(name)
+    click.echo(f"Removed {name}: its console sessions have ended and its key is gone.")

@@ -354,9 +354,10 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
 
 @cli.command()
 @click.option("--from", "start", required=True, metavar="YYYY-MM-DD",
-              help="First day of the period (UTC), e.g. 2026-11-01.")
+              help="First day of the period (in the time_zone setting's days), e.g. "
+              "2026-11-01.")
 @click.option("--to", "end", required=True, metavar="YYYY-MM-DD",
-              help="Last day of the period (UTC, included), e.g. 2026-11-30.")
+              help="Last day of the period (included), e.g. 2026-11-30.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), callback=writable_path,
               help="Where to write the statement workbook (default: "
               "statement-<from>-<to>.xlsx in the current folder).")
@@ -368,15 +369,17 @@ def statement(start: str, end: str, out: Path | None, journal: Path | None,
               overwrite: bool) -> None:
     """A period's payouts from the journal: one line per payout_ref, refunds, and per
     currency the totals that reconcile with the wallet, with the journal's chain head."""
+    from batchpay.days import parse_day
     from batchpay.display import print_statement
-    from batchpay.engine.statement import build_statement, default_statement_path, parse_day
+    from batchpay.engine.statement import build_statement, default_statement_path
     from batchpay.engine.statement_book import write_statement
 
     first, last = parse_day(start, "--from"), parse_day(end, "--to")
     path = out or default_statement_path(first, last)
     check_output(path, overwrite=overwrite)
+    zone = settings_for(journal=journal).time_zone
     with open_journal(journal) as j:
-        made = build_statement(j, first, last)
+        made = build_statement(j, first, last, zone)
     write_statement(made, path)
     print_statement(made)
     click.echo(f"Statement: {shown_path(path)}")

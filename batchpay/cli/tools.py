@@ -165,21 +165,27 @@ def sandbox(**options: Any) -> None:
 def listen(host: str | None, port: int | None, journal: Path | None,
            insecure_no_signature: bool) -> None:
     """Receive the service's webhooks and record payout states in the journal."""
+    from batchpay.connect import open_service
     from batchpay.display import stderr_console
     from batchpay.serving import serve_foreground
-    from batchpay.webhooks import open_listener
+    from batchpay.webhooks import listener_check, open_listener
 
-    listening = open_listener(settings_for(journal=journal), host=host, port=port,
-                              insecure=insecure_no_signature)
-    console = stderr_console()
-    if listening.insecure:
-        from rich.text import Text
+    settings = settings_for(journal=journal)
+    # refused before the service is opened (for the embedded sandbox, that starts it)
+    listener_check(settings, host=host or settings.listen_host, insecure=insecure_no_signature)
+    with open_service(settings) as service:  # failures are confirmed with it
+        listening = open_listener(settings, service, host=host, port=port,
+                                  insecure=insecure_no_signature)
+        console = stderr_console()
+        if listening.insecure:
+            from rich.text import Text
 
-        console.print(Text("INSECURE: signatures are NOT checked. Anyone who can reach this "
-                           "port can change payout states in your journal.", style="bold red"))
-    console.print(f"Listening for webhooks on {listening.url} "
-                  f"(journal {listening.journal}); Ctrl-C stops.")
-    serve_foreground(listening.app, listening.socket)
+            console.print(Text("INSECURE: signatures are NOT checked. Anyone who can reach "
+                               "this port can change payout states in your journal.",
+                               style="bold red"))
+        console.print(f"Listening for webhooks on {listening.url} "
+                      f"(journal {listening.journal}); Ctrl-C stops.")
+        serve_foreground(listening.app, listening.socket)
 
 
 @cli.command()

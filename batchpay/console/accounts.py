@@ -4,8 +4,16 @@ Stored beside the journal (`console/users.json`, private), so that one journal h
 Roles say what a user may do on the page:
 
     maker      upload, check, review and pay a sheet; confirm a held payee
-    approver   approve or reject a batch someone else made
+    approver   approve or reject a batch someone else made (and changed nothing in)
     auditor    read everything (batches, runs, approvals, payees, the chain head), change nothing
+    owner      the one `owner` account `batchpay serve` makes: it administers (reads the
+               users and the settings) and reads everything, but makes, approves and pays
+               nothing. Whoever runs the console and also makes or approves batches is added
+               as a named user, so that the two-person rule sees them as one person.
+
+Every change of a user (`users add --replace`, `users remove`) gives it a new session
+generation: a session started before it ends at its next request, whatever the console
+process it lives in.
 
 A user's Ed25519 key (`console/keys/NAME_ed25519`, 0600) is made with the user and held by
 the server: a batch's plan is signed with its maker's key, and approving it on the page
@@ -24,7 +32,7 @@ import secrets
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
@@ -32,7 +40,8 @@ from batchpay.files import private_dir, replaced_atomically
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-ROLES = ("maker", "approver", "auditor")
+ROLES = ("maker", "approver", "auditor")  # the roles `batchpay users add` gives
+OWNER = "owner"  # the administrator's account, and its only role
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 MIN_PASSWORD = 12
 # Argon2id as OWASP's password-storage cheat sheet puts it (46 MiB, 1 pass, 1 lane is the
@@ -76,6 +85,11 @@ def _argon2(password: str, salt: bytes, cost: dict[str, int]) -> bytes:
         password.encode())
 
 
+def new_generation() -> str:
+    """A user's session generation: 64 random bits, new at every change of the user."""
+    return secrets.token_hex(8)
+
+
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
@@ -91,6 +105,7 @@ class StoredUser(TypedDict):
     roles: list[str]
     password: str  # the Argon2id hash; "" for the owner
     created_at: str
+    generation: NotRequired[str]  # new at every change of the user: older sessions end
 
 
 @dataclass
@@ -99,6 +114,7 @@ class User:
     roles: tuple[str, ...]
     password: str = ""  # the Argon2id hash; "" for the owner, who signs in by link only
     created_at: str = ""
+    generation: str = ""  # a session of this user started under another one has ended
 
     def may(self, role: str) -> bool:
         return role in self.roles
@@ -142,16 +158,20 @@ class Accounts:
     @staticmethod
     def _user(name: str, data: StoredUser) -> User:
         return User(name, tuple(data.get("roles", ())), data.get("password", ""),
-                    data.get("created_at", ""))
+                    data.get("created_at", ""), data.get("generation", ""))
 
     def add(self, name: str, roles: tuple[str, ...], password: str | None, *,
             replace: bool = False) -> User:
         """A new user (or, with `replace`, new roles and password for one); makes its key."""
         from batchpay.journal.records import utcnow
 
-        if not NAME_PATTERN.match(name):
-            raise UsageError(f"{name!r} cannot be a user name: 1-64 of A-Z a-z 0-9 . _ -, "
-                             "starting with a letter or digit.")
+        if name == OWNER:
+            raise UsageError(f"{OWNER} is the console's administrator (users and settings), "
+                             "who makes, approves and pays nothing and signs in by the link "
+                             "`batchpay serve` gives.",
+                             hint="Add the person by their own name: `batchpay users add "
+                             "NAME --role maker`.")
+        self._check_name(name)
         unknown = [r for r in roles if r not in ROLES]
         if unknown or not roles:
             raise UsageError(f"Roles are {', '.join(ROLES)}; got {', '.join(roles) or 'none'}.")
@@ -165,12 +185,51 @@ class Accounts:
             earlier = users[name].get("created_at") if name in users else None
             users[name] = StoredUser(roles=sorted(set(roles), key=ROLES.index),
                                      password=hash_password(password) if password else "",
-                                     created_at=earlier or utcnow())
+                                     created_at=earlier or utcnow(),
+                                     generation=new_generation())
             self._save(users)
         self.signing_key(name)
         user = self.get(name)
         assert user is not None
         return user
+
+    def ensure_owner(self) -> User:
+        """The owner account as `batchpay serve` keeps it: the owner role only, no password
+        (signs in by the link serve gives). An owner made by an earlier batchpay with every
+        role is reduced to that, its sessions ended."""
+        from batchpay.journal.records import utcnow
+
+        with self._lock:
+            users = self._load()
+            found = users.get(OWNER)
+            if found is None or list(found.get("roles", [])) != [OWNER] or found.get(
+                    "password"):
+                made = found.get("created_at", "") if found is not None else ""
+                users[OWNER] = StoredUser(roles=[OWNER], password="",
+                                          created_at=made or utcnow(),
+                                          generation=new_generation())
+                self._save(users)
+        user = self.get(OWNER)
+        assert user is not None
+        return user
+
+    def remove(self, name: str) -> None:
+        """`batchpay users remove`: the user, its signing key and (at their next request) its
+        sessions are gone; its key leaves the console's approvers list with it."""
+        with self._lock:
+            users = self._load()
+            if name not in users:
+                raise UsageError(f"No console user {name}.",
+                                 hint="`batchpay users list` shows them.")
+            del users[name]
+            self._save(users)
+        self.key_path(name).unlink(missing_ok=True)
+
+    @staticmethod
+    def _check_name(name: str) -> None:
+        if not NAME_PATTERN.match(name):
+            raise UsageError(f"{name!r} cannot be a user name: 1-64 of A-Z a-z 0-9 . _ -, "
+                             "starting with a letter or digit.")
 
     def authenticate(self, name: str, password: str) -> User | None:
         """The user, when the password is theirs; None otherwise (the same time either way)."""

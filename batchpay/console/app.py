@@ -10,12 +10,18 @@
                                as server-sent events until the run is final
     GET  /batches/ID/files/KIND  sheet, checked, plan, results
     GET  /history (?from=&to=), /history.csv, /payees; POST /payees/confirm; GET /template
-    GET  /statement?from=&to=, /statement/workbook?from=&to=   auditors and approvers
+    GET  /statement?from=&to=, /statement/workbook?from=&to=   (auditor, approver, owner)
+    GET  /users                the users, their sessions and the settings (owner, auditor)
+
+Every page says whether two-person approval is on: with an approver among the console's
+users it is, unless the user's own settings file says `require_approval = false`
+(`Console.settings`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import shutil
@@ -43,10 +49,10 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from batchpay.config import Settings
+from batchpay.config import Settings, own_setting
 from batchpay.console import payment, work
 from batchpay.console import statement as audit
-from batchpay.console.accounts import Accounts, User, console_folder
+from batchpay.console.accounts import OWNER, Accounts, User, console_folder
 from batchpay.console.batches import Batch, Batches, BatchRefused
 from batchpay.console.guard import Guard
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
@@ -60,13 +66,26 @@ EVENT_SECONDS = 1.0  # how often the progress stream reads the journal
 class Console:
     """What the handlers share: settings, users, sessions, batches, the page templates."""
 
-    settings: Settings
+    loaded: Settings  # as loaded; `settings` is what the console works under
     accounts: Accounts
     sessions: Sessions
     batches: Batches
     templates: Environment
     max_upload_bytes: int
+    approval_off_by_user: bool = False  # the user's own file says require_approval = false
     sign_ins: SignInThrottle = field(default_factory=SignInThrottle)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings, with two-person approval on once any console user may approve
+        (a team), unless the user's own settings file turned it off: a team's console is
+        never left with approval optional by default. Read at every request, so a user added
+        with `batchpay users add` while the console runs counts at once."""
+        if self.loaded.require_approval or self.approval_off_by_user:
+            return self.loaded
+        if any(u.may("approver") for u in self.accounts.users()):
+            return dataclasses.replace(self.loaded, require_approval=True)
+        return self.loaded
 
 
 @dataclass
@@ -84,7 +103,7 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
         settings, Accounts(folder), Sessions(), Batches(folder / "batches"),
         Environment(loader=FileSystemLoader(HERE / "templates"),
                     autoescape=select_autoescape(default=True, default_for_string=True)),
-        limit)
+        limit, approval_off_by_user=own_setting("require_approval") is False)
     console.templates.globals["may_read_statement"] = audit.may_read_statement
     routes = [
         Route("/", page(console, index)),
@@ -110,6 +129,7 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
         Route("/statement/workbook", page(console, statement_download)),
         Route("/payees", page(console, payees)),
         Route("/payees/confirm", page(console, confirm_payee, write=True), methods=["POST"]),
+        Route("/users", page(console, users_page)),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, max_body_size=limit + 64 * 1024,
@@ -132,6 +152,10 @@ def page(console: Console, handler: Handler, *, write: bool = False
     async def endpoint(request: Request) -> Response:
         session = console.sessions.get(request.cookies.get(COOKIE))
         user = console.accounts.get(session.user) if session else None
+        if session is not None and (user is None or user.generation != session.generation):
+            # the user was removed, or given a new password or roles: the session is over
+            console.sessions.end(session.id)
+            session = None
         if session is None or user is None:
             if write or request.url.path.endswith(("/events", "/progress")):
                 raise HTTPException(403, "Sign in first.")
@@ -170,11 +194,14 @@ def _text(value: Any) -> str:
 
 def render(console: Console, request: Request, name: str, caller: Caller | None,
            status_code: int = 200, **context: Any) -> HTMLResponse:
+    settings = console.settings
     text = console.templates.get_template(name).render(
         user=caller.user if caller else None,
         csrf=caller.session.form_token if caller else "",
-        sandbox=console.settings.embedded,
-        service=console.settings.base_url or "embedded sandbox", **context)
+        two_person=settings.require_approval,
+        approval_off_by_user=console.approval_off_by_user,
+        sandbox=settings.embedded,
+        service=settings.base_url or "embedded sandbox", **context)
     return HTMLResponse(text, status_code=status_code)
 
 
@@ -235,7 +262,7 @@ async def login_page(request: Request) -> Response:
             return paused(console, request, name)
         return render(console, request, "login.html", None, failed=True, status_code=401)
     console.sign_ins.succeeded(name)
-    return signed_in(console, console.sessions.start(user.name))
+    return signed_in(console, console.sessions.start(user.name, user.generation))
 
 
 def paused(console: Console, request: Request, name: str) -> Response:
@@ -249,7 +276,8 @@ def paused(console: Console, request: Request, name: str) -> Response:
 
 async def link_login(request: Request) -> Response:
     console: Console = request.app.state.console
-    session = console.sessions.redeem(request.path_params["token"])
+    session = console.sessions.redeem(request.path_params["token"], lambda name: (
+        user.generation if (user := console.accounts.get(name)) is not None else None))
     if session is None:
         raise HTTPException(403, "This login link was used already or has expired: "
                                  "restart `batchpay serve` for a new one, or sign in.")
@@ -316,14 +344,16 @@ async def review(request: Request, console: Console, caller: Caller) -> Response
     batch = batch_for(console, request, caller, "maker")
     release = frozenset(v for v in request.state.form.getlist("release") if isinstance(v, str))
     await run_in_threadpool(work.review, console.settings, console.batches, batch,
-                            console.accounts, release=release)
+                            console.accounts, caller.user.name, release=release)
     return back_to(batch, "review")
 
 
 async def approve(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "approver")
+    form = request.state.form
     await run_in_threadpool(work.approve, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name)
+                            console.accounts, caller.user.name,
+                            work.Shown(_text(form.get("plan")), _text(form.get("code"))))
     return back_to(batch, "approvals")
 
 
@@ -340,15 +370,19 @@ async def signature(request: Request, console: Console, caller: Caller) -> Respo
 
 async def reject(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "approver")
-    work.reject(console.batches, batch, caller.user.name,
-                _text(request.state.form.get("reason")))
+    form = request.state.form
+    work.reject(console.batches, batch, caller.user.name, _text(form.get("reason")),
+                _text(form.get("plan")))
     return back_to(batch, "approvals")
 
 
 async def pay(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "maker")
+    form = request.state.form
     await run_in_threadpool(payment.pay, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name)
+                            console.accounts, caller.user.name,
+                            work.Shown(_text(form.get("plan")),
+                                       confirmed=form.get("confirm") == "yes"))
     return back_to(batch, "progress")
 
 
@@ -384,6 +418,10 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
                 last = text
             if state["finished"] or not batch.meta.get("pay") or await request.is_disconnected():
                 return  # final, or no payment to follow (not started, or freed again)
+            user = console.accounts.get(caller.user.name)
+            if user is None or user.generation != caller.session.generation:
+                console.sessions.end(caller.session.id)
+                return  # the user was changed or removed: their session is over
             # a large run takes a while to read: the journal is read at most a third
             # of the time, so pages left open never slow the payment down
             await asyncio.sleep(max(EVENT_SECONDS, 2 * spent))
@@ -418,7 +456,7 @@ async def history(request: Request, console: Console, caller: Caller) -> Respons
 
 
 async def history_view(request: Request, console: Console) -> dict[str, Any]:
-    period = audit.period_of(request.query_params)
+    period = audit.span_of(request.query_params, console.settings.time_zone)
     found = await run_in_threadpool(work.history, console.settings, console.batches)
     return await run_in_threadpool(audit.history_money, console.settings, dict(found), period)
 
@@ -431,14 +469,14 @@ async def history_download(request: Request, console: Console, caller: Caller) -
 
 def require_statement_reader(caller: Caller) -> None:
     if not audit.may_read_statement(caller.user.roles):
-        raise HTTPException(403, "The statement is for auditors and approvers; "
+        raise HTTPException(403, "The statement is for auditors, approvers and the owner; "
                                  f"{caller.user.name} has {', '.join(caller.user.roles)}.")
 
 
 async def statement_page(request: Request, console: Console, caller: Caller) -> Response:
     """The form; once From and To are given, the period's totals per currency."""
     require_statement_reader(caller)
-    period = audit.period_of(request.query_params)
+    period = audit.span_of(request.query_params, console.settings.time_zone)
     asked = period.start is not None or period.end is not None
     made = (await run_in_threadpool(audit.statement, console.settings, period)
             if asked else None)
@@ -448,7 +486,7 @@ async def statement_page(request: Request, console: Console, caller: Caller) -> 
 
 async def statement_download(request: Request, console: Console, caller: Caller) -> Response:
     require_statement_reader(caller)
-    period = audit.period_of(request.query_params)
+    period = audit.span_of(request.query_params, console.settings.time_zone)
     path, folder = await run_in_threadpool(audit.statement_workbook, console.settings, period)
     return FileResponse(path, filename=path.name,
                         background=BackgroundTask(shutil.rmtree, folder, ignore_errors=True))
@@ -470,3 +508,15 @@ async def confirm_payee(request: Request, console: Console, caller: Caller) -> R
         _text(form.get("last4")), caller.user.name, method, _text(form.get("note")))
     found = await run_in_threadpool(work.payees, console.settings)
     return render(console, request, "payees.html", caller, confirmed=done, **found)
+
+
+async def users_page(request: Request, console: Console, caller: Caller) -> Response:
+    """The owner's page (auditors read it too): who may do what, their sessions, and the
+    settings the console works under. Users are added, changed and removed with `batchpay
+    users` on the console's machine, never from a page."""
+    if not (caller.user.may(OWNER) or caller.user.may("auditor")):
+        raise HTTPException(403, "The users and settings are the owner's and auditors' page.")
+    found = await run_in_threadpool(console.accounts.users)
+    shown = [(u, console.sessions.count(u.name, u.generation)) for u in found]
+    return render(console, request, "users.html", caller, users=shown,
+                  settings=console.settings.public_items())

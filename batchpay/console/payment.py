@@ -22,7 +22,7 @@ from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
 from batchpay.console.batches import Batch, Batches, BatchRefused, Payment
-from batchpay.console.work import PageReporter
+from batchpay.console.work import CHANGED, PageReporter, Shown, require_shown
 from batchpay.engine.gate import input_ref
 from batchpay.engine.render import find_run, result_rows
 from batchpay.engine.runner import RunOptions, load_input, run_batch
@@ -36,21 +36,31 @@ PROGRESS_ROWS = 500  # the progress table shows this many rows (those needing yo
 
 
 def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
-        user: str) -> Batch:
+        user: str, shown: Shown) -> Batch:
     """Claim the batch's one payment and start it in a thread; the page follows the journal.
     An approved batch pays its plan (`run --plan`); otherwise, where approval is not
-    required, the sheet the review priced."""
+    required, the sheet the review priced. Only the plan the page showed is paid, once the
+    payer said yes to its totals a second time (`shown`)."""
     if batch.stage == "rejected":
         raise BatchRefused("This batch was rejected: upload a corrected sheet.")
-    if batch.stage not in ("reviewed", "approved", "paying", "paid"):
+    if batch.stage in ("paying", "paid"):
+        raise BatchRefused("This batch is already being paid or was paid: a batch is paid once.",
+                           hint="Its progress and results are on its page.")
+    if batch.stage not in ("reviewed", "approved"):
         raise BatchRefused("Review the batch before paying it.")
     if batch.stage == "reviewed" and settings.require_approval:
         raise BatchRefused("Approval is required: an approver approves this batch first.")
     review = batch.meta.get("review")
     if review and review.get("refused"):
         raise BatchRefused(f"The review found nothing to pay: {review['refused']}")
+    expected = require_shown(batch, shown)
+    if not shown.confirmed:
+        raise BatchRefused("Say yes to the totals once more (the box beside Pay): nothing "
+                           "was paid.")
     release = signing.release_settings(settings, accounts)
     plan = signing.approved_plan(batch, release) if batch.stage == "approved" else None
+    if plan is not None and plan.id != expected:  # replaced since the check above
+        raise BatchRefused(CHANGED)
     claimed = batches.claim_payment(batch.id, user)
     sha = plan.id if plan is not None else batch.meta["sha256"]
     with Journal(settings.journal) as journal:

@@ -1,13 +1,20 @@
-"""Serving the console: where it may listen, over what, and the login link it prints.
+"""Serving the console: where it may listen, over what, and the login link it gives.
 
 On loopback (127.0.0.1, ::1, localhost) it serves plain HTTP to this machine only. Any other
 address is refused unless a TLS certificate and key are given and at least one user with a
 password exists: a team's console is reached over HTTPS by named users, never by a link
 that crossed a network in clear.
+
+The one-time login link (the owner's, or --user's) signs in whoever holds it. For one person
+on their own machine it is printed. A team's console (users with passwords, or listening
+beyond loopback) usually runs as a service whose output a log keeps: there the link is
+written to `console/login-link` beside the journal (0600, readable by whoever runs the
+console only) and never printed.
 """
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,14 +22,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from batchpay.config import Settings, is_loopback_host
-from batchpay.console.accounts import ROLES, Accounts, console_folder
+from batchpay.console.accounts import OWNER, Accounts, console_folder
 from batchpay.console.guard import allowed_hosts
 from batchpay.errors import UsageError
+from batchpay.files import PRIVATE_FILE_MODE, private_dir, replaced_atomically
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-OWNER = "owner"  # who the printed login link signs in unless --user names another
+LINK_FILE = "login-link"  # in console/: where a team's console leaves its login link
 
 
 @dataclass
@@ -62,12 +70,10 @@ def prepare(settings: Settings, options: ServeOptions, port: int
             raise UsageError("A console others can reach needs user accounts: add them with "
                              "`batchpay users add NAME --role maker` (and approver, auditor).")
     login = options.user or OWNER
-    if options.user is not None:
-        if accounts.get(options.user) is None:
-            raise UsageError(f"No console user {options.user}.",
-                             hint="`batchpay users list` shows them.")
-    elif accounts.get(OWNER) is None:
-        accounts.add(OWNER, ROLES, None)  # signs in by the printed link only
+    if options.user is not None and accounts.get(options.user) is None:
+        raise UsageError(f"No console user {options.user}.",
+                         hint="`batchpay users list` shows them.")
+    accounts.ensure_owner()  # administers only; signs in by the link only
     app = create_app(settings, allowed_hosts=allowed_hosts(
         options.host, port, options.server_name), https=https)
     return app, login, accounts
@@ -89,12 +95,33 @@ def serve(settings: Settings, options: ServeOptions, say: Callable[[str], None])
     name = options.server_name or options.host
     shown = f"[{name}]" if ":" in name else name
     token = app.state.console.sessions.login_link(login)
+    link = f"{scheme}://{shown}:{port}/login/{token}"
     say(f"batchpay console for the journal {settings.journal}")
-    say(f"Sign in as {login} (one-time link, valid 15 minutes): "
-        f"{scheme}://{shown}:{port}/login/{token}")
+    accounts = app.state.console.accounts
+    if team_mode(options, accounts):
+        path = write_link(accounts.folder, link)
+        say(f"Sign in as {login}: the one-time link (valid 15 minutes) is in {path}, readable "
+            "by you only (a team's console never prints it, where a log would keep it).")
+    else:
+        say(f"Sign in as {login} (one-time link, valid 15 minutes): {link}")
     say("Ctrl-C stops the console; a payment under way stops with it and goes on with "
         "`batchpay run` or `batchpay sync` (nothing is paid twice).")
     _run(app, sock, options)
+
+
+def team_mode(options: ServeOptions, accounts: Accounts) -> bool:
+    """A console others reach: users with passwords, or listening beyond loopback."""
+    return not is_loopback_host(options.host) or any(u.password for u in accounts.users())
+
+
+def write_link(folder: Path, link: str) -> Path:
+    """The login link in console/login-link, 0600 from its first byte (replacing the last)."""
+    path = private_dir(folder) / LINK_FILE
+    with replaced_atomically(path) as partial:
+        fd = os.open(partial, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, PRIVATE_FILE_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(link + "\n")
+    return path
 
 
 def _run(app: Starlette, sock: socket.socket, options: ServeOptions) -> None:

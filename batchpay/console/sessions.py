@@ -5,8 +5,12 @@ Path=/, no Domain): the browser sends it to this origin only and no script can r
 Signing out, or restarting the server, ends every session held. Each session carries its
 own form token: a page's forms post it back, so a form on another site cannot act in it.
 
-The login link `serve` prints carries a one-time token of 128 bits: opened once, it becomes
+The login link `serve` gives carries a one-time token of 128 bits: opened once, it becomes
 a session and is spent.
+
+A session remembers its user's generation (accounts.py) when it started: once the user is
+changed (`users add --replace`: a new password or new roles) or removed, every session of
+theirs is refused and ended at its next request, in whichever console process holds it.
 
 Passwords cannot be guessed at the server's speed: after SIGN_IN_TRIES wrong passwords for
 one user name within SIGN_IN_PAUSE seconds, that name's sign-in is paused for SIGN_IN_PAUSE
@@ -39,6 +43,7 @@ class Session:
     id: str
     user: str
     form_token: str
+    generation: str = ""  # the user's generation when the session started
     started: float = field(default_factory=time.monotonic)
     seen: float = field(default_factory=time.monotonic)
 
@@ -59,16 +64,18 @@ class Sessions:
             self._links[token] = (user, time.monotonic())
         return token
 
-    def redeem(self, token: str) -> Session | None:
-        """The link's session, once; a spent, unknown or stale token gives None."""
+    def redeem(self, token: str, generation_of: Callable[[str], str | None]) -> Session | None:
+        """The link's session, once; a spent, unknown or stale token, or one whose user is
+        gone (`generation_of` gives None), gives None."""
         with self._lock:
             found = self._links.pop(token, None)
         if found is None or time.monotonic() - found[1] > LINK_SECONDS:
             return None
-        return self.start(found[0])
+        generation = generation_of(found[0])
+        return None if generation is None else self.start(found[0], generation)
 
-    def start(self, user: str) -> Session:
-        session = Session(new_secret(), user, new_secret())
+    def start(self, user: str, generation: str) -> Session:
+        session = Session(new_secret(), user, new_secret(), generation)
         with self._lock:
             self._sessions[session.id] = session
         return session
@@ -95,6 +102,12 @@ class Sessions:
         with self._lock:
             for sid in [s.id for s in self._sessions.values() if s.user == user]:
                 del self._sessions[sid]
+
+    def count(self, user: str, generation: str) -> int:
+        """The user's sessions held now, of their current generation (the owner's page)."""
+        with self._lock:
+            return sum(1 for s in self._sessions.values()
+                       if s.user == user and s.generation == generation)
 
 
 class SignInThrottle:

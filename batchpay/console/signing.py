@@ -10,8 +10,10 @@ Who may make and approve is the settings' `approvers_file` when one is set (its 
 the console's users are printed by `batchpay users add`), else the console's own list of
 its users' keys, written here before each use: a maker's key for making plans, an
 approver's for approving them (`namespaces=` on each line), both for a user with both
-roles. The library counts approvals by principal and never the maker's principal; the
-console adds its own refusal by user (`work._require_approvable`).
+roles. The library counts approvals by principal and never the maker's principal, nor any
+of the plan's actors (who released a repeat, who confirmed a payee it pays); the console adds
+its own refusal by user (`work._require_approvable`). The owner signs nothing: its role is
+in no namespace, so it is in no approvers list.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from batchpay import sshsig
 from batchpay.config import Settings
-from batchpay.console.accounts import Accounts
+from batchpay.console.accounts import OWNER, Accounts
 from batchpay.console.batches import Batch, BatchRefused, Review
 from batchpay.controls import approval, plan_checks, plan_file
 from batchpay.engine.make_plan import make_plan
@@ -62,13 +64,26 @@ def make_review(settings: Settings, options: RunOptions, reporter: Reporter, con
                   at=datetime.now(UTC).isoformat(timespec="seconds"))
 
 
-def approve(batch: Batch, accounts: Accounts, approver: str, settings: Settings) -> str:
+def approve(batch: Batch, accounts: Accounts, approver: str, settings: Settings,
+            expected: str) -> str:
     """Sign the batch's plan with the approver's server-held key, as `batchpay approve`
     does: the maker's signature checked first, and the library refuses any key of the
-    maker's principal. Returns the key's fingerprint."""
+    maker's principal or of the plan's actors. The bytes signed are the plan `expected`
+    (the one the approver read), else nothing is. Returns the key's fingerprint."""
     release = release_settings(settings, accounts)
     checked = approval.review(batch.plan_files.plan, release)
+    if checked.id != expected:  # replaced between the page's check and this read
+        raise BatchRefused("The batch changed since you opened it: review the new plan.")
     return approval.approve(checked, accounts.signing_key(approver), release).fingerprint
+
+
+def actions_of(batch: Batch) -> dict[str, list[str]]:
+    """Who changed what the batch's plan pays, and how (`plan_checks.actors_of`); {} when
+    there is no plan this batchpay reads (approving it is refused then anyway)."""
+    try:
+        return plan_checks.actors_of(plan_file.read_plan(batch.plan_files.plan).document)
+    except plan_checks.PlanRefused:
+        return {}
 
 
 def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
@@ -107,7 +122,9 @@ def signer_line(accounts: Accounts, name: str) -> str:
     """The user's allowed_signers line, limited to what their roles sign: `NAME
     namespaces="..." ssh-ed25519 AAAA...`; "" for a user who signs nothing (an auditor)."""
     user = accounts.get(name)
-    spaces = [ROLE_NAMESPACES[r] for r in (user.roles if user else ()) if r in ROLE_NAMESPACES]
+    if user is None or user.name == OWNER:  # the owner signs nothing, whatever its record says
+        return ""
+    spaces = [ROLE_NAMESPACES[r] for r in user.roles if r in ROLE_NAMESPACES]
     if not spaces:
         return ""
     public = sshsig.public_line(accounts.signing_key(name).public_key())

@@ -2,9 +2,10 @@
 statement`, from the same library call, the chain checked first) and History's money: the
 amounts per batch and per run, a period to filter by, and History as CSV.
 
-Who reads the statement: the auditor, who files it, and the approver, who answers for what
-left the wallet. A maker alone does not: the one who prepares payments is not the one who
-reconciles them (History, with its amounts, stays open to every role as before).
+Who reads the statement: the auditor, who files it, the approver, who answers for what
+left the wallet, and the owner, who reads everything. A maker alone does not: the one who
+prepares payments is not the one who reconciles them (History, with its amounts, stays open
+to every role as before). Days are those of the `time_zone` setting, as for the command.
 """
 
 from __future__ import annotations
@@ -21,20 +22,21 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from batchpay.config import Settings
+from batchpay.console.accounts import OWNER
 from batchpay.console.batches import Batch
+from batchpay.days import moment, parse_day, zone
 from batchpay.engine.statement import (
     CurrencyTotal,
     Statement,
     build_statement,
     default_statement_path,
-    parse_day,
     totals_by_run,
 )
 from batchpay.engine.statement_book import write_statement
 from batchpay.errors import UsageError
 from batchpay.journal.store import Journal
 
-STATEMENT_READERS = ("auditor", "approver")
+STATEMENT_READERS = ("auditor", "approver", OWNER)
 # what a spreadsheet reads as a formula (or, after a tab or a line break, may): such text is
 # written after a quote, so the cell shows the text and runs nothing
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -45,12 +47,13 @@ def may_read_statement(roles: Iterable[str]) -> bool:
 
 
 @dataclass(frozen=True)
-class Period:
-    """The From and To of a page (both days included, UTC as the statement counts them);
-    either may be open on History."""
+class Span:
+    """The From and To of a page: days of the `time_zone` setting, both included; either
+    may be open on History."""
 
     start: date | None = None
     end: date | None = None
+    zone_name: str = "UTC"
 
     @property
     def query(self) -> str:
@@ -59,23 +62,28 @@ class Period:
                  f"to={self.end.isoformat()}" if self.end else ""]
         return "&".join(p for p in parts if p)
 
+    @property
+    def open(self) -> bool:
+        return self.start is None and self.end is None
+
     def holds(self, at: str | None) -> bool:
-        """Whether an ISO 8601 time (UTC) falls on one of the period's days."""
+        """Whether a journal time (ISO 8601) falls on one of the period's days."""
+        if self.open:
+            return True
         if not at:
-            return self.start is None and self.end is None
-        day = at[:10]
-        return ((self.start is None or day >= self.start.isoformat())
-                and (self.end is None or day <= self.end.isoformat()))
+            return False
+        day = moment(at).astimezone(zone(self.zone_name)).date()
+        return (self.start is None or day >= self.start) and (self.end is None or day <= self.end)
 
 
-def period_of(query: Mapping[str, str]) -> Period:
+def span_of(query: Mapping[str, str], zone_name: str) -> Span:
     """From and To as the page's fields send them (YYYY-MM-DD, empty for open)."""
     start_text, end_text = query.get("from", "").strip(), query.get("to", "").strip()
     start = parse_day(start_text, "From") if start_text else None
     end = parse_day(end_text, "To") if end_text else None
     if start and end and end < start:
         raise UsageError(f"To {end} is before From {start}.")
-    return Period(start, end)
+    return Span(start, end, zone_name)
 
 
 # --------------------------------------------------------------------------- statement
@@ -96,7 +104,7 @@ class TotalLine(TypedDict):
     wallet_after: str
 
 
-def statement(settings: Settings, period: Period) -> Statement | None:
+def statement(settings: Settings, period: Span) -> Statement | None:
     """The period's statement (None: no journal yet, nothing was ever paid). A journal that
     disagrees with its chain is refused by the library (JournalTampered), as the command is."""
     if period.start is None or period.end is None:
@@ -104,7 +112,7 @@ def statement(settings: Settings, period: Period) -> Statement | None:
     if not settings.journal.is_file():
         return None
     with Journal(settings.journal) as journal:
-        return build_statement(journal, period.start, period.end)
+        return build_statement(journal, period.start, period.end, settings.time_zone)
 
 
 def total_lines(made: Statement) -> list[TotalLine]:
@@ -115,7 +123,7 @@ def total_lines(made: Statement) -> list[TotalLine]:
             for c, t in made.totals.items()]
 
 
-def statement_workbook(settings: Settings, period: Period) -> tuple[Path, Path]:
+def statement_workbook(settings: Settings, period: Span) -> tuple[Path, Path]:
     """The period's statement workbook, written as `batchpay statement` writes it, in a
     folder of its own (returned too, to remove once sent)."""
     made = statement(settings, period)
@@ -206,12 +214,12 @@ def safe_cell(value: Any) -> str:
 class HistoryMoney(TypedDict):
     """What History adds to `work.history`'s lists: the period, and the money."""
 
-    period: Period
+    period: Span
     batch_money: dict[str, list[Money]]  # batch id -> its money per currency
     run_money: dict[str, list[Money]]  # run id -> its money per currency
 
 
-def history_money(settings: Settings, found: dict[str, Any], period: Period
+def history_money(settings: Settings, found: dict[str, Any], period: Span
                   ) -> dict[str, Any]:
     """History's lists cut to the period (a batch by its upload, a run by its start, a
     confirmation by its time), with the money of each batch and run."""

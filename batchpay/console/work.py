@@ -9,6 +9,14 @@ that does it on a terminal would make it:
 
 Paying, and what the page shows of a payment, is `payment`'s. What comes back is plain data
 for the templates; the rules stay in the library.
+
+The two-person rule on the page, besides the library's by principal: only a batch's maker
+reviews it (again), so the plan's maker of record is who chose what it pays; nobody who
+made or changed what a plan pays (its actors: the reviewer, who released a repeat, who
+confirmed a payee a row is paid on) approves it. Approve, Reject and Pay act on the plan
+the page showed (`Shown`): a form whose plan is no longer the batch's is refused (409),
+Approve asks for the plan's short code as `batchpay approve` does, and Pay for a second
+yes to the totals it shows.
 """
 
 from __future__ import annotations
@@ -144,12 +152,17 @@ def saved_check(batch: Batch) -> CheckView:
                      more_warnings=data.get("more_warnings", 0))
 
 
-def review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts, *,
-           wait: float = 15.0, release: frozenset[str] = frozenset()) -> Batch:
+def review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts, user: str,
+           *, wait: float = 15.0, release: frozenset[str] = frozenset()) -> Batch:
     """Start the dry run and plan of a checked batch (quotes, fees, wallets, payees, held
     rows) in a thread, and wait for it up to `wait` seconds: a large sheet's review goes on
     while its page says so (stage `reviewing`). `release`: payout_refs the maker pays
-    although they repeat a recent payment (`plan --allow-repeat`); the plan lists them."""
+    although they repeat a recent payment (`plan --allow-repeat`); the plan lists them.
+    Only the batch's maker (`user`) reviews it: a review changes what the batch pays."""
+    if user != batch.maker:
+        raise NotYours(f"{batch.maker} made this batch: only they review it (again) and "
+                       "release its held rows, so that the plan's maker is who chose what "
+                       "it pays.", hint="Upload the sheet as a batch of your own instead.")
     if not (batch.meta.get("check") or {}).get("ok"):
         raise BatchRefused("Only a sheet whose every row passed the check is reviewed: fix "
                            "the rows and upload it again.")
@@ -236,6 +249,7 @@ class ReviewView(Review):
     held: list[HeldRow]
     other: list[OtherRow]  # neither quoted nor held (QUOTE_FAILED, INVALID...)
     summary: list[str]
+    actors: dict[str, list[str]]  # who changed what the plan pays, and how
 
 
 def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
@@ -273,18 +287,63 @@ def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
               if r.status not in (Status.NOT_SENT, Status.HELD)]
     return ReviewView(lines=lines, quoted_at=started[:19].replace("T", " "), age_minutes=age,
                       sandbox=sandbox, held=held, other=failed,
-                      summary=signing.plan_summary(batch), **data)
+                      summary=signing.plan_summary(batch), actors=signing.actions_of(batch),
+                      **data)
 
 
 def _grouped(text: str) -> str:
     return f"{Decimal(text):,}" if text else ""
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What the page a form came from showed and asked: the plan's id, the short code the
+    approver typed (Approve), the second yes to the totals (Pay)."""
+
+    plan_id: str
+    code: str = ""
+    confirmed: bool = False
+
+
+CHANGED = "The batch changed since you opened it: review the new plan."
+
+
+def current_plan(batch: Batch) -> str:
+    """The id of the plan the batch would be approved on and paid by now: its review's,
+    and the plan file's bytes must still be that plan (else "": none)."""
+    from batchpay.controls.plan_file import plan_id
+
+    review = batch.meta.get("review")
+    try:
+        on_disk = plan_id(batch.plan_files.plan.read_bytes())
+    except OSError:
+        return ""
+    return on_disk if review is not None and on_disk == review["plan_id"] else ""
+
+
+def require_shown(batch: Batch, shown: Shown) -> str:
+    """The batch's plan id, when it is the plan the form's page showed (409 otherwise)."""
+    import hmac
+
+    current = current_plan(batch)
+    if not current or not hmac.compare_digest(shown.plan_id, current):
+        raise BatchRefused(CHANGED, hint="Open the batch again: read the new review and "
+                           "its short code, then decide.")
+    return current
+
+
 def approve(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
-            user: str) -> Batch:
-    """The approver signs the batch's plan with their key; never the batch's maker."""
+            user: str, shown: Shown) -> Batch:
+    """The approver signs the batch's plan with their key: the plan the page showed, once
+    they typed its short code; never one its maker or any of its actors approves."""
+    from batchpay.controls.plan_file import same_code
+
     _require_approvable(batch, user)
-    fingerprint = signing.approve(batch, accounts, user, settings)
+    expected = require_shown(batch, shown)
+    if not same_code(shown.code, expected):
+        raise BatchRefused("The short code you typed is not this plan's: read it again from "
+                           "the review (four groups of four, e.g. 7KQ2-M9XD-4G1B-PW0E-RTA5).")
+    fingerprint = signing.approve(batch, accounts, user, settings, expected)
     return _approved(batches, batch, user, fingerprint, "key held by the console")
 
 
@@ -301,6 +360,10 @@ def _require_approvable(batch: Batch, user: str) -> None:
                            "cannot approve their own batch).")
     if batch.stage not in ("reviewed", "approved") or not batch.plan_files.plan.is_file():
         raise BatchRefused(f"This batch is {batch.stage}: only a reviewed batch is approved.")
+    did = signing.actions_of(batch).get(user)
+    if did:
+        raise NotYours(f"You changed what this batch pays ({user} {', '.join(did)}): it is "
+                       "approved by someone who neither made nor changed it.")
     if any(a["by"] == user for a in batch.meta.get("approvals", [])):
         raise BatchRefused("You approved this batch already.")
 
@@ -311,13 +374,15 @@ def _approved(batches: Batches, batch: Batch, user: str, fingerprint: str, how: 
     return batches.update(batch.id, stage="approved", approvals=approvals)
 
 
-def reject(batches: Batches, batch: Batch, user: str, reason: str) -> Batch:
+def reject(batches: Batches, batch: Batch, user: str, reason: str, shown_plan: str) -> Batch:
+    """Reject the plan the page showed (409 when the batch has another one now)."""
     if batch.stage not in ("reviewed", "approved"):
         raise BatchRefused(f"This batch is {batch.stage}: only a reviewed batch is rejected.")
     if not reason.strip():
         raise BatchRefused("Say why the batch is rejected: the maker reads it.")
     if batch.maker == user:
         raise NotYours("You made this batch: an approver rejects it.")
+    require_shown(batch, Shown(shown_plan))
     return batches.update(batch.id, stage="rejected", rejected=Rejection(
         by=user, reason=reason.strip()[:500], at=datetime.now(UTC).isoformat(timespec="seconds")))
 

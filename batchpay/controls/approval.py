@@ -15,8 +15,11 @@ approved, each with a key the approvers file lists.
                                  passes the plan's ceiling
 
 Who is who is the approvers file's business (OpenSSH allowed_signers): a key stands for the
-principals its lines name. An approval counts only from a principal other than the maker's,
-and two approvals are two different principals, whichever keys they used.
+principals its lines name. An approval counts only from a principal other than the maker's
+and other than any of the plan's actors (whoever released a repeat in it or confirmed a
+payee one of its rows is paid on: each changed what it pays, so each is a maker of it), and
+two approvals are two different principals, whichever keys they used. `approve` refuses to
+sign for them and `run --plan` refuses their signatures, whatever front made the plan.
 
 The plan file itself (its form, its id, where its signatures lie) is
 batchpay.controls.plan_file.
@@ -34,6 +37,7 @@ from batchpay import sshsig
 from batchpay.config import Settings
 from batchpay.controls.plan_checks import (
     PlanRefused,
+    actors_of,
     check_times,
     currency_figures,
     unstated_findings,
@@ -133,6 +137,11 @@ def _approvals(plan: CheckedPlan, signers: list[sshsig.Signer], now: datetime
             raise PlanRefused(f"{path.name} is the maker's own signature "
                               f"({', '.join(sorted(shared) or names)}): a plan is approved "
                               "by someone else.")
+        acted = acted_on(plan, names)
+        if acted:
+            raise PlanRefused(f"{path.name} is signed by {acted}: whoever changed what a plan "
+                              "pays is one of its makers, and a plan is approved by someone "
+                              "who neither made nor changed it.")
         same = next((a for a in counted if set(a.principals) & set(names)), None)
         if same is not None:
             left_out.append(f"{path.name} ({', '.join(names)}, {print_}) counts once with "
@@ -140,6 +149,14 @@ def _approvals(plan: CheckedPlan, signers: list[sshsig.Signer], now: datetime
             continue
         counted.append(Approval(names, print_, path))
     return counted, left_out
+
+
+def acted_on(plan: CheckedPlan, principals: list[str]) -> str:
+    """How any of `principals` changed what the plan pays, said for a person ("mia, who
+    released R-B"); "" when none did."""
+    actors = actors_of(plan.document)
+    return "; ".join(f"{name}, who {', '.join(actors[name])}" for name in principals
+                     if name in actors)
 
 
 def require_release(plan: CheckedPlan | None, settings: Settings, *, kind: str,
@@ -242,6 +259,10 @@ def approve(plan: CheckedPlan, key: Ed25519PrivateKey, settings: Settings,
     if print_ == plan.document["maker"]["key"] or set(names) & set(plan.maker):
         raise PlanRefused(f"The plan was made by {', '.join(plan.maker)}: the maker cannot "
                           "approve it, with this key or another.")
+    acted = acted_on(plan, names)
+    if acted:
+        raise PlanRefused(f"This key stands for {acted}: whoever changed what a plan pays is one of "
+                          "its makers and cannot approve it, with this key or another.")
     for path in signature_paths(plan.path):
         with_key = _verified(path, plan.data, NAMESPACE)
         theirs, _ = sshsig.principals_of(signers, with_key, NAMESPACE, now)
@@ -294,6 +315,9 @@ def summary_lines(plan: CheckedPlan, largest: int = 5) -> list[str]:
     for ref, earlier in document.get("released_repeats", {}).items():
         lines.append(f"  released by the maker: {ref} repeats {', '.join(earlier)} "
                      "(same account and amount) and is paid anyway")
+    actors = actors_of(document)
+    lines.append("  changed what it pays (none of them may approve it): " + "; ".join(
+        f"{name} {', '.join(did)}" for name, did in actors.items()))
     rows = sorted(document["rows"], key=lambda r: Decimal(r["total_debit"]), reverse=True)
     if rows:
         lines.append("  largest rows:")

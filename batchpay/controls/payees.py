@@ -83,6 +83,7 @@ class PayeeChangeShown(TypedDict):
     last_paid: str  # "2026-10-31, run X, ref Y"
     decision: Literal[Status.HELD, "pay"]
     confirmed_by: str  # the confirmation these details are paid on (who, when, how)
+    confirmer: str  # who made that confirmation: one of the plan's actors when it is paid on
 
 
 class PayeeChange(PayeeChangeShown):
@@ -130,7 +131,8 @@ class Finding:
         return {"row": self.row, "payout_ref": self.ref, "payee": self.payee,
                 "reason": self.reason, "fields": [list(f) for f in self.fields],
                 "last_paid": self.last_paid, "decision": Status.HELD if self.held else "pay",
-                "details": self.details, "confirmed_by": self.confirmed_by}
+                "details": self.details, "confirmed_by": self.confirmed_by,
+                "confirmer": self.confirmer}
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,11 @@ trusts only figures recomputed here, and a plan whose stated figures differ is r
     its figures          NbOfTxs, CtrlSum, the quoted debit and the ceiling per source
                          currency, recomputed from the rows; they must equal the stated ones
     its payee findings   the payee register's findings for the rows still to pay,
-                         recomputed from the journal; each must be one the plan states
+                         recomputed from the journal; each must be one the plan states,
+                         with who confirmed it
+    who acted on it      everyone who changed what the plan pays (its review, a repeat
+                         released, a payee confirmation a row is paid on), each a maker of
+                         the plan in the two-person rule: none of them approves it
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ if TYPE_CHECKING:
     from batchpay.controls.payees import PayeeChangeShown
     from batchpay.journal.store import Journal
 
-PLAN_VERSION = 2
+PLAN_VERSION = 3  # 3: the actors
 
 
 # The plan, field by field: every level has exactly these fields (SHAPE), money as text.
@@ -83,6 +87,18 @@ class HeldRow(TypedDict):
     why: str
 
 
+class PlanActor(TypedDict):
+    """Someone who changed what the plan pays, and how: the review (its maker), a repeat
+    released (the payout_ref), a payee confirmation a row is paid on (the payee)."""
+
+    user: str  # a console user, or the OS user of `batchpay plan` and `payees confirm`
+    action: Literal["review", "release", "payee confirmation"]
+    subject: str  # "" for the review; the payout_ref released; the payee confirmed
+
+
+ACTIONS = ("review", "release", "payee confirmation")
+
+
 class PlanDocument(TypedDict):
     version: int
     created_at: str
@@ -101,6 +117,7 @@ class PlanDocument(TypedDict):
     input: Literal["sheet", "results workbook"]
     held: list[HeldRow]
     released_repeats: dict[str, list[str]]  # payout_ref -> the earlier payout_refs
+    actors: list[PlanActor]  # who changed what the plan pays: none of them approves it
 
 
 class PlanRefused(UsageError):
@@ -120,7 +137,7 @@ SHAPE: dict[str, frozenset[str]] = {
     "service": PlanService.__required_keys__, "journal": PlanJournal.__required_keys__,
     "sheet": PlanSheet.__required_keys__, "row": PlannedRow.__required_keys__,
     "currency": CurrencyFigures.__required_keys__, "controls": ControlSettings.__required_keys__,
-    "held": HeldRow.__required_keys__,
+    "held": HeldRow.__required_keys__, "actor": PlanActor.__required_keys__,
 }
 INPUTS = ("sheet", "results workbook")
 PAYOUT_REF = re.compile(r"[A-Za-z0-9._/-]{1,64}")
@@ -257,6 +274,39 @@ def _decisions_shape(document: dict[str, Any], refs: set[str]) -> None:
         if not isinstance(earlier, list) or not all(
                 isinstance(e, str) and PAYOUT_REF.fullmatch(e) for e in earlier):
             raise _refuse(f"released_repeats.{ref} is not a list of payout_refs")
+    actors = document["actors"]
+    if not isinstance(actors, list) or not actors:
+        raise _refuse("actors is not a list of who changed what the plan pays")
+    for number, actor in enumerate(actors, 1):
+        _fields(actor, "actor", f"actors[{number}]")
+        _text(actor["user"], f"actors[{number}].user", longest=200)
+        _text(actor["subject"], f"actors[{number}].subject", longest=500)
+        if actor["action"] not in ACTIONS:
+            raise _refuse(f"actors[{number}].action is {str(actor['action'])[:80]!r}, not one "
+                          f"of {ACTIONS}")
+    if actors[0] != {"user": document["maker"]["user"], "action": "review", "subject": ""}:
+        raise _refuse("its first actor is not its maker's review")
+    if {a["subject"] for a in actors if a["action"] == "release"} != set(released):
+        raise _refuse("the repeats its actors released are not the plan's released_repeats")
+    confirmed = {(a["user"], a["subject"]) for a in actors if a["action"] == "payee confirmation"}
+    relied = {(str(c.get("confirmer", "")), str(c.get("payee", "")))
+              for c in document["payee_changes"] if c.get("decision") == "pay"
+              and c.get("confirmed_by")}
+    if relied != confirmed:
+        raise _refuse("the payee confirmations its actors made are not the ones its rows are "
+                      "paid on")
+
+
+def actors_of(document: PlanDocument) -> dict[str, list[str]]:
+    """Who changed what the plan pays (its maker included), and what each did, as said to a
+    person: {"mia": ["reviewed it", "released R-B"], "bob": ["confirmed payee SUP-1"]}."""
+    found: dict[str, list[str]] = {}
+    for actor in document["actors"]:
+        found.setdefault(actor["user"], []).append(
+            "reviewed it" if actor["action"] == "review" else
+            f"released {actor['subject']}" if actor["action"] == "release" else
+            f"confirmed payee {actor['subject']}")
+    return found
 
 
 def _row_shape(row: Any, where: str, columns: set[str]) -> None:
@@ -368,7 +418,9 @@ def unstated_findings(document: PlanDocument, validation: Validation, journal: J
     for finding in found:
         said = stated.get(finding["payout_ref"], {})
         now: Mapping[str, object] = finding
-        if any(said.get(k) != now[k] for k in ("payee", "reason", "fields", "decision")):
+        # who confirmed a change is compared too: each confirmer is one of the plan's actors
+        if any(said.get(k) != now.get(k) for k in ("payee", "reason", "fields", "decision",
+                                                     "confirmer")):
             missing.append(f"row {finding['row']} {finding['payout_ref']}: {finding['payee']} "
                            f"{finding['reason']}")
     return missing

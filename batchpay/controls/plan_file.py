@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from batchpay import sshsig
 from batchpay.config import Settings
-from batchpay.controls.payees import PayeeChange, without_details
+from batchpay.controls.payees import PayeeChange, PayeeChangeShown, without_details
 from batchpay.controls.plan_checks import (
     PLAN_VERSION,
+    PlanActor,
     PlanDocument,
     PlannedRow,
     PlanRefused,
@@ -131,6 +132,7 @@ def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run
         {"row": r.row, "payout_ref": r.payout_ref, "source_currency": r.source_currency,
          "values": r.values, "amount": r.amount, "total_debit": r.total_debit} for r in rows]
     refs = {r["payout_ref"] for r in planned}
+    changes = [without_details(c) for c in payee_changes]
     return {
         "version": PLAN_VERSION, "created_at": now.isoformat().replace("+00:00", "Z"),
         "expires_at": (now + timedelta(seconds=max(1, math.ceil(hours * 3600)))
@@ -146,7 +148,7 @@ def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run
         "rows": planned,
         "currencies": currency_figures(planned, tolerance),
         # what the payee register found (new, changed and held payees; accounts masked)
-        "payee_changes": [without_details(c) for c in payee_changes],
+        "payee_changes": changes,
         # what the maker decided, for the approver: the settings of the checks that hold
         # rows, the rows held out and why, the repeats released
         "controls": control_settings(settings),
@@ -154,7 +156,24 @@ def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run
         "held": [{"row": r.row, "why": r.error} for r in held],
         "released_repeats": {ref: earlier for ref, earlier in sorted((released or {}).items())
                              if ref in refs},
+        # who changed what the plan pays: each is a maker of it, and approves none of it
+        "actors": plan_actors(maker.user or operator(), sorted(set(released or {}) & refs),
+                              changes),
     }
+
+
+def plan_actors(reviewer: str, released: Iterable[str], changes: Iterable[PayeeChangeShown]
+                ) -> list[PlanActor]:
+    """The plan's actors: its reviewer (the maker) first, who released each repeat (the
+    reviewer: a release is made with the review), and who confirmed each payee change a row
+    is paid on."""
+    actors: list[PlanActor] = [{"user": reviewer, "action": "review", "subject": ""}]
+    actors += [{"user": reviewer, "action": "release", "subject": ref} for ref in released]
+    confirmed = sorted({(str(c.get("confirmer", "")), c["payee"]) for c in changes
+                        if c["decision"] == "pay" and c.get("confirmed_by")})
+    actors += [{"user": who, "action": "payee confirmation", "subject": payee}
+               for who, payee in confirmed]
+    return actors
 
 
 def plan_rows_of(sheet: Sheet, journal_rows: Iterable[ResultRow]) -> list[PlanRow]:

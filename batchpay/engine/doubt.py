@@ -5,7 +5,8 @@ on disk before the request leaves. One rule settles such a row, whichever way th
 service's word arrives (a run's lookup, `batchpay sync`, a webhook):
 
     found    a payout made with the row's quote is the row's payout: the list shows it
-             (scanned by quote id), or an event names it (`data.quote.id`)
+             (scanned by quote id), or an event names it (`data.quote.id`; an event that
+             says FAILED or REFUNDED only once the service's own record of it agrees)
     absent   a *complete* scan of the list that holds no payout for the quote proves that
              the request never arrived, once the quote had expired a read timeout before
              the scan began (a request that left before the scan may be committed up to a
@@ -19,20 +20,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from batchpay.engine.tracking import ScanResult, apply_found, scan
 from batchpay.errors import JournalError
 from batchpay.journal.records import Attempt, LedgerEntry
+from batchpay.journal.schema import moves_forward
 from batchpay.journal.store import Journal
+from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
-from batchpay.statuses import IN_DOUBT, SENDING, Status
+from batchpay.provider.models import Payout
+from batchpay.statuses import IN_DOUBT, SENDING, SERVICE_ALIASES, Status
 
 if TYPE_CHECKING:
+    from batchpay.config import Settings
     from batchpay.engine.sending import Sender
-    from batchpay.provider.client import PayoutClient
+    from batchpay.service import Service
 
 log = logging.getLogger("batchpay.webhooks")
 
@@ -89,6 +94,40 @@ def sent_with(entry: LedgerEntry, quote_id: str) -> bool:
 
 
 # --- webhooks -------------------------------------------------------------------------------
+# A webhook is signed with a secret that more than one party holds (the service, whoever set up
+# the endpoint, a leaked copy), or not at all (`--insecure-no-signature`). A FAILED or REFUNDED
+# frees a row for `rerun` to pay again, so such a claim is believed only when the service's own
+# record of the payout (`GET /v1/transaction/{id}`) says so; until then it is recorded as a
+# `webhook.claim` event and changes no status. Other states are applied as they come: a forged
+# PENDING or COMPLETED can keep a row from being paid, never pay it twice.
+FAILURES = frozenset({Status.FAILED, Status.REFUNDED})
+CLAIM = "webhook.claim"
+LOOKUP_SECONDS = 4.0  # the service waits 10 s for the receiver's answer
+
+# the service's own record of a payout, by its id (None: it could not be read)
+PayoutLookup = Callable[[str], Awaitable["Payout | None"]]
+
+
+@dataclass(frozen=True)
+class WebhookEvent:
+    payout_id: str
+    quote_id: str
+    state: str  # as the service names it (INITIATED is PENDING)
+    reference_number: str
+
+    @classmethod
+    def read(cls, payload: object) -> WebhookEvent | None:
+        """The event's payout, or None when it is not a payout event."""
+        data = payload.get("data") if isinstance(payload, dict) else None
+        if not isinstance(data, dict) or not data.get("id") or not data.get("state"):
+            return None
+        quote = data.get("quote")
+        quote_id = str(quote.get("id")) if isinstance(quote, dict) and quote.get("id") else ""
+        state = str(data["state"]).upper()
+        return cls(str(data["id"]), quote_id or str(data.get("quoteId") or ""),
+                   SERVICE_ALIASES.get(state, state), str(data.get("referenceNumber") or ""))
+
+
 def ref_for_event(journal: Journal, payout_id: str, quote_id: str) -> str | None:
     """The payout_ref an event is about: the row that knows the payout, or else the row in
     doubt that sent its quote (that is how an UNKNOWN row learns its payout)."""
@@ -101,30 +140,105 @@ def ref_for_event(journal: Journal, payout_id: str, quote_id: str) -> str | None
     return ref
 
 
-def apply_event(journal: Journal, payload: object) -> str:
-    """Record one event; returns `applied`, `unchanged`, `unmatched` or `malformed`.
+def _row_of(journal: Journal, event: WebhookEvent) -> LedgerEntry | None:
+    ref = ref_for_event(journal, event.payout_id, event.quote_id)
+    return journal.entry(ref) if ref is not None else None
+
+
+def to_confirm(journal: Journal, payload: object) -> str | None:
+    """The payout id to look up at the service before `apply_event`: the event claims a
+    FAILED or REFUNDED that would change a row. None: nothing to confirm (a duplicate, a
+    late event, another state), so a flood of such events costs the service nothing."""
+    event = WebhookEvent.read(payload)
+    if event is None or event.state not in FAILURES:
+        return None
+    entry = _row_of(journal, event)
+    return event.payout_id if entry is not None and _would_move(entry, event) else None
+
+
+def _would_move(entry: LedgerEntry, event: WebhookEvent) -> bool:
+    """The event is about the row's current payout (its quote; its id once known) and moves
+    it forward (Journal.apply_state applies the same rule)."""
+    if event.quote_id and event.quote_id != entry.quote_id:
+        return False
+    if entry.payout_id and entry.payout_id != event.payout_id:
+        return False
+    return moves_forward(entry.status, event.state)
+
+
+def apply_event(journal: Journal, payload: object, confirmed: Payout | None = None) -> str:
+    """Record one event; returns `applied`, `unchanged`, `claim`, `unmatched` or `malformed`.
 
     Trusted by `data.state`, not by the event's name; the same event many times makes one
-    change, and events out of order never move a payout backwards (Journal.apply_state)."""
-    data = payload.get("data") if isinstance(payload, dict) else None
-    if not isinstance(data, dict) or not data.get("id") or not data.get("state"):
+    change, and events out of order never move a payout backwards (Journal.apply_state). A
+    FAILED or REFUNDED is applied only as `confirmed` (the service's record of the payout,
+    read by `to_confirm`'s id) shows it, and then in the state the service shows; without
+    that it is a claim: recorded, not applied."""
+    event = WebhookEvent.read(payload)
+    if event is None:
         return "malformed"
-    payout_id = str(data["id"])
-    quote = data.get("quote")
-    quote_id = str(quote.get("id")) if isinstance(quote, dict) and quote.get("id") else ""
-    quote_id = quote_id or str(data.get("quoteId") or "")
-    ref = ref_for_event(journal, payout_id, quote_id)
-    if ref is None:
-        log.info("webhook for unknown payout %s acknowledged", payout_id)
-        return "unmatched"
-    entry = journal.entry(ref)
+    entry = _row_of(journal, event)
     if entry is None:
+        log.info("webhook for unknown payout %s acknowledged", event.payout_id)
         return "unmatched"
+    if event.state in FAILURES:
+        return _failure(journal, entry, event, confirmed)
     changed = journal.apply_state(
-        ref, str(data["state"]).upper(), source="webhook", payout_id=payout_id,
-        quote_id=quote_id or entry.quote_id,
-        reference_number=str(data.get("referenceNumber") or entry.reference_number))
+        entry.payout_ref, event.state, source="webhook", payout_id=event.payout_id,
+        quote_id=event.quote_id or entry.quote_id,
+        reference_number=event.reference_number or entry.reference_number)
     return "applied" if changed else "unchanged"
+
+
+def _failure(journal: Journal, entry: LedgerEntry, event: WebhookEvent,
+             confirmed: Payout | None) -> str:
+    """A FAILED or REFUNDED claim: applied as the service's record confirms it, else kept."""
+    if not _would_move(entry, event):
+        return "unchanged"
+    record = confirmed if confirmed is not None and confirmed.id == event.payout_id else None
+    # the service's record must be this row's payout: made with the row's quote
+    if record is not None and record.quote_id != entry.quote_id:
+        record = None
+    fields = {"payout_id": event.payout_id, "quote_id": entry.quote_id,
+              "reference_number": (record.reference_number if record else None)
+              or entry.reference_number}
+    # confirmed: the service shows the state claimed, or a later one (FAILED, then REFUNDED)
+    if record is not None and record.state in FAILURES and (
+            record.state == event.state or moves_forward(event.state, record.state)):
+        changed = journal.apply_state(entry.payout_ref, record.state, source="webhook", **fields)
+        return "applied" if changed else "unchanged"
+    journal.record_decisions(entry.run_id, [(CLAIM, entry.payout_ref, {
+        "payout_id": event.payout_id, "claimed_state": event.state,
+        "service_state": record.state if record else None, "status": entry.status})])
+    log.warning("webhook says payout %s of %s is %s; the service %s: not applied",
+                event.payout_id, entry.payout_ref, event.state,
+                f"says {record.state}" if record else "did not confirm it")
+    if record is not None:  # what the service itself says is news worth keeping
+        journal.apply_state(entry.payout_ref, record.state, source="lookup", **fields)
+    return "claim"
+
+
+def service_lookup(settings: Settings, service: Service) -> PayoutLookup:
+    """Read one payout's record from the service, within the time a webhook's sender waits
+    (a couple of attempts, LOOKUP_SECONDS): a payout the service cannot show in time stays a
+    claim, and `batchpay sync` reads its state from the service later."""
+    seconds = LOOKUP_SECONDS
+
+    async def look_up(payout_id: str) -> Payout | None:
+        try:
+            async with PayoutClient(
+                    service.base_url, service.api_key, paths=settings.paths,
+                    headers=settings.headers,
+                    connect_timeout=min(settings.connect_timeout, seconds),
+                    read_timeout=min(settings.read_timeout, seconds),
+                    retry=RetryBudget(attempts=2, seconds=seconds)) as client:
+                return await client.get_payout(payout_id)
+        except ProviderError as exc:
+            log.warning("payout %s could not be read from the service: %s", payout_id,
+                        exc.message)
+            return None
+
+    return look_up
 
 
 # --- a run's rows in doubt ------------------------------------------------------------------

@@ -162,7 +162,7 @@ def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, k
             continue
         if country is None and (entry is None or entry.status in NO_PAYOUT):
             rr.error = (f"source_currency: no source country is known for {p.source_currency}; "
-                        "add it under [source_countries] in batchpay.toml")
+                        "add it under [source_countries] in your own settings file")
             continue
         rr.status, rr.error = Status.NOT_SENT, ""
         job = SendJob(seq, ref, details, p, country or "")

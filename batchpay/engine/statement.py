@@ -7,7 +7,7 @@
            run events, not the runs table)
 
 A payout request belongs to the period of its intent (the event written before it left),
-in UTC. Each request's amounts come from its intent event (the quote it was paid on) and
+counted in the days of the `time_zone` setting (`batchpay.days`). Each request's amounts come from its intent event (the quote it was paid on) and
 its state from the events after it, so a payout_ref that failed and was paid again shows
 both: the refund of the first and the money of the second. The ledger only holds a ref's
 latest request; the chain holds them all, and is what `verify` vouches for.
@@ -22,15 +22,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from batchpay.errors import JournalTampered, UsageError
+from batchpay.days import FALLBACK_ZONE, Period
+from batchpay.errors import JournalTampered
 from batchpay.journal.integrity import check as check_journal
 from batchpay.journal.integrity import replay_runs
-from batchpay.journal.records import LedgerEntry, RunRecord, as_decimal, utcnow
+from batchpay.journal.records import ChainCheck, LedgerEntry, RunRecord, as_decimal, utcnow
 from batchpay.journal.store import Journal
 from batchpay.money import masked
 from batchpay.statuses import IN_DOUBT, Status, display_status
@@ -127,25 +128,13 @@ class Statement:
     events: int
     journal: str
     made_at: str
+    zone: str = FALLBACK_ZONE  # whose days the period counts
+    # every request of the period, in the order made (lines keep a ref's latest only)
+    requests: list[Request] = field(default_factory=list)
 
     @property
     def period(self) -> str:
-        return f"{self.start.isoformat()} to {self.end.isoformat()} (UTC)"
-
-
-def parse_day(text: str, option: str) -> date:
-    try:
-        return date.fromisoformat(text.strip())
-    except ValueError:
-        raise UsageError(f"{option} {text!r} is not a date: write it as YYYY-MM-DD "
-                         "(e.g. 2026-11-30).") from None
-
-
-def _bounds(start: date, end: date) -> tuple[str, str]:
-    """The period as event times compare (ISO 8601 UTC text): [start 00:00, end+1 00:00)."""
-    if end < start:
-        raise UsageError(f"--to {end} is before --from {start}.")
-    return f"{start.isoformat()}T00:00:00", f"{(end + timedelta(days=1)).isoformat()}T00:00:00"
+        return Period(self.start, self.end, self.zone).label
 
 
 def replay_requests(journal: Journal, since: str, until: str) -> list[Request]:
@@ -199,11 +188,16 @@ def _apply(request: Request, data: dict[str, Any], at: str) -> None:
             setattr(request, name, str(data[name]))
 
 
-def build_statement(journal: Journal, start: date, end: date) -> Statement:
-    """The statement of [start, end] (UTC days, both included). A journal that disagrees
-    with its chain is refused: a statement vouches for the chain it was rendered from."""
-    since, until = _bounds(start, end)
-    checked = check_journal(journal)
+def build_statement(journal: Journal, start: date, end: date,
+                    zone: str = FALLBACK_ZONE, *, verified: ChainCheck | None = None
+                    ) -> Statement:
+    """The statement of [start, end] (days of `zone`, both included). A journal that
+    disagrees with its chain is refused: a statement vouches for the chain it was rendered
+    from. `verified`: the check this caller just made of the same open journal (a second
+    statement of it need not walk the chain again)."""
+    period = Period(start, end, zone)
+    since, until = period.since, period.until
+    checked = verified if verified is not None and verified.ok else check_journal(journal)
     if not checked.ok:
         raise JournalTampered(
             f"The journal {journal.path} was changed outside batchpay: {checked.problem}. "
@@ -233,7 +227,8 @@ def build_statement(journal: Journal, start: date, end: date) -> Statement:
     _wallets(totals, period_runs)
     refunds = [r for r in requests if r.status == Status.REFUNDED]
     return Statement(start, end, lines, refunds, dict(sorted(totals.items())), period_runs,
-                     checked.head, checked.events, str(journal.path or ":memory:"), utcnow())
+                     checked.head, checked.events, str(journal.path or ":memory:"), utcnow(),
+                     zone, requests)
 
 
 def _line(ref: str, made: list[Request], entry: LedgerEntry | None, runs: dict[str, RunRecord]
@@ -306,8 +301,6 @@ def _wallets(totals: dict[str, CurrencyTotal], runs: Iterable[RunRecord]) -> Non
 
 def default_statement_path(start: date, end: date) -> Path:
     return Path(f"statement-{start.isoformat()}-{end.isoformat()}.xlsx")
-
-
 
 
 def totals_by_run(journal: Journal) -> dict[str, dict[str, CurrencyTotal]]:

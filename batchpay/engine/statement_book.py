@@ -21,7 +21,7 @@ from xlsxwriter.worksheet import Worksheet
 from batchpay.engine.statement import Statement
 from batchpay.files import replaced_atomically
 from batchpay.money import currency_exponent
-from batchpay.sheet.xlsx import WORKBOOK_OPTIONS, Lines, amount_format
+from batchpay.sheet.xlsx import WORKBOOK_OPTIONS, Lines, StreamingWorksheet, amount_format
 
 STATEMENT_COLUMNS = (
     "payout_ref", "status", "reference_number", "recipient_name", "account",
@@ -36,13 +36,17 @@ TOTAL_COLUMNS = ("source_currency", "payouts", "requests", "debited", "refunded"
                  "movement_minus_net_debit")
 
 
-class _Sheet:
+class SheetWriter:
     """Writes one sheet top to bottom (the workbook streams its rows)."""
 
     def __init__(self, workbook: xlsxwriter.Workbook, name: str, header: Sequence[str],
-                 widths: Sequence[int]) -> None:
+                 widths: Sequence[int], *, streamed: bool = False) -> None:
         self.workbook = workbook
-        self.sheet: Worksheet = workbook.add_worksheet(name)
+        # a long sheet: rows serialised in one go; its text cells carry a (plain) format,
+        # without which a column that has a width sends each cell the slow way
+        self.sheet: Worksheet = workbook.add_worksheet(
+            name, worksheet_class=StreamingWorksheet if streamed else None)
+        self._plain: Format | None = workbook.add_format({}) if streamed else None
         self.bold = workbook.add_format({"bold": True, "bg_color": "#D9D9D9", "bottom": 1})
         self._money: dict[int, Format] = {}
         self.lines = Lines(self.sheet)
@@ -65,6 +69,8 @@ class _Sheet:
         return value, fmt
 
     def line(self, *cells: Any) -> None:
+        if self._plain is not None:
+            cells = tuple((c, self._plain) if isinstance(c, str) else c for c in cells)
         self.lines.write(*cells)
 
     @property
@@ -85,7 +91,7 @@ def write_statement(statement: Statement, path: Path) -> Path:
 
 
 def _lines(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
-    out = _Sheet(workbook, "Statement", STATEMENT_COLUMNS,
+    out = SheetWriter(workbook, "Statement", STATEMENT_COLUMNS,
                  (18, 11, 18, 24, 12, 8, 16, 10, 16, 8, 14, 8, 24, 20, 28, 28, 22, 22))
     for line in statement.lines:
         source, target = line.source_currency, line.target_currency
@@ -99,7 +105,7 @@ def _lines(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
 
 
 def _refunds(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
-    out = _Sheet(workbook, "Refunds", REFUND_COLUMNS, (18, 18, 22, 22, 22, 8, 16, 10, 16))
+    out = SheetWriter(workbook, "Refunds", REFUND_COLUMNS, (18, 18, 22, 22, 22, 8, 16, 10, 16))
     for r in statement.refunds:
         c = r.source_currency
         out.line(r.payout_ref, r.reference_number, r.run_id, r.sent_at, r.status_at, c,
@@ -107,7 +113,7 @@ def _refunds(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
 
 
 def _totals(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
-    out = _Sheet(workbook, "Totals", TOTAL_COLUMNS, (8, 8, 8, *([16] * 5), 22, 8, *([18] * 5)))
+    out = SheetWriter(workbook, "Totals", TOTAL_COLUMNS, (8, 8, 8, *([16] * 5), 22, 8, *([18] * 5)))
     for c, t in statement.totals.items():
         movement = t.wallet_movement
         out.line(c, t.payouts, t.requests, out.money(t.debited, c), out.money(t.refunded, c),
@@ -126,7 +132,7 @@ def _totals(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
 
 
 def _about(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
-    out = _Sheet(workbook, "About", ("field", "value"), (28, 90))
+    out = SheetWriter(workbook, "About", ("field", "value"), (28, 90))
     out.line("period", statement.period)
     out.line("made at (UTC)", statement.made_at)
     out.line("journal file", statement.journal)
@@ -141,7 +147,8 @@ def _about(workbook: xlsxwriter.Workbook, statement: Statement) -> None:
             said += f"; plan {str(info['plan_id'])[:16]}, approved by {info.get('plan_approvers')}"
         out.line(f"run {run.id}", said)
     out.line("how to read it", "A payout request belongs to the period of the moment it was "
-             "made (UTC). source_paid, fee and total_debit count the requests whose money is "
+             "made, in the days of the period's time zone (the time_zone setting); the times "
+             "shown are UTC. source_paid, fee and total_debit count the requests whose money is "
              "out (PENDING, PROCESSING, COMPLETED, FAILED until refunded); refunded requests "
              "are on the Refunds sheet; net_debit = debited - refunded; a request in doubt "
              "(UNKNOWN) is counted apart. wallet_movement = wallet_before (the period's first "

@@ -25,6 +25,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+from batchpay.console.accounts import Accounts, console_folder  # noqa: E402
 from batchpay.sheet.columns import COLUMN_NAMES  # noqa: E402
 from tests.benchmarks.bench_intake import make_rows  # noqa: E402
 from tests.support.processes import (  # noqa: E402
@@ -35,6 +36,7 @@ from tests.support.processes import (  # noqa: E402
 from tests.support.sheets import write_grid  # noqa: E402
 
 COOKIE = "__Host-batchpay-session"
+MAKER = "bench"
 
 
 def rss_mb(pid: int, field: str = "VmRSS") -> float:
@@ -53,7 +55,8 @@ class Console:
         self.started = time.perf_counter()
         with self.log.open("w") as err:
             self.proc = __import__("subprocess").Popen(
-                [sys.executable, "-m", "batchpay", "serve", "--port", "0"], env=env,
+                [sys.executable, "-m", "batchpay", "serve", "--port", "0", "--user", MAKER],
+                env=env,
                 stdout=err, stderr=err)
         link = self._link()
         self.base = link.split("/login/")[0]
@@ -87,8 +90,9 @@ class Console:
     def get(self, path: str) -> httpx.Response:
         return self.http.get(path, headers={"Cookie": f"{COOKIE}={self.session}"})
 
-    def post(self, path: str, files: dict[str, tuple[str, bytes]] | None = None) -> httpx.Response:
-        answer = self.http.post(path, data={"csrf": self.csrf}, files=files,
+    def post(self, path: str, files: dict[str, tuple[str, bytes]] | None = None,
+             **fields: str) -> httpx.Response:
+        answer = self.http.post(path, data={"csrf": self.csrf, **fields}, files=files,
                                 headers={"Cookie": f"{COOKIE}={self.session}"})
         assert answer.status_code == 303, (path, answer.status_code, answer.text[:2000])
         return answer
@@ -126,6 +130,10 @@ def main() -> None:
                                                           "balance": "1000000000000000"},
                           timeout=10).raise_for_status()
             env = runner_env(url, folder / "journal" / "journal.sqlite3")
+            # a maker who signs in by the link only (the owner makes nothing); with no
+            # approver among the users, the console pays a reviewed batch unapproved
+            Accounts(console_folder(folder / "journal" / "journal.sqlite3")).add(
+                MAKER, ("maker",), None)
             env["PYTHONPATH"] = str(REPO)
             console = Console(env, folder)
             try:
@@ -143,7 +151,10 @@ def main() -> None:
                     time.sleep(0.5)  # a long review goes on after the request
                 review_s = time.perf_counter() - started
                 started = time.perf_counter()
-                console.post(f"/batches/{batch}/pay")
+                plan = re.search(r'name="plan" value="([0-9a-f]{64})"',
+                                 console.get(f"/batches/{batch}").text)
+                assert plan, "no Pay form on the batch's page"
+                console.post(f"/batches/{batch}/pay", plan=plan.group(1), confirm="yes")
                 while True:
                     state = console.get(f"/batches/{batch}/progress").json()
                     if state["finished"]:

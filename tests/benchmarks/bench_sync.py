@@ -37,7 +37,13 @@ from typing import Any
 
 from bench_engine import reset, sandbox_get
 
-from tests.support.processes import journaled_attempts, runner_env, sandbox_process, start_runner
+from tests.support.processes import (
+    journaled_attempts,
+    private_user_folders,
+    runner_env,
+    sandbox_process,
+    start_runner,
+)
 from tests.support.sheets import rows, write_sheet
 
 TARGET_PER_TRACKED = 0.1
@@ -105,8 +111,11 @@ def case(name: str, n: int, work: Path, *, drop_rate: float, concurrency: int) -
     sheet = write_sheet(work / f"{name}.xlsx", sheet_rows)
     # "never received" needs the quote expired a read timeout before the sync's scan began:
     # a local sandbox answers in a millisecond, so a second is plenty
-    (work / "batchpay.toml").write_text("read_timeout = 1\n", encoding="utf-8")
     journal = work / f"{name}-journal.sqlite3"
+    # in the runner's own settings file: a folder's file may only lengthen read_timeout
+    own = Path(private_user_folders(journal.parent)["XDG_CONFIG_HOME"]) / "batchpay"
+    own.mkdir(parents=True, exist_ok=True)
+    (own / "batchpay.toml").write_text("read_timeout = 1\n", encoding="utf-8")
     with sandbox_process(*options) as url:
         reset(url)
         started = time.perf_counter()

@@ -1,5 +1,5 @@
-"""Settings: the user's batchpay.toml merged with the current folder's (which may only tighten a
-control); the environment wins; the key only in a private file, and only ever shown as a
+"""Settings: the user's batchpay.toml merged with the current folder's (which sets only a few
+settings, and the controls only stricter than the user's); the environment wins; the key only in a private file, and only ever shown as a
 fingerprint; every number in its range."""
 
 from __future__ import annotations
@@ -52,12 +52,10 @@ def test_defaults_without_any_file(home: Path) -> None:
 
 def test_the_file_in_the_current_folder(home: Path) -> None:
     path = write_toml(Path.cwd() / "batchpay.toml",
-                      'base_url = "https://pay.example.com"\nconcurrency = 7\nmax_rps = 2\n'
-                      '[paths]\npayout = "/v3/payout"\n')
+                      'concurrency = 7\nmax_rps = 2\nwait_seconds = 90\nsync_max_pages = 300\n')
     settings = load_settings()
-    assert settings.base_url == "https://pay.example.com"
     assert settings.concurrency == 7 and settings.max_rps == 2.0
-    assert settings.paths.payout == "/v3/payout" and settings.paths.quote == "/v1/quote"
+    assert settings.wait_seconds == 90.0 and settings.sync_max_pages == 300
     assert settings.source == str(path)
 
 
@@ -72,17 +70,16 @@ def test_the_file_in_the_user_config_dir(home: Path) -> None:
 def test_the_files_merge_the_users_then_the_current_folders(home: Path) -> None:
     user = write_toml(user_file(home), 'base_url = "https://pay.example.com"\nconcurrency = 2\n'
                       'max_rps = 5\n[paths]\nquote = "/v9/quote"\n')
-    here = write_toml(Path.cwd() / "batchpay.toml",
-                      'concurrency = 6\nmax_rows = 5000\n[paths]\npayout = "/v3/payout"\n')
+    here = write_toml(Path.cwd() / "batchpay.toml", 'concurrency = 6\nmax_rows = 5000\n')
     settings = load_settings()
     assert settings.base_url == "https://pay.example.com" and settings.max_rps == 5.0
     assert settings.concurrency == 6 and settings.max_rows == 5000  # the folder's wins
-    assert settings.paths.quote == "/v9/quote" and settings.paths.payout == "/v3/payout"
+    assert settings.paths.quote == "/v9/quote" and settings.paths.payout == "/v2/payout"
     assert settings.source == f"{user} + {here}"
 
 
 def test_the_environment_overrides_the_files(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_toml(Path.cwd() / "batchpay.toml",
+    write_toml(user_file(home),
                'base_url = "https://file.example.com"\napi_key = "file-key"\nconcurrency = 3\n')
     monkeypatch.setenv("BATCHPAY_BASE_URL", "https://env.example.com")
     monkeypatch.setenv("BATCHPAY_API_KEY", KEY)
@@ -106,7 +103,8 @@ def test_a_key_in_a_file_others_can_read_is_refused(home: Path, where: str) -> N
     assert KEY not in result.output
     assert "Traceback" not in result.output
     os.chmod(path, 0o600)
-    assert config().exit_code == 0
+    # private now; a folder's file still may not hold a key (only your own settings do)
+    assert config().exit_code == (0 if where == "user" else 2)
 
 
 def test_a_readable_file_without_a_key_is_fine(home: Path) -> None:
@@ -125,7 +123,7 @@ def test_a_readable_file_without_a_key_is_fine(home: Path) -> None:
     ("concurrency = \n", "Cannot read settings file"),
 ])
 def test_a_setting_batchpay_cannot_use_is_refused(home: Path, text: str, fragment: str) -> None:
-    write_toml(Path.cwd() / "batchpay.toml", text)
+    write_toml(user_file(home), text)
     result = CliRunner().invoke(cli, ["runs"])
     assert result.exit_code == 2, result.output
     assert fragment in result.stderr
@@ -137,7 +135,7 @@ def test_a_setting_batchpay_cannot_use_is_refused(home: Path, text: str, fragmen
 
 
 def test_config_with_an_unknown_name_shows_the_rest_of_the_file(home: Path) -> None:
-    path = write_toml(Path.cwd() / "batchpay.toml",
+    path = write_toml(user_file(home),
                       'base_url = "https://pay.example.com"\nconcurency = 7\nmax_rps = 2\n')
     result = config()
     assert result.exit_code == 2, result.output
@@ -169,7 +167,7 @@ def test_a_relative_journal_in_a_file_is_relative_to_the_file(home: Path) -> Non
 
 def test_config_prints_the_effective_settings_and_only_a_fingerprint(
         home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = write_toml(Path.cwd() / "batchpay.toml",
+    path = write_toml(user_file(home),
                       f'base_url = "https://pay.example.com"\napi_key = "{KEY}"\n'
                       'webhook_secret = "whsec-also-secret"\nconcurrency = 6\n')
     monkeypatch.setenv("BATCHPAY_JOURNAL", "/srv/pay/journal.sqlite3")
@@ -195,11 +193,9 @@ def test_config_without_settings_names_the_embedded_sandbox(home: Path) -> None:
 @pytest.mark.parametrize("mine, folder, named", [
     ("require_approval = true\n", "require_approval = false\n", "require_approval = false"),
     ("approvals_required = 2\n", "approvals_required = 1\n", "approvals_required = 1 (yours: 2)"),
-    ('approvers_file = "team"\n', 'approvers_file = "mine"\n', "approvers_file = "),
-    ("require_approval = true\n", 'approvers_file = "mine"\n', "approvers_file = "),
-    ("", 'journal = "fresh.sqlite3"\n', "journal = "),
-    ('journal = "books.sqlite3"\n', 'journal = "fresh.sqlite3"\n', "journal = "),
     ("hold_new_payees = true\n", "hold_new_payees = false\n", "hold_new_payees = false"),
+    ("payee_confirmed_by_other = true\n", "payee_confirmed_by_other = false\n",
+     "payee_confirmed_by_other = false (yours: true)"),
     ("", "repeat_window_days = 0\n", "repeat_window_days = 0 (yours: 20)"),
     ("", "service_check_days = 0\n", "service_check_days = 0 (yours: 62)"),
     ("service_check_days = 90\n", "service_check_days = 62\n", "service_check_days = 62"),
@@ -207,10 +203,12 @@ def test_config_without_settings_names_the_embedded_sandbox(home: Path) -> None:
     ("payee_change_hold_hours = 24\n", "payee_change_hold_hours = 0\n", "payee_change_hold"),
     ("", "plan_tolerance = 0.5\n", "plan_tolerance = 0.5 (yours: 0.02)"),
     ("", "plan_hours = 9000\n", "plan_hours = 9000"),
-    ('base_url = "https://pay.example.com"\n', 'base_url = "https://PAY.example.com"\n',
-     "base_url = https://PAY.example.com (yours: https://pay.example.com)"),
-    ('api_key = "k-123"\n', 'base_url = "https://collect.example.net"\n',
-     "base_url = https://collect.example.net (yours: (not set))"),
+    ("", "sync_max_pages = 1\n", "sync_max_pages = 1 (yours: 200)"),
+    ("", "read_timeout = 1\n", "read_timeout = 1.0 (yours: 30.0)"),
+    ("", "max_file_mb = 500\n", "max_file_mb = 500.0 (yours: 50.0)"),
+    ("max_cells = 1000\n", "max_cells = 2000\n", "max_cells = 2000 (yours: 1000)"),
+    ('signature_algorithms = ["sha512"]\n', 'signature_algorithms = ["sha512", "sha256"]\n',
+     "signature_algorithms = [sha512, sha256] (yours: [sha512])"),
 ])
 def test_a_folder_file_that_loosens_a_control_is_refused(
         home: Path, mine: str, folder: str, named: str) -> None:
@@ -229,25 +227,52 @@ def test_a_folder_file_that_loosens_a_control_is_refused(
     assert f"{here}  (not used: see the error)" in shown.stderr
 
 
+@pytest.mark.parametrize("mine, folder, named", [
+    ('base_url = "https://pay.example.com"\n', 'base_url = "https://pay.example.com"\n',
+     "base_url"),
+    ("", 'base_url = "https://collect.example.net"\n', "base_url"),
+    ("", 'approvers_file = "mine"\n', "approvers_file"),
+    ("", 'require_approval = true\napprovers_file = "approvers"\n', "approvers_file"),
+    ("", 'journal = "fresh.sqlite3"\n', "journal"),
+    ("", '[paths]\ntransactions = "/v9/transaction"\n', "[paths]"),
+    ("", '[headers]\nsandbox = "Server"\n', "[headers]"),
+    ("", '[source_countries]\nNGN = "GH"\n', "[source_countries]"),
+    ("", 'listen_host = "0.0.0.0"\nconcurrency = 2\n', "listen_host"),
+    ("", "retry_attempts = 50\nretry_seconds = 900\n", "retry_attempts, retry_seconds"),
+    ("", 'webhook_secret = "whsec-known-to-the-folder"\n', "webhook_secret"),
+])
+def test_a_folder_file_naming_a_setting_only_yours_may_set_is_refused(
+        home: Path, mine: str, folder: str, named: str) -> None:
+    write_toml(user_file(home), mine)
+    here = write_toml(Path.cwd() / "batchpay.toml", folder)
+    result = CliRunner().invoke(cli, ["runs"])
+    assert result.exit_code == 2, result.output
+    first, hint = result.stderr.strip().splitlines()
+    assert (f"The settings file {here} in the current folder sets what only your own "
+            f"settings may set: {named}.") in first
+    assert f"Take these lines out of {here}" in hint and str(user_file(home)) in hint
+    assert "whsec-known" not in result.output
+
+
 def test_a_folder_file_may_tighten_every_control(home: Path) -> None:
     write_toml(user_file(home), 'approvers_file = "team"\nrepeat_window_days = 30\n')
     write_toml(Path.cwd() / "batchpay.toml",
-               'require_approval = true\napprovals_required = 2\napprovers_file = "../xdg/'
-               'batchpay/team"\nhold_new_payees = true\nrepeat_window_days = 90\n'
+               'require_approval = true\napprovals_required = 2\n'
+               'hold_new_payees = true\nrepeat_window_days = 90\n'
                'payee_change_hold_hours = 12\nplan_hours = 24\nplan_tolerance = 0.01\n'
-               'concurrency = 2\n')
+               'payee_confirmed_by_other = true\nsync_max_pages = 400\nread_timeout = 60\n'
+               'service_check_days = 120\nmax_file_mb = 5\nmax_rows = 10\nmax_columns = 30\n'
+               'max_cells = 300\nsignature_algorithms = ["sha512"]\nconcurrency = 2\n')
     settings = load_settings()
     assert settings.require_approval and settings.approvals_required == 2
-    assert settings.approvers_file.resolve() == user_file(home).parent / "team"
+    assert settings.approvers_file == user_file(home).parent / "team"
     assert settings.hold_new_payees and settings.repeat_window_days == 90
     assert (settings.plan_hours, settings.plan_tolerance, settings.concurrency) == (24, 0.01, 2)
-
-
-def test_a_folder_file_may_name_approvers_where_the_user_set_no_approval(home: Path) -> None:
-    write_toml(Path.cwd() / "batchpay.toml",
-               'require_approval = true\napprovers_file = "approvers"\n')
-    settings = load_settings()
-    assert settings.require_approval and settings.approvers_file == Path.cwd() / "approvers"
+    assert settings.payee_confirmed_by_other and settings.signature_algorithms == ("sha512",)
+    assert (settings.sync_max_pages, settings.read_timeout, settings.service_check_days) == (
+        400, 60.0, 120)
+    assert (settings.max_file_mb, settings.max_rows, settings.max_columns,
+            settings.max_cells) == (5.0, 10, 30, 300)
 
 
 def test_the_environment_cannot_name_another_journal_than_the_users_file(

@@ -17,7 +17,7 @@ import pytest
 from openpyxl.utils.exceptions import InvalidFileException
 
 from batchpay.journal.store import Journal
-from tests.support.e2e import Outcome, batchpay, sandbox_payouts, sandbox_stats
+from tests.support.e2e import Outcome, batchpay, own_settings, sandbox_payouts, sandbox_stats
 from tests.support.sheets import HEADERS, rows, write_sheet
 
 
@@ -29,8 +29,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("COLUMNS", "250")
-    (tmp_path / "batchpay.toml").write_text(
-        "retry_attempts = 1\nretry_seconds = 1\nconnect_timeout = 2\n", encoding="utf-8")
+    own_settings("retry_attempts = 1\nretry_seconds = 1\nconnect_timeout = 2\n")
     return tmp_path
 
 

@@ -3,7 +3,9 @@
 Signed events move the journal forward; anything unsigned or forged gets 401 and changes
 nothing (compared table by table, before and after). Events are trusted by `data.state`,
 may arrive many times and in any order, and an event about a payout the journal does not
-know by id resolves the row in doubt that sent its quote.
+know by id resolves the row in doubt that sent its quote. A FAILED or REFUNDED is applied
+only as the service's record of the payout confirms it (tests/security/test_webhook_claims.py
+proves that against the sandbox; here the record is given as the service would send it).
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ import pytest
 
 from batchpay.config import Headers, load_settings
 from batchpay.engine import paying
-from batchpay.engine.doubt import apply_event
+from batchpay.engine.doubt import apply_event, service_lookup, to_confirm
 from batchpay.engine.tracking import refresh
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
+from batchpay.provider.models import Payout
 from batchpay.sandbox.webhooks_out import EVENT_NAMES
+from batchpay.service import Service
 from batchpay.serving import ServerThread
 from batchpay.statuses import FINAL as FINAL_STATES
 from batchpay.statuses import SENDING
@@ -69,6 +73,11 @@ def event(state: str, payout_id: str, quote: str, name: str | None = None) -> di
         "reason": "Invoice", "remark": None, "quote": {"id": quote, "rate": 230},
         "recipient": {"name": "张三"}, "created": "2025-11-20T08:00:00Z",
         "processed": "2025-11-20T08:00:01Z"}}
+
+
+def service_says(payload: dict[str, Any]) -> Payout:
+    """The service's record of the event's payout, in the state the event names."""
+    return Payout.from_json(payload["data"])
 
 
 def raw(payload: Any) -> bytes:
@@ -251,8 +260,7 @@ def test_answers_2xx_within_a_second(listen: Listen, journal: Journal) -> None:
 
 @pytest.mark.parametrize(("name", "state", "start"), [
     ("payout.pending", "PROCESSING", "PENDING"),
-    ("payout.failed", "REFUNDED", "PROCESSING"),
-    ("payout.failed", "REFUNDED", "FAILED"),
+    ("payout.completed", "PROCESSING", "PENDING"),
     ("payout.pending", "COMPLETED", "PENDING"),  # the name is wrong, the state is right
 ])
 def test_the_state_in_data_is_trusted_not_the_event_name(
@@ -262,6 +270,64 @@ def test_the_state_in_data_is_trusted_not_the_event_name(
     body = raw(event(state, "p1", "q1", name=name))
     assert post(url, body, sign(body, SECRET)).status_code == 200
     assert journal.entry("R1").status == state  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("name", "state", "start"), [
+    ("payout.failed", "REFUNDED", "PROCESSING"),
+    ("payout.failed", "REFUNDED", "FAILED"),
+    ("payout.pending", "FAILED", "PENDING"),
+])
+def test_a_failure_is_applied_by_data_state_once_the_service_confirms_it(
+        name: str, state: str, start: str, journal: Journal) -> None:
+    record_sent(journal, "R1", "q1", "p1", state=start)
+    payload = event(state, "p1", "q1", name=name)
+    assert apply_event(journal, payload) == "claim"  # not confirmed: kept as a claim
+    assert journal.entry("R1").status == start  # type: ignore[union-attr]
+    assert apply_event(journal, payload, service_says(payload)) == "applied"
+    assert journal.entry("R1").status == state  # type: ignore[union-attr]
+
+
+def test_refunded_is_final_only_once_the_service_says_so(journal: Journal) -> None:
+    """A REFUNDED claim while the service still shows the payout FAILED moves it to FAILED
+    (what the service confirms), keeps the claim, and leaves REFUNDED for the service's word."""
+    record_sent(journal, "R1", "q1", "p1", state="PROCESSING")
+    payload = event("REFUNDED", "p1", "q1")
+    assert apply_event(journal, payload, service_says(event("FAILED", "p1", "q1"))) == "claim"
+    assert journal.entry("R1").status == "FAILED"  # type: ignore[union-attr]
+    claims = journal.events_of("webhook.claim")
+    assert [(c["claimed_state"], c["service_state"]) for c in claims] == [("REFUNDED", "FAILED")]
+    assert apply_event(journal, payload, service_says(payload)) == "applied"
+    assert journal.entry("R1").status == "REFUNDED"  # type: ignore[union-attr]
+    assert journal.verify().ok
+
+
+@pytest.mark.parametrize("record", ["another payout", "another quote", "none"])
+def test_a_failure_the_service_record_does_not_back_is_a_claim(
+        record: str, journal: Journal) -> None:
+    """The record must be the row's own payout: its id, made with the row's quote. A row in
+    doubt matched by its quote is not freed by an event naming a payout of another quote."""
+    record_in_doubt(journal, "R1", "q1", "UNKNOWN")
+    payload = event("FAILED", "p-forged", "q1")
+    records = {"another payout": service_says(event("FAILED", "p-other", "q1")),
+               "another quote": service_says(event("FAILED", "p-forged", "q-other")),
+               "none": None}
+    assert apply_event(journal, payload, records[record]) == "claim"
+    entry = journal.entry("R1")
+    assert entry is not None and (entry.status, entry.payout_id) == ("UNKNOWN", "")
+    assert len(journal.events_of("webhook.claim")) == 1
+
+
+def test_only_a_failure_that_would_move_a_row_is_looked_up(journal: Journal) -> None:
+    """A lookup costs a request of the key's budget: duplicates, late events, other states
+    and unknown payouts cost none."""
+    record_sent(journal, "R1", "q1", "p1", state="COMPLETED")
+    record_sent(journal, "R2", "q2", "p2", state="PENDING")
+    assert to_confirm(journal, event("FAILED", "p1", "q1")) is None  # COMPLETED stays
+    assert to_confirm(journal, event("COMPLETED", "p2", "q2")) is None
+    assert to_confirm(journal, event("FAILED", "p-x", "q-x")) is None
+    assert to_confirm(journal, event("FAILED", "p2", "q-other")) is None
+    assert to_confirm(journal, {"hello": "world"}) is None
+    assert to_confirm(journal, event("FAILED", "p2", "q2")) == "p2"
 
 
 def test_ten_deliveries_of_one_event_make_one_transition(listen: Listen,
@@ -292,12 +358,14 @@ def test_every_order_of_a_payouts_events_ends_in_the_same_state(path: str, start
                 record_sent(j, "R1", "q1", "p1")
             else:
                 record_in_doubt(j, "R1", "q1", SENDING if start == "in doubt" else "UNKNOWN")
-            for state in order:
-                apply_event(j, event(state, "p1", "q1"))
+            for state in order:  # the service confirms each failure as it is told
+                payload = event(state, "p1", "q1")
+                apply_event(j, payload, service_says(payload))
             # and every event again, in the same order: duplicates change nothing
             changes = len(webhook_events(j))
             for state in order:
-                assert apply_event(j, event(state, "p1", "q1")) == "unchanged"
+                payload = event(state, "p1", "q1")
+                assert apply_event(j, payload, service_says(payload)) == "unchanged"
             entry = j.entry("R1")
             assert entry is not None
             assert (entry.status, entry.payout_id) == (states[-1], "p1"), order
@@ -544,7 +612,10 @@ def test_polling_only_and_webhooks_only_reach_identical_statuses(
     finally:
         recorder.stop()
 
-    listener = ServerThread(create_listener(by_hooks_path, SignatureCheck(SECRET)),
+    # every FAILED and REFUNDED replayed is confirmed with the sandbox, still running
+    lookup = service_lookup(load_settings(env={}, files=[]),
+                            Service(service.url, service.api_key, embedded=False))
+    listener = ServerThread(create_listener(by_hooks_path, SignatureCheck(SECRET), lookup),
                             what="webhook listener").start()
     try:
         for body, headers in reversed(deliveries):  # the worst order: newest first

@@ -1,6 +1,9 @@
 """The console under test: a sandbox served for real, the console's app over the same
 settings the commands load (the sandbox's URL and key, a journal under tmp_path), and its
-users: a maker, an approver, an auditor and one user with both maker and approver roles."""
+users: the owner, a maker, an approver, an auditor and one user with both maker and approver
+roles. With approvers among its users the console requires approval unless the user's own
+settings file turns it off: the desk writes that file (`require_approval = false`) unless a
+test sets require_approval = True or says what the file holds (`own_settings`)."""
 
 from __future__ import annotations
 
@@ -15,9 +18,9 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from batchpay.config import Settings, load_settings
+from batchpay.config import Settings, load_settings, settings_files
 from batchpay.console import accounts as accounts_module
-from batchpay.console.accounts import ROLES, Accounts, console_folder, hash_password
+from batchpay.console.accounts import Accounts, console_folder, hash_password
 from batchpay.console.app import create_app
 from batchpay.sandbox.server import RunningSandbox
 
@@ -54,6 +57,25 @@ class Signed:
         return self.http.post(path, data={"csrf": self.csrf, **fields}, files=files,
                               follow_redirects=False)
 
+    def press(self, batch: str, action: str, **fields: Any) -> Any:
+        """A batch page's form for `action` (approve, reject, pay) sent as a browser sends
+        it: the page read now, the form's hidden fields (the form token, the plan it shows),
+        the short code typed for Approve, the box ticked for Pay; `fields` over these. With
+        no such form on the page, the form token alone."""
+        page = self.http.get(f"/batches/{batch}").text
+        form = re.search(rf'<form method="post" action="/batches/{batch}/{action}".*?</form>',
+                         page, re.S)
+        values: dict[str, Any] = {}
+        if form is not None:
+            values = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"',
+                                     form.group(0)))
+            code = re.search(r"short code <strong>([0-9A-Z-]+)</strong>", page)
+            if action == "approve" and code is not None:
+                values["code"] = code.group(1)
+            if action == "pay":
+                values["confirm"] = "yes"
+        return self.post(f"/batches/{batch}/{action}", **{**values, **fields})
+
     def upload(self, sample: str | Path, data: bytes | None = None) -> Any:
         path = Path(sample) if Path(sample).is_absolute() else SAMPLES / sample
         body = data if data is not None else path.read_bytes()
@@ -82,14 +104,21 @@ def the_teams_hash(password: str) -> str:
 
 @pytest.fixture
 def desk_factory(cli_sandbox: Callable[..., RunningSandbox]) -> Callable[..., Desk]:
-    """make(**settings overrides, max_upload_bytes=None, sandbox=dict of SandboxConfig)."""
+    """make(**settings overrides, max_upload_bytes=None, sandbox=dict of SandboxConfig,
+    own_settings=the text of the user's own settings file)."""
 
     def make(*, max_upload_bytes: int | None = None, sandbox: dict[str, Any] | None = None,
-             **overrides: Any) -> Desk:
+             own_settings: str | None = None, **overrides: Any) -> Desk:
         running = cli_sandbox(**(sandbox or {}))
+        if own_settings is None and not overrides.get("require_approval"):
+            own_settings = "require_approval = false\n"
+        if own_settings is not None:
+            own = settings_files()[0]
+            own.parent.mkdir(parents=True, exist_ok=True)
+            own.write_text(own_settings, encoding="utf-8")
         settings = dataclasses.replace(load_settings(), **overrides)
         accounts = Accounts(console_folder(settings.journal))
-        accounts.add("owner", ROLES, None)
+        accounts.ensure_owner()
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(accounts_module, "hash_password", the_teams_hash)
             for name, roles in USERS.items():

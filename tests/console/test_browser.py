@@ -4,7 +4,8 @@ of these tests, run one after the other; skipped, saying why, where Chromium is 
 
 The page's stable names are what the tests use (and what the README documents): the file
 input labelled "Payout sheet", the buttons "Check", "Review", "Approve", "Reject", "Pay",
-the link "Results workbook".
+the field "Short code" Approve asks for, the box "Yes, pay ..." Pay asks for, the table
+"To pay", the link "Results workbook".
 
 BATCHPAY_SCREENSHOTS=FOLDER keeps the screenshots the README shows.
 """
@@ -136,7 +137,13 @@ def test_the_month_in_a_browser(browser: Any, served: Served, tmp_path: Path) ->
     batch_url = page.url.split("#")[0]
     shot(page.locator("#review"), "console-review", tmp_path)
 
-    # the maker's own approval is refused by the server
+    expect(page.locator("#mode")).to_contain_text("Two-person approval on")
+    code = re.search(r"short code ([0-9A-Z]{4}(?:-[0-9A-Z]{4}){4})",
+                     page.locator("#review").inner_text())
+    assert code, page.locator("#review").inner_text()
+
+    # the maker's own approval is refused by the server, the right short code typed or not
+    page.get_by_label("Short code").fill(code.group(1))
     page.get_by_role("button", name="Approve").click()
     expect(page.get_by_role("alert")).to_contain_text("cannot approve their own batch")
 
@@ -148,13 +155,20 @@ def test_the_month_in_a_browser(browser: Any, served: Served, tmp_path: Path) ->
     other.get_by_label("Password").fill(PASSWORD)
     other.get_by_role("button", name="Sign in").click()
     other.goto(batch_url)
+    other.get_by_label("Short code").fill("0000-0000-0000-0000-0000")  # not the plan's
+    other.get_by_role("button", name="Approve").click()
+    expect(other.get_by_role("alert")).to_contain_text("not this plan's")
+    other.goto(batch_url)
+    other.get_by_label("Short code").fill(code.group(1).lower())  # as read out, typed
     other.get_by_role("button", name="Approve").click()
     expect(other.get_by_text("Approved by abe")).to_be_visible()
     shot(other, "console-approved", tmp_path)
     checker.close()
 
-    # pay: a double-click is one payment
+    # pay: the totals once more, a box to tick; a double-click is one payment
     page.goto(batch_url)
+    expect(page.get_by_role("table", name="To pay")).to_contain_text("13,996,581.52")
+    page.get_by_role("checkbox", name=re.compile(r"^Yes, pay 13,996,581\.52 NGN")).check()
     page.get_by_role("button", name="Pay").dblclick()
     state = page.locator("#progress-state")
     expect(state).to_be_visible()

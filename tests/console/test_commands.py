@@ -93,7 +93,9 @@ def test_serve_over_https_prints_a_one_time_login_link(tmp_path: Path) -> None:
             assert "__Host-batchpay-session=" in answer.headers["set-cookie"]
             assert answer.headers["strict-transport-security"].startswith("max-age=")
             page = client.get("/", headers={"Cookie": answer.headers["set-cookie"].split(";")[0]})
-            assert page.status_code == 200 and "Payout sheet" in page.text
+            # the owner administers: the users and settings, and no upload of a sheet
+            assert page.status_code == 200 and "Users and settings" in page.text
+            assert "Payout sheet" not in page.text
             assert client.get(f"/login/{token}", follow_redirects=False).status_code == 403
             assert client.get("/login", headers={"Host": "evil.example"}).status_code == 400
     finally:
@@ -106,3 +108,44 @@ def test_serve_beyond_loopback_without_tls_is_refused(tmp_path: Path) -> None:
                        str(tmp_path / "j" / "journal.sqlite3"))
     assert refused.exit_code == 2
     assert "only over HTTPS" in refused.stderr and "Traceback" not in refused.stderr
+
+
+@pytest.mark.slow
+def test_a_teams_console_leaves_its_login_link_in_a_private_file_never_in_its_log(
+        tmp_path: Path) -> None:
+    """With users who sign in by password, the console's output (what a service manager's
+    log keeps) holds no login link: the link is in console/login-link, 0600. It signs in
+    the owner, who administers only; with an approver among the users, approval is on."""
+    journal = tmp_path / "j" / "journal.sqlite3"
+    added = CliRunner().invoke(cli, ["users", "add", "li-wei", "--role", "approver",
+                                     "--password-stdin", "--journal", str(journal)],
+                               input="a long enough password\n")
+    assert added.exit_code == 0, added.output
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "BATCHPAY_JOURNAL": str(journal),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    link_file = journal.parent / "console" / "login-link"
+    with log.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "batchpay", "serve", "--port", "0"],
+                                stdout=err, stderr=err, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while "login-link" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        assert "/login/" not in log.read_text()
+        assert link_file.stat().st_mode & 0o777 == 0o600
+        link = link_file.read_text().strip()
+        base, token = link.split("/login/")
+        with httpx.Client(base_url=base) as client:
+            answer = client.get(f"/login/{token}", follow_redirects=False)
+            assert answer.status_code == 303
+            cookie = answer.headers["set-cookie"].split(";")[0]
+            page = client.get("/", headers={"Cookie": cookie}).text
+            assert "owner (owner)" in page and "Payout sheet" not in page
+            assert "Two-person approval on" in page
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    users = json.loads((journal.parent / "console" / "users.json").read_text())["users"]
+    assert users["owner"]["roles"] == ["owner"] and users["owner"]["password"] == ""

@@ -52,11 +52,11 @@ def test_the_month_with_an_approval(desk_factory) -> None:  # type: ignore[no-un
     page = maker.http.get(f"/batches/{batch}").text
     assert "13,996,581.52" in page  # the dry run's debit incl. fees, NGN
     assert "the wallet holds" in page
-    assert maker.post(f"/batches/{batch}/pay").status_code == 409  # approval required
-    assert approver.post(f"/batches/{batch}/approve").status_code == 303
+    assert maker.press(batch, "pay").status_code == 409  # approval required
+    assert approver.press(batch, "approve").status_code == 303
 
-    first = maker.post(f"/batches/{batch}/pay")
-    second = maker.post(f"/batches/{batch}/pay")  # a second press, a second tab
+    first = maker.press(batch, "pay")
+    second = maker.press(batch, "pay")  # a second press, a second tab
     assert first.status_code == 303 and second.status_code == 409
     state = wait_final(maker, batch)
     assert dict(state["counts"]) == {"COMPLETED": 12}, state
@@ -88,7 +88,7 @@ def test_without_required_approval_the_maker_pays_the_review(desk: Desk) -> None
     maker = desk.client("mia")
     batch = batch_id(maker.upload("november-payouts.xlsx"))
     assert maker.post(f"/batches/{batch}/review").status_code == 303
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     state = wait_final(maker, batch)
     assert dict(state["counts"]) == {"COMPLETED": 25}
     assert len(sandbox_payouts(desk.sandbox.url)) == 25
@@ -108,7 +108,7 @@ def test_unpaid_rows_come_back_as_a_new_sheet(desk: Desk, tmp_path) -> None:  # 
     maker = desk.client("mia")
     batch = batch_id(maker.upload(edited))
     assert maker.post(f"/batches/{batch}/review").status_code == 303
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     state = wait_final(maker, batch)
     assert dict(state["counts"]) == {"COMPLETED": 24, "QUOTE_FAILED": 1}, state
     assert "Unpaid rows as a new sheet" in maker.http.get(f"/batches/{batch}").text
@@ -132,7 +132,7 @@ def test_a_payment_that_could_not_start_leaves_pay_free(desk: Desk) -> None:
     other = Journal(desk.settings.journal)
     other.lock()
     try:
-        assert maker.post(f"/batches/{batch}/pay").status_code == 303
+        assert maker.press(batch, "pay").status_code == 303
         deadline = time.monotonic() + 30
         while desk.app.state.console.batches.get(batch).stage == "paying":
             assert time.monotonic() < deadline
@@ -142,7 +142,7 @@ def test_a_payment_that_could_not_start_leaves_pay_free(desk: Desk) -> None:
     page = maker.http.get(f"/batches/{batch}").text
     assert "Nothing was paid: Another batchpay run is using the journal" in page
     assert sandbox_payouts(desk.sandbox.url) == []
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 25}
     assert len(sandbox_payouts(desk.sandbox.url)) == 25
 
@@ -152,7 +152,7 @@ def test_rows_still_on_their_way_are_refreshed_from_the_service(desk_factory) ->
     maker = desk.client("mia")
     batch = batch_id(maker.upload("november-payouts.xlsx"))
     maker.post(f"/batches/{batch}/review")
-    maker.post(f"/batches/{batch}/pay")
+    maker.press(batch, "pay")
     state = wait_final(maker, batch)
     assert "COMPLETED" not in dict(state["counts"]) and state["on_the_way"] == 25, state
     assert "Refresh statuses" in maker.http.get(f"/batches/{batch}").text
@@ -176,7 +176,7 @@ def test_a_review_still_under_way_is_said_and_then_shown(desk: Desk) -> None:
     batch = batch_id(maker.upload("november-payouts.xlsx"))
     console = desk.app.state.console
     started = work.review(desk.settings, console.batches, console.batches.get(batch),
-                          console.accounts, wait=0)
+                          console.accounts, "mia", wait=0)
     assert started.stage in ("reviewing", "reviewed")
     page = maker.http.get(f"/batches/{batch}").text
     if console.batches.get(batch).stage == "reviewing":
@@ -187,7 +187,7 @@ def test_a_review_still_under_way_is_said_and_then_shown(desk: Desk) -> None:
         assert time.monotonic() < deadline
         time.sleep(0.1)
     assert "Cost per currency" in maker.http.get(f"/batches/{batch}").text
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 25}
 
 
@@ -196,12 +196,12 @@ def test_two_approvals_when_the_settings_ask_for_two(desk_factory) -> None:  # t
     maker = desk.client("mia")
     batch = batch_id(maker.upload("november-payouts.xlsx"))
     maker.post(f"/batches/{batch}/review")
-    assert desk.client("abe").post(f"/batches/{batch}/approve").status_code == 303
-    refused = maker.post(f"/batches/{batch}/pay")
+    assert desk.client("abe").press(batch, "approve").status_code == 303
+    refused = maker.press(batch, "pay")
     assert refused.status_code == 409 and "2 are required" in refused.text
-    assert desk.client("abe").post(f"/batches/{batch}/approve").status_code == 409  # twice
-    assert desk.client("max").post(f"/batches/{batch}/approve").status_code == 303
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert desk.client("abe").press(batch, "approve").status_code == 409  # twice
+    assert desk.client("max").press(batch, "approve").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 25}
     assert len(sandbox_payouts(desk.sandbox.url)) == 25
 
@@ -220,8 +220,8 @@ def test_a_results_workbook_is_planned_and_its_failed_row_paid_again(  # type: i
     book.save(tmp_path / "november.xlsx")
     batch = batch_id(maker.upload(tmp_path / "november.xlsx"))
     maker.post(f"/batches/{batch}/review")
-    approver.post(f"/batches/{batch}/approve")
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    approver.press(batch, "approve")
+    assert maker.press(batch, "pay").status_code == 303
     wait_final(maker, batch)
     results = tmp_path / "november-results.xlsx"
     for _ in range(40):
@@ -240,8 +240,8 @@ def test_a_results_workbook_is_planned_and_its_failed_row_paid_again(  # type: i
     document = json.loads(stored.plan_files.plan.read_text())
     assert document["input"] == "results workbook"
     assert [r["payout_ref"] for r in document["rows"]] == ["NOV26-M01"]
-    assert approver.post(f"/batches/{again}/approve").status_code == 303
-    assert maker.post(f"/batches/{again}/pay").status_code == 303
+    assert approver.press(again, "approve").status_code == 303
+    assert maker.press(again, "pay").status_code == 303
     assert dict(wait_final(maker, again)["counts"]) == {"COMPLETED": 1}
     paid = [p["accountNumber"] for p in sandbox_payouts(desk.sandbox.url)]
     assert len(paid) == 13 and paid.count("6222020000012420000") == 1
@@ -257,8 +257,8 @@ def test_a_repeat_the_maker_releases_is_planned_and_paid_once(  # type: ignore[n
     first = batch_id(maker.upload("november-payouts-corrected.xlsx"))
     maker.post(f"/batches/{first}/review")
     if require_approval:
-        approver.post(f"/batches/{first}/approve")
-    maker.post(f"/batches/{first}/pay")
+        approver.press(first, "approve")
+    maker.press(first, "pay")
     wait_final(maker, first)
 
     book = openpyxl.load_workbook(SAMPLES / "november-payouts-corrected.xlsx")
@@ -280,8 +280,8 @@ def test_a_repeat_the_maker_releases_is_planned_and_paid_once(  # type: ignore[n
     assert "Released by mia: DEC-1 repeats NOV26-M01" in maker.http.get(f"/batches/{again}").text
     assert "released by the maker: DEC-1" in approver.http.get(f"/batches/{again}").text
     if require_approval:
-        assert approver.post(f"/batches/{again}/approve").status_code == 303
-    assert maker.post(f"/batches/{again}/pay").status_code == 303
+        assert approver.press(again, "approve").status_code == 303
+    assert maker.press(again, "pay").status_code == 303
     # a plan pays its rows only; a sheet paid unapproved holds DEC-2 again
     held = {} if require_approval else {"HELD": 1}
     assert dict(wait_final(maker, again)["counts"]) == {"COMPLETED": 1, **held}
@@ -300,12 +300,12 @@ def test_a_plan_the_library_no_longer_takes_is_shown_and_reviewed_again(  # type
     plan = desk.app.state.console.batches.get(batch).plan_files.plan
     plan.write_text(json.dumps({**json.loads(plan.read_text()), "version": 1}))
     page = approver.http.get(f"/batches/{batch}")
-    assert page.status_code == 200 and "not a batchpay plan of version 2" in page.text
-    assert approver.post(f"/batches/{batch}/approve").status_code == 409
+    assert page.status_code == 200 and "not a batchpay plan of version 3" in page.text
+    assert approver.press(batch, "approve").status_code == 409
     assert ">Review again<" in maker.http.get(f"/batches/{batch}").text
     assert maker.post(f"/batches/{batch}/review").status_code == 303
-    assert approver.post(f"/batches/{batch}/approve").status_code == 303
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert approver.press(batch, "approve").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 12}
     assert len(sandbox_payouts(desk.sandbox.url)) == 12
 

@@ -34,7 +34,7 @@ def held_after_a_month(maker: Signed, tmp_path: Path) -> tuple[str, str]:
     """November paid by `maker`; then a batch paying its first payee on a new account,
     reviewed (and so held). Returns that batch and the payee."""
     first = batch_id(maker.upload("november-payouts.xlsx"))
-    maker.post(f"/batches/{first}/review"), maker.post(f"/batches/{first}/pay")
+    maker.post(f"/batches/{first}/review"), maker.press(first, "pay")
     wait_final(maker, first)
     sheet, payee = changed_sheet(tmp_path, "december.xlsx", "DEC26-001")
     held = batch_id(maker.upload(sheet))
@@ -47,7 +47,7 @@ def test_a_held_payee_is_confirmed_with_its_last_four_digits(desk: Desk, tmp_pat
     held, payee = held_after_a_month(maker, tmp_path)
     page = maker.http.get(f"/batches/{held}").text
     assert "Rows held" in page and payee in page
-    assert maker.post(f"/batches/{held}/pay").status_code == 409  # the review pays nothing
+    assert maker.press(held, "pay").status_code == 409  # the review pays nothing
 
     payees = maker.http.get("/payees").text
     assert payee in payees and "6222…8888" in payees and "6222020000099998888" not in payees
@@ -64,7 +64,7 @@ def test_a_held_payee_is_confirmed_with_its_last_four_digits(desk: Desk, tmp_pat
     again, _ = changed_sheet(tmp_path, "december-again.xlsx", "DEC26-001")
     batch = batch_id(maker.upload(again))
     maker.post(f"/batches/{batch}/review")
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 1}
     paid = [p["accountNumber"] for p in sandbox_payouts(desk.sandbox.url)]
     assert len(paid) == 26 and paid.count("6222020000099998888") == 1
@@ -81,14 +81,14 @@ def test_a_change_its_maker_alone_confirmed_stays_held_until_another_user_confir
     assert maker.post(f"/batches/{held}/review").status_code == 303
     page = maker.http.get(f"/batches/{held}").text
     assert "confirmed by mia, who makes this batch" in page
-    assert maker.post(f"/batches/{held}/pay").status_code == 409  # nothing to pay
+    assert maker.press(held, "pay").status_code == 409  # nothing to pay
     payees = maker.http.get("/payees").text  # still held, and whose word it has so far
     assert "another user confirms it too" in payees and "<td>mia 20" in payees
 
     assert desk.client("max").post("/payees/confirm", payee=payee, last4="8888",
                                    method="email", note="").status_code == 200
     assert maker.post(f"/batches/{held}/review").status_code == 303
-    assert maker.post(f"/batches/{held}/pay").status_code == 303
+    assert maker.press(held, "pay").status_code == 303
     assert dict(wait_final(maker, held)["counts"]) == {"COMPLETED": 1}
     paid = [p["accountNumber"] for p in sandbox_payouts(desk.sandbox.url)]
     assert len(paid) == 26 and paid.count("6222020000099998888") == 1

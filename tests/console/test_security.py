@@ -149,9 +149,9 @@ def test_an_auditor_can_read_but_not_approve_or_pay(desk: Desk) -> None:
     auditor = desk.client("ada")
     assert auditor.http.get(f"/batches/{batch}").status_code == 200
     assert auditor.http.get("/history").status_code == 200
-    assert auditor.post(f"/batches/{batch}/approve").status_code == 403
-    assert auditor.post(f"/batches/{batch}/pay").status_code == 403
-    assert auditor.post(f"/batches/{batch}/reject", reason="no").status_code == 403
+    assert auditor.press(batch, "approve").status_code == 403
+    assert auditor.press(batch, "pay").status_code == 403
+    assert auditor.press(batch, "reject", reason="no").status_code == 403
     assert auditor.upload("november-payouts.xlsx").status_code == 403
     meta = desk.app.state.console.batches.get(batch).meta
     assert meta["stage"] == "reviewed" and not meta["approvals"] and "pay" not in meta
@@ -161,13 +161,13 @@ def test_an_auditor_can_read_but_not_approve_or_pay(desk: Desk) -> None:
 def test_a_maker_cannot_approve_their_own_batch(desk: Desk) -> None:
     batch = reviewed_batch(desk, maker="max")  # max is maker and approver
     maker = desk.client("max")
-    answer = maker.post(f"/batches/{batch}/approve")
+    answer = maker.press(batch, "approve")
     assert answer.status_code == 403 and "cannot approve their own batch" in answer.text
     stored = desk.app.state.console.batches.get(batch)
     assert approvals_of(stored) == [] and stored.meta["approvals"] == []
     # someone else's approval is taken, signed with their own key
     approver = desk.client("abe")
-    assert approver.post(f"/batches/{batch}/approve").status_code == 303
+    assert approver.press(batch, "approve").status_code == 303
     assert len(approvals_of(stored)) == 1
 
 
@@ -206,13 +206,14 @@ def test_the_library_refuses_the_makers_principal_past_the_pages_own_check(desk:
 
     console = desk.app.state.console
     batch = console.batches.get(reviewed_batch(desk, maker="max"))  # max: maker and approver
+    plan = batch.meta["review"]["plan_id"]
     with pytest.raises(PlanRefused, match="maker cannot approve"):
-        signing.approve(batch, console.accounts, "max", desk.settings)
+        signing.approve(batch, console.accounts, "max", desk.settings, plan)
     # mia is a maker only: her key makes plans and approves none, not even someone else's
     with pytest.raises(PlanRefused, match="cannot sign in batchpay-plan-v1"):
-        signing.approve(batch, console.accounts, "mia", desk.settings)
+        signing.approve(batch, console.accounts, "mia", desk.settings, plan)
     assert approvals_of(batch) == []
-    signing.approve(batch, console.accounts, "abe", desk.settings)
+    signing.approve(batch, console.accounts, "abe", desk.settings, plan)
     assert len(approvals_of(batch)) == 1
 
 
@@ -233,8 +234,8 @@ def test_an_approvers_file_kept_by_the_team_must_list_the_makers_key(
     assert not stored.plan_files.plan.exists() and stored.meta["stage"] == "checked"
     listed.write_text(signer_line(accounts, "abe") + "\n" + signer_line(accounts, "mia") + "\n")
     assert maker.post(f"/batches/{batch}/review").status_code == 303
-    assert desk.client("abe").post(f"/batches/{batch}/approve").status_code == 303
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert desk.client("abe").press(batch, "approve").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
 
 
 def test_binding_beyond_loopback_needs_tls_and_users(desk: Desk, tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def paid(desk: Desk) -> tuple[Desk, str, str]:
     maker = desk.client("mia")
     batch = batch_id(maker.upload("november-payouts.xlsx"))
     assert maker.post(f"/batches/{batch}/review").status_code == 303
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     state = wait_final(maker, batch)
     assert dict(state["counts"]) == {"COMPLETED": 25}, state
     return desk, batch, str(state["run_id"])
@@ -157,7 +157,7 @@ def test_a_tampered_journal_is_refused_on_the_page(paid: tuple[Desk, str, str]) 
 
 
 @pytest.mark.parametrize(("user", "may"), [("ada", True), ("abe", True), ("max", True),
-                                           ("mia", False)])
+                                           ("owner", True), ("mia", False)])
 def test_auditors_and_approvers_read_the_statement_a_maker_alone_does_not(
         desk: Desk, user: str, may: bool) -> None:
     signed = desk.client(user)
@@ -169,7 +169,7 @@ def test_auditors_and_approvers_read_the_statement_a_maker_alone_does_not(
             assert answer.status_code in (200, 409), answer.text
             assert "No journal yet" in answer.text or "no journal yet" in answer.text
         else:
-            assert answer.status_code == 403 and "auditors and approvers" in answer.text
+            assert answer.status_code == 403 and "auditors, approvers" in answer.text
     signed.http.cookies.clear()
     assert signed.http.get("/statement", follow_redirects=False).status_code == 303
 

@@ -17,7 +17,7 @@ import pytest
 from batchpay import sshsig
 from batchpay.controls.approval import NAMESPACE
 from batchpay.controls.plan_file import canonical_bytes
-from tests.support.e2e import batchpay, by_ref, sandbox_payouts, sandbox_stats
+from tests.support.e2e import batchpay, by_ref, own_settings, sandbox_payouts, sandbox_stats
 from tests.support.sheets import HEADERS, rows, write_sheet
 
 MAKER, CHECKER, OTHER = {"LOGNAME": "maya"}, {"LOGNAME": "li.wei"}, {"LOGNAME": "chen"}
@@ -39,9 +39,9 @@ def new_key(tmp_path: Path, name: str) -> tuple[Path, str]:
 
 def approvers(tmp_path: Path, *lines: str, required: int = 1, extra: str = "") -> None:
     (tmp_path / "approvers").write_text("".join(f"{line}\n" for line in lines))
-    (tmp_path / "batchpay.toml").write_text(
-        f'approvers_file = "approvers"\nrequire_approval = true\n'
-        f"approvals_required = {required}\n{extra}")
+    listed = tmp_path / "approvers"  # in your own settings file: only yours names them
+    own_settings(f'approvers_file = "{listed}"\nrequire_approval = true\n'
+                 f"approvals_required = {required}\n{extra}")
 
 
 def make_plan(tmp_path: Path, sheet_rows: list[dict[str, Any]], name: str = "nov",

@@ -25,7 +25,7 @@ from batchpay.controls.payees import (
     HoldRules,
     classify,
 )
-from tests.support.e2e import batchpay, by_ref, edit_results, results, sandbox_payouts
+from tests.support.e2e import batchpay, by_ref, edit_results, own_settings, results, sandbox_payouts
 from tests.support.sheets import HEADERS, resident_id, rows, write_sheet
 
 PAYEE_HEADERS = ["payee_id", *HEADERS]
@@ -278,7 +278,7 @@ def test_a_known_payee_id_with_another_company_is_invalid(service: Any, tmp_path
 
 
 def test_hold_new_payees_and_the_cooling_off_period(service: Any, tmp_path: Path) -> None:
-    (tmp_path / "batchpay.toml").write_text("hold_new_payees = true\n"
+    own_settings("hold_new_payees = true\n"
                                             "payee_change_hold_hours = 24\n")
     sheet = write_sheet(tmp_path / "november.xlsx", rows(1))
     out = tmp_path / "nov.xlsx"

@@ -10,7 +10,7 @@ import pytest
 
 from batchpay.sandbox import app as sandbox_app
 from batchpay.sandbox.wire import failed
-from tests.support.e2e import batchpay, by_ref, sandbox_payouts
+from tests.support.e2e import batchpay, by_ref, own_settings, sandbox_payouts
 from tests.support.sheets import rows, write_sheet
 
 
@@ -20,7 +20,7 @@ def test_a_run_that_proves_every_row_in_doubt_never_received_ends_normally(
     and a read timeout is a second, so within --wait a complete scan proves it never
     arrived; with no other row left in doubt the run goes on to its results."""
     service = cli_sandbox(quote_ttl=1.0, settle_seconds=0.05)
-    (tmp_path / "batchpay.toml").write_text("read_timeout = 1\n", encoding="utf-8")
+    own_settings("read_timeout = 1\n")
     refusal = sandbox_app.Gate.refusal
     refused: list[str] = []
 

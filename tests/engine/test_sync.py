@@ -23,7 +23,7 @@ from batchpay.journal.records import RunRecord, RunRow, utcnow
 from batchpay.journal.store import Journal
 from batchpay.sandbox.server import RunningSandbox
 from batchpay.service import Service
-from tests.support.e2e import batchpay, by_ref, results, sandbox_payouts
+from tests.support.e2e import batchpay, by_ref, own_settings, results, sandbox_payouts
 from tests.support.sheets import row, rows, write_sheet
 
 GOOD = {"PENDING", "PROCESSING", "COMPLETED"}
@@ -53,8 +53,7 @@ def test_dropped_answers_stay_unknown_after_a_capped_scan_and_resolve_after_a_fu
     # second page of the list, and the page cap lets a scan read only the first one
     service = use(drop_rate=1.0, quote_ttl=1, settle_seconds=0.3)
     prefill(service, 100)
-    settings_file = tmp_path / "batchpay.toml"
-    settings_file.write_text("sync_max_pages = 1\n", encoding="utf-8")
+    settings_file = own_settings("sync_max_pages = 1\n")
     sheet_rows = rows(4)
     sheet = write_sheet(tmp_path / "nov.xlsx", sheet_rows)
     out = tmp_path / "nov-results.xlsx"

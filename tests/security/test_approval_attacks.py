@@ -21,7 +21,7 @@ import pytest
 from batchpay import sshsig
 from batchpay.controls.approval import NAMESPACE
 from batchpay.controls.plan_file import canonical_bytes, plan_id, short_code
-from tests.support.e2e import batchpay, by_ref, sandbox_payouts
+from tests.support.e2e import batchpay, by_ref, own_settings, sandbox_payouts
 from tests.support.sheets import HEADERS, rows, write_sheet
 
 MAKER_NAMESPACE = "batchpay-plan-maker-v1"
@@ -50,9 +50,9 @@ def key(tmp_path: Path, name: str, *, default: bool = False) -> tuple[Path, str]
 
 def settings(tmp_path: Path, *lines: str, required: int = 1) -> None:
     (tmp_path / "approvers").write_text("".join(f"{line}\n" for line in lines))
-    (tmp_path / "batchpay.toml").write_text(
-        'approvers_file = "approvers"\nrequire_approval = true\n'
-        f"approvals_required = {required}\n")
+    listed = tmp_path / "approvers"  # in your own settings file: only yours names them
+    own_settings(f'approvers_file = "{listed}"\nrequire_approval = true\n'
+                 f"approvals_required = {required}\n")
 
 
 def maker_and_approver(tmp_path: Path) -> tuple[Path, Path]:
@@ -139,6 +139,9 @@ def test_1_one_person_cannot_make_and_approve_a_plan(service: Any, tmp_path: Pat
                 if "principals" in document["maker"]:
                     document["maker"]["principals"] = ["Maya"]
                 document["maker"].setdefault("key", "")
+                for actor in document.get("actors", []):  # the maker's review renamed too
+                    if actor["action"] == "review":
+                        actor["user"] = "maya"
 
             rewrite(path, as_maya, own)
             approve(path, own, LI_WEI)  # refused now; whatever it says, he signs anyway:

@@ -29,7 +29,7 @@ from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Service
 from batchpay.sheet.validate import read_payouts
-from tests.support.e2e import batchpay, by_ref, results, sandbox_payouts
+from tests.support.e2e import batchpay, by_ref, own_settings, results, sandbox_payouts
 from tests.support.processes import (
     journaled_attempts,
     runner_env,
@@ -467,7 +467,7 @@ def test_a_payout_committed_while_a_runs_lookup_reads_is_not_paid_again(
     service = sandbox_factory(state_path=tmp_path / "sandbox.sqlite3", quote_ttl=1.0,
                               settle_seconds=0.05)
     sheet, journal = in_doubt_then_committed_during_a_scan(service, tmp_path, monkeypatch)
-    (tmp_path / "batchpay.toml").write_text("read_timeout = 1\n", encoding="utf-8")
+    own_settings("read_timeout = 1\n")
     monkeypatch.chdir(tmp_path)
     again = batchpay("run", str(sheet), "--wait", "5", "--journal", str(journal),
                      "--out", str(tmp_path / "again.xlsx"),

@@ -33,6 +33,17 @@ def batchpay(*args: str, env: dict[str, str] | None = None) -> Outcome:
     return Outcome(result.exit_code, result.stdout, result.stderr)
 
 
+def own_settings(text: str) -> Path:
+    """Write the user's own settings file (in XDG_CONFIG_HOME, per test): the one place where
+    a test may loosen a control (a folder's batchpay.toml may only tighten them)."""
+    from platformdirs import user_config_dir
+
+    path = Path(user_config_dir("batchpay")) / "batchpay.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def sandbox_payouts(url: str) -> list[dict[str, Any]]:
     return httpx.get(f"{url}/_sandbox/payouts", timeout=10, verify=TLS).json()["data"]
 

@@ -146,3 +146,39 @@ def benchmark_rows(description: str, default: int = 10000, short: int = 500) -> 
     parser.add_argument("--short", action="store_true")
     args = parser.parse_args()
     return short if args.short else int(args.rows)
+
+
+@contextmanager
+def listener_process(*options: str, env: dict[str, str], cwd: Path) -> Iterator[str]:
+    """`batchpay listen --port 0` as its own process (its stderr in a file); yields the URL
+    the service posts webhooks to, once it answers."""
+    args = [sys.executable, "-m", "batchpay", "listen", "--port", "0", *options]
+    fd, name = tempfile.mkstemp(prefix="listener-", suffix=".log")
+    log = Path(name)
+    try:
+        with os.fdopen(fd, "w") as err:
+            proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, env=env,
+                                    cwd=cwd)
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and proc.poll() is None:
+                match = re.search(r"(http://127\.0\.0\.1:\d+)/webhook", log.read_text())
+                if match:
+                    try:
+                        httpx.get(match.group(1) + "/health", timeout=1, verify=TLS)
+                        break
+                    except httpx.HTTPError:
+                        pass
+                time.sleep(0.05)
+            else:
+                raise AssertionError(f"listen did not start: {log.read_text()}")
+            yield match.group(1) + "/webhook"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    finally:
+        log.unlink(missing_ok=True)
