@@ -462,9 +462,12 @@ async def history_view(request: Request, console: Console) -> dict[str, Any]:
 
 
 async def history_download(request: Request, console: Console, caller: Caller) -> Response:
-    text = audit.history_csv(await history_view(request, console))
-    return Response(text.encode("utf-8-sig"), media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": 'attachment; filename="history.csv"'})
+    view = await history_view(request, console)
+    name = "-".join(["history", *(str(d) for d in (view["period"].start, view["period"].end)
+                                  if d is not None)]) + ".csv"
+    return Response(audit.history_csv(view).encode("utf-8-sig"),
+                    media_type="text/csv; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
 
 def require_statement_reader(caller: Caller) -> None:

@@ -10,7 +10,7 @@ import csv
 import io
 import re
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from typing import Any
 import openpyxl
 import pytest
 
-from batchpay.console.statement import safe_cell
+from batchpay.console.statement import Span, safe_cell
 from tests.console.conftest import Desk, Signed, batch_id
 from tests.console.test_month import wait_final
 from tests.support.e2e import batchpay, sandbox_payouts
@@ -219,6 +219,8 @@ def test_history_shows_amounts_per_batch_and_run_filters_and_exports(
     assert 'href="/history.csv?from=2020-01-01&amp;to=2020-01-31"' in old
     assert history_csv(auditor, "?from=2020-01-01&to=2020-01-31") == []
     assert {r["id"] for r in history_csv(auditor, f"?from={FROM}&to={TO}")} >= {run_id, batch}
+    named = auditor.http.get(f"/history.csv?from={FROM}&to={TO}").headers["content-disposition"]
+    assert f'filename="history-{FROM}-{TO}.csv"' in named
     assert auditor.http.get("/history?from=31-12-2026").status_code == 409
 
 
@@ -237,3 +239,13 @@ def test_a_cell_is_quoted_only_when_a_spreadsheet_would_run_it() -> None:
     assert [safe_cell(v) for v in ("=1+1", "+44 20", "-x", "@A1", "\tA", "a=b", "", None)] == [
         "'=1+1", "'+44 20", "'-x", "'@A1", "'\tA", "a=b", "", ""]
     assert safe_cell(Decimal("-12.50")) == "-12.50" and safe_cell(3) == "3"
+
+
+def test_historys_days_are_those_of_the_time_zone() -> None:
+    # 16:00 UTC on the 30th is already 1 December in Shanghai
+    november = Span(date(2026, 11, 1), date(2026, 11, 30), "Asia/Shanghai")
+    assert november.holds("2026-11-30T15:59:59.000000Z")
+    assert not november.holds("2026-11-30T16:00:00+00:00")
+    assert november.holds("2026-10-31T16:00:00Z") and not november.holds("2026-10-31T15:59:59Z")
+    assert Span(None, date(2026, 11, 30), "UTC").holds("2020-01-01T00:00:00Z")
+    assert Span().holds(None) and not november.holds(None)
