@@ -168,7 +168,7 @@ async def _read_state(client: PayoutClient, state: str, budget: int,
         rest = list(range(total - 1, -1, -1)) if total > 1 else []
     else:
         rest = list(range(1, total))
-    at_most = 1 + len(rest)
+    at_most = 1 + len(rest) if first.items else 0  # an empty list: no progress to show
     on_page(state, first.items)
     if progress:
         progress(state, 1, min(at_most, budget))

@@ -150,22 +150,24 @@ def test_without_the_list_a_run_pays_nothing_and_names_the_one_way_on(
 
     user_settings(tmp_path, "service_check_days = 0\n")
     out = tmp_path / "nov-results.xlsx"
-    paid = batchpay("run", str(sheet), "--wait", "10", "--out", str(out))
-    assert paid.exit_code == 1, paid  # the "fail" row is FAILED at the bank
-    got = by_ref(out)
-    assert [got[f"T-0000{n}"]["status"] for n in (1, 2, 3)] == ["COMPLETED", "COMPLETED",
-                                                                "FAILED"]
+    paid = batchpay("run", str(sheet), "--wait", "0", "--out", str(out))
+    assert paid.exit_code == 0, paid
+    assert {r["status"] for r in by_ref(out).values()} <= {"PENDING", "PROCESSING"}
     assert len(sandbox_payouts(service.url)) == 3
-    stats = sandbox_stats(service.url)["requests"]
-    assert stats.get("GET /v1/transaction/{id} 200", 0) >= 3  # followed one by one, by id
 
     deadline = time.monotonic() + 10
     while {p["state"] for p in sandbox_payouts(service.url)} != {"COMPLETED", "REFUNDED"}:
         assert time.monotonic() < deadline
         time.sleep(0.1)
     synced = batchpay("sync", "--out", str(tmp_path / "synced.xlsx"))
-    assert synced.exit_code == 1, synced
-    assert by_ref(tmp_path / "synced.xlsx")["T-00003"]["status"] == "REFUNDED"
+    assert synced.exit_code == 1, synced  # the "fail" row was refunded: pay it again
+    got = by_ref(tmp_path / "synced.xlsx")
+    assert [got[f"T-0000{n}"]["status"] for n in (1, 2, 3)] == ["COMPLETED", "COMPLETED",
+                                                                "REFUNDED"]
+    assert "the service has no payout list: payouts read one by one by id" in " ".join(
+        synced.stderr.split())
+    stats = sandbox_stats(service.url)["requests"]
+    assert stats.get("GET /v1/transaction/{id} 200", 0) == 3  # followed one by one, by id
     assert len(sandbox_payouts(service.url)) == 3
 
 
