@@ -65,8 +65,8 @@ EXPECTED = {
         rf"^refs=500 events=2001 journal_mb={NUMBER} check_s={NUMBER}$",
     ],
     "bench_service_ledger.py": [
-        rf"^way=windows history=300 days=62 limit=100/min requests=3 seconds={NUMBER} 429s=0 ",
-        rf"^way=even history=300 days=62 limit=100/min requests=3 seconds={NUMBER} 429s=0 ",
+        rf"^way=windows history=300 days=62 limit=100/min requests=5 seconds={NUMBER} 429s=0 ",
+        rf"^way=even history=300 days=62 limit=100/min requests=5 seconds={NUMBER} 429s=0 ",
     ],
     "bench_listener.py": [
         rf"^idle=2000 opened=2000 delivery_ms={NUMBER} status=200 journal=COMPLETED "
