@@ -22,6 +22,8 @@ from batchpay.errors import UsageError
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from batchpay.console.batches import Batch
+
 OWNER = "owner"  # who the printed login link signs in unless --user names another
 
 
@@ -92,9 +94,20 @@ def serve(settings: Settings, options: ServeOptions, say: Callable[[str], None])
     say(f"batchpay console for the journal {settings.journal}")
     say(f"Sign in as {login} (one-time link, valid 15 minutes): "
         f"{scheme}://{shown}:{port}/login/{token}")
-    say("Ctrl-C stops the console; a payment under way stops with it and goes on with "
-        "`batchpay run` or `batchpay sync` (nothing is paid twice).")
+    for batch in stopped_payments(app):
+        say(f"The payment of batch {batch.id} ({batch.meta.get('uploaded_name', '')}) stopped "
+            "before it ended: its page offers Resume payment (nothing is paid twice).")
+    say("Ctrl-C stops the console; a payment under way stops with it, and Resume payment on "
+        "its page goes on with it (nothing is paid twice).")
     _run(app, sock, options)
+
+
+def stopped_payments(app: Starlette) -> list[Batch]:
+    """The batches whose payment stopped with an earlier console (the index lists them too)."""
+    from batchpay.console.payment import stopped
+
+    console = app.state.console
+    return stopped(console.settings, console.batches)
 
 
 def _run(app: Starlette, sock: socket.socket, options: ServeOptions) -> None:
