@@ -92,11 +92,11 @@ def serve(settings: Settings, options: ServeOptions, say: Callable[[str], None])
     shown = f"[{name}]" if ":" in name else name
     token = app.state.console.sessions.login_link(login)
     say(f"batchpay console for the journal {settings.journal}")
-    say(f"Sign in as {login} (one-time link, valid 15 minutes): "
-        f"{scheme}://{shown}:{port}/login/{token}")
     for batch in stopped_payments(app):
         say(f"The payment of batch {batch.id} ({batch.meta.get('uploaded_name', '')}) stopped "
             "before it ended: its page offers Resume payment (nothing is paid twice).")
+    say(f"Sign in as {login} (one-time link, valid 15 minutes): "
+        f"{scheme}://{shown}:{port}/login/{token}")
     say("Ctrl-C stops the console; a payment under way stops with it, and Resume payment on "
         "its page goes on with it (nothing is paid twice).")
     _run(app, sock, options)

@@ -13,8 +13,8 @@ import io
 import os
 import subprocess
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import openpyxl
@@ -48,9 +48,8 @@ def approved_batch(desk: Desk, sample: str = "november-payouts-corrected.xlsx"
 def stranded(desk: Desk, batch: str, pid: int) -> Any:
     """The batch as a console leaves it when its process dies while paying: claimed, its
     payment recorded as run by `pid`, no end written."""
-    from batchpay.journal.store import Journal
-
     from batchpay.controls.plan_file import read_plan
+    from batchpay.journal.store import Journal
 
     batches = desk.app.state.console.batches
     plan = read_plan(batches.get(batch).plan_files.plan)
