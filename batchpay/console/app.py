@@ -450,16 +450,7 @@ async def download(request: Request, console: Console, caller: Caller) -> Respon
     if path is None or not path.is_file():
         raise HTTPException(404, "This file is not there yet.")
     return FileResponse(path, content_disposition_type="attachment", headers={
-        "Content-Disposition": attachment(download_name(batch, path))})
-
-
-def download_name(batch: Batch, path: Path) -> str:
-    """A batch's file under the name the maker uploaded, Chinese and all: `十一月.xlsx`,
-    `十一月-checked.xlsx`, `十一月-results.xlsx` (the folder keeps a name safe on any disk)."""
-    uploaded = Path(str(batch.meta.get("uploaded_name", "")).replace("\\", "/")).name
-    stem = Path(uploaded).stem.strip() or batch.stem.name
-    kept = batch.stem.name
-    return stem + path.name[len(kept):] if path.name.startswith(kept) else path.name
+        "Content-Disposition": attachment(batch.download_name(path))})
 
 
 def attachment(name: str) -> str:

@@ -213,6 +213,14 @@ class Batch:
     def claim(self) -> Path:
         return self.folder / "pay.claim"
 
+    def download_name(self, path: Path) -> str:
+        """One of the batch's files under the name the maker uploaded, Chinese and all:
+        `十一月.xlsx`, `十一月-checked.xlsx`, `十一月-results.xlsx` (the folder keeps a name
+        safe on any disk, `safe_name`)."""
+        uploaded = Path(str(self.meta.get("uploaded_name", "")).replace("\\", "/")).name
+        stem, kept = Path(uploaded).stem.strip() or self.stem.name, self.stem.name
+        return stem + path.name[len(kept):] if path.name.startswith(kept) else path.name
+
 
 def safe_name(filename: str) -> str:
     """The uploaded file's own name, reduced to what is safe on any disk; its type kept."""

@@ -9,11 +9,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -63,12 +65,13 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
     if review and review.get("refused"):
         raise BatchRefused(f"The review found nothing to pay: {review['refused']}")
     release, options = _run_terms(settings, batch, accounts, approved=batch.stage == "approved")
-    claimed = batches.claim_payment(batch.id, user)
-    sha = options.approved.id if options.approved is not None else batch.meta["sha256"]
-    with Journal(settings.journal) as journal:
-        before = [r.id for r in journal.runs() if r.input_sha256 == sha]
-    claimed = batches.update(batch.id, pay=Payment(sha256=sha, runs_before=before))
-    _start(release, batches, claimed, options)
+    with _reserved(batch.id):
+        claimed = batches.claim_payment(batch.id, user)
+        sha = options.approved.id if options.approved is not None else batch.meta["sha256"]
+        with Journal(settings.journal) as journal:
+            before = [r.id for r in journal.runs() if r.input_sha256 == sha]
+        claimed = batches.update(batch.id, pay=Payment(sha256=sha, runs_before=before))
+        _start(release, batches, claimed, options)
     return claimed
 
 
@@ -94,18 +97,26 @@ _PAYING: set[str] = set()  # the batches this process is paying now
 _PAYING_LOCK = threading.Lock()
 
 
-def _start(settings: Settings, batches: Batches, batch: Batch, options: RunOptions) -> None:
+@contextlib.contextmanager
+def _reserved(batch_id: str) -> Iterator[None]:
+    """The batch marked as paid by this process from before its claim (a page read in
+    between must not find it stopped) until its thread ends; let go if it never starts."""
     with _PAYING_LOCK:
-        if batch.id in _PAYING:
+        if batch_id in _PAYING:
             raise BatchRefused("This batch is being paid now: its page shows the payment.")
-        _PAYING.add(batch.id)
-    thread = threading.Thread(target=_pay, args=(settings, batches, batch, options),
-                              name=f"pay {batch.id}", daemon=True)
+        _PAYING.add(batch_id)
     try:
-        thread.start()
+        yield
     except BaseException:
-        _PAYING.discard(batch.id)
+        with _PAYING_LOCK:
+            _PAYING.discard(batch_id)
         raise
+
+
+def _start(settings: Settings, batches: Batches, batch: Batch, options: RunOptions) -> None:
+    """The payment's thread, for a batch `_reserved` for it."""
+    threading.Thread(target=_pay, args=(settings, batches, batch, options),
+                     name=f"pay {batch.id}", daemon=True).start()
 
 
 def _pay(settings: Settings, batches: Batches, batch: Batch, options: RunOptions) -> None:
@@ -274,8 +285,9 @@ def resume(settings: Settings, batches: Batches, batch: Batch, accounts: Account
                            hint="Its page shows the payment.")
     approved = batch.meta.get("before_paying") == "approved"
     release, options = _run_terms(settings, batch, accounts, approved=approved)
-    taken = batches.resume_payment(batch.id, batch.meta.get("pay_process"), user)
-    _start(release, batches, taken, options)
+    with _reserved(batch.id):
+        taken = batches.resume_payment(batch.id, batch.meta.get("pay_process"), user)
+        _start(release, batches, taken, options)
     return taken
 
 
