@@ -28,15 +28,13 @@ from batchpay.console.accounts import Accounts
 from batchpay.console.batches import Batch, Batches, BatchRefused, Payment, this_process
 from batchpay.console.wording import for_page
 from batchpay.console.work import PageReporter
-from batchpay.engine.gate import input_ref
-from batchpay.engine.render import find_run, result_rows
+from batchpay.engine.render import find_run, result_rows, row_states
 from batchpay.engine.runner import RunOptions, load_input, run_batch
 from batchpay.errors import BatchpayError
 from batchpay.files import replaced_atomically
 from batchpay.journal.store import Journal
 from batchpay.statuses import (
     IN_DOUBT,
-    MAY_CHANGE,
     ON_ITS_WAY,
     SENT,
     Status,
@@ -301,9 +299,9 @@ def run_of(settings: Settings, batch: Batch) -> str | None:
     if not pay_info or not settings.journal.is_file():
         return None
     with Journal(settings.journal) as journal:
-        found = [r.id for r in journal.runs() if r.input_sha256 == pay_info["sha256"]
-                 and r.kind in ("run", "rerun")  # a results workbook's plan pays as rerun
-                 and r.id not in pay_info["runs_before"]]
+        # a results workbook's plan pays as rerun; the review's dry run is no payment
+        found = [run_id for run_id in journal.run_ids_of(pay_info["sha256"], ("run", "rerun"))
+                 if run_id not in pay_info["runs_before"]]
     return found[-1] if found else None
 
 
@@ -352,13 +350,12 @@ def progress(settings: Settings, batch: Batch) -> Progress:
         return state
     with Journal(settings.journal) as journal:
         run = find_run(journal, run_id)
-        rows = list(result_rows(journal, run))
+        rows = row_states(journal, run_id)
     counts = Counter(r.status for r in rows)
     ordered = sorted(rows, key=lambda r: (r.status == Status.COMPLETED, r.row))
     state["counts"] = [(s, counts[s]) for s in in_order(counts)]
     state["rows"] = [ProgressRow(row=r.row, status=r.status, error=for_page(r.error),
-                                 payout_ref=input_ref(list(r.inputs), run.input_columns),
-                                 reference=r.reference_number)
+                                 payout_ref=r.payout_ref, reference=r.reference_number)
                      for r in ordered[:PROGRESS_ROWS]]
     state["total"] = len(rows)
     state["finished"] = run.finished_at is not None and batch.stage == "paid"
@@ -380,8 +377,8 @@ def not_final(settings: Settings, batch: Batch) -> int:
     if run_id is None:
         return 0
     with Journal(settings.journal) as journal:
-        refs = [r.payout_ref for r in journal.run_rows(run_id) if r.linked]
-        return sum(e.status in MAY_CHANGE for e in journal.entries(refs).values())
+        return sum(r.status in SENT and r.status not in (Status.COMPLETED, Status.REFUNDED)
+                   for r in row_states(journal, run_id))
 
 
 def refresh(settings: Settings, batches: Batches, batch: Batch) -> Batch:

@@ -115,11 +115,17 @@ class Console:
 
 def build(path: Path, rows: int) -> None:
     """bench_intake's rows, all paid from NGN (its USD rows ask more than the sandbox's
-    500,000 CNY limit)."""
-    at = list(COLUMN_NAMES).index("source_currency")
+    500,000 CNY limit), each payee's name its own: bench_intake's random names repeat, and
+    a second payment (Resume payment) would hold a row whose name another row's payee,
+    paid meanwhile, already has (a look-alike payee)."""
+    columns = list(COLUMN_NAMES)
+    at = columns.index("source_currency")
     grid = make_rows(rows)
-    for row in grid:
+    for n, row in enumerate(grid, start=1):
         row[at] = "NGN"
+        for name in ("recipient_name", "company_name"):
+            if row[columns.index(name)]:
+                row[columns.index(name)] = f"{row[columns.index(name)]}{n}"
     write_grid(path, list(COLUMN_NAMES), grid, constant_memory=True)
 
 
@@ -247,9 +253,12 @@ def killed_and_resumed(folder: Path, sheet: Path) -> tuple[float, int, int, int]
             assert ">Resume payment<" in page, page[-3000:]
             started = time.perf_counter()
             console.post(f"/batches/{batch}/resume")
-            while not console.get(f"/batches/{batch}/progress").json()["finished"]:
+            while not (state := console.get(f"/batches/{batch}/progress").json())["finished"]:
                 time.sleep(0.5)
             resume_s = time.perf_counter() - started
+            print("resumed: " + " ".join(f"{s}={n}" for s, n in state["counts"]) + " "
+                  + "; ".join(sorted({f"{r['status']}: {r['error']}" for r in state["rows"]
+                                      if r["status"] != "COMPLETED"}))[:2000])
         finally:
             console.stop()
         paid = payouts_at(url)
