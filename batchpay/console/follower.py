@@ -65,7 +65,10 @@ class Follower:
                 if payment.not_final(self.settings, batch) == 0:
                     self.batches.update(batch.id, followed=True)
                     continue
-                self._refresh(self.settings, self.batches, batch)
+                with payment.FOLLOWING:
+                    if payment.paying_here():
+                        break  # a payment holds the journal: the next round
+                    self._refresh(self.settings, self.batches, batch)
                 done += 1
             except BatchpayError as exc:  # the journal busy, the service away: next round
                 log.info("following batch %s: %s", batch.id, exc.message)

@@ -93,6 +93,14 @@ def _run_terms(settings: Settings, batch: Batch, accounts: Accounts, *, approved
 
 _PAYING: set[str] = set()  # the batches this process is paying now
 _PAYING_LOCK = threading.Lock()
+# held by the follower while it refreshes a batch (a sync holds the journal's lock): a
+# payment starting meanwhile waits for it rather than being refused the journal
+FOLLOWING = threading.Lock()
+
+
+def paying_here() -> bool:
+    """Whether this process pays a batch now (the follower then leaves the journal alone)."""
+    return bool(_PAYING)
 
 
 @contextlib.contextmanager
@@ -128,6 +136,8 @@ def _pay(settings: Settings, batches: Batches, batch: Batch, options: RunOptions
 def _paying(settings: Settings, batches: Batches, batch: Batch, options: RunOptions) -> None:
     reporter = PageReporter()
     before = run_of(settings, batch)  # a resumed payment's stopped run; None on a first Pay
+    with FOLLOWING:
+        pass  # a refresh of the follower's under way ends first
     try:
         repaid = failed_refs_refreshed(settings, options)
         outcome = run_batch(settings, options, reporter, lambda: load_input(options, settings),

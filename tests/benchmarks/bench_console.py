@@ -7,7 +7,8 @@ Against a sandbox process, prints:
   link (process start-up included), and the serve process's memory then (idle);
 - upload + check of the 25-row sample and of an N-row sheet (the request's wall time);
 - for the N-row sheet: the review (a dry run: every row quoted), the payment until every
-  row is final, one progress read of N rows, and the serve process's peak memory over it
+  row is final (followed as its page follows it: the server-sent events), one progress
+  read of N rows, and the serve process's peak memory over it
   all, with the sandbox's payout count (one per row);
 - the same sheet on the command line against a fresh sandbox of the same options:
   `batchpay run --dry-run` (the review's work) and `batchpay run` (the payment), each
@@ -19,6 +20,7 @@ Against a sandbox process, prints:
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import subprocess
@@ -102,6 +104,18 @@ class Console:
         assert answer.status_code == 303, (path, answer.status_code, answer.text[:2000])
         return answer
 
+    def follow(self, batch: str) -> dict[str, Any]:
+        """The payment followed as its page follows it (server-sent events, until final)."""
+        state: dict[str, Any] = {}
+        with self.http.stream("GET", f"/batches/{batch}/events",
+                              headers={"Cookie": f"{COOKIE}={self.session}"}) as answer:
+            for line in answer.iter_lines():
+                if line.startswith("data:"):
+                    state = json.loads(line[5:])
+                    if state["finished"]:
+                        break
+        return state
+
     def upload(self, path: Path) -> tuple[str, float]:
         started = time.perf_counter()
         answer = self.post("/upload", files={"sheet": (path.name, path.read_bytes())})
@@ -159,11 +173,7 @@ def main() -> None:
                 review_s = time.perf_counter() - started
                 started = time.perf_counter()
                 console.post(f"/batches/{batch}/pay")
-                while True:
-                    state = console.get(f"/batches/{batch}/progress").json()
-                    if state["finished"]:
-                        break
-                    time.sleep(0.5)
+                state = console.follow(batch)
                 pay_s = time.perf_counter() - started
                 started = time.perf_counter()
                 console.get(f"/batches/{batch}/progress")
@@ -253,8 +263,7 @@ def killed_and_resumed(folder: Path, sheet: Path) -> tuple[float, int, int, int]
             assert ">Resume payment<" in page, page[-3000:]
             started = time.perf_counter()
             console.post(f"/batches/{batch}/resume")
-            while not (state := console.get(f"/batches/{batch}/progress").json())["finished"]:
-                time.sleep(0.5)
+            state = console.follow(batch)
             resume_s = time.perf_counter() - started
             print("resumed: " + " ".join(f"{s}={n}" for s, n in state["counts"]) + " "
                   + "; ".join(sorted({f"{r['status']}: {r['error']}" for r in state["rows"]
