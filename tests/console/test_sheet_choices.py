@@ -108,3 +108,30 @@ def test_downloads_keep_the_uploaded_name_chinese_included(desk: Desk) -> None:
     book = openpyxl.load_workbook(io.BytesIO(
         maker.http.get(f"/batches/{batch}/files/checked").content), read_only=True)
     assert "Results" in book.sheetnames
+
+
+def test_a_large_sheets_review_shows_how_far_it_got_at_once(
+        desk_factory: Callable[..., Desk], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sheet of more than SMALL_SHEET rows: Review answers within a second or so, and the
+    page says how many rows are quoted of how many, until the review is there."""
+    import time
+
+    from batchpay.console import work
+
+    monkeypatch.setattr(work, "SMALL_SHEET", 10)  # the 25-row sample counts as large
+    desk = desk_factory(sandbox={"latency_ms": 300})
+    maker = desk.client("mia")
+    batch = batch_id(maker.upload("november-payouts.xlsx"))
+    started = time.monotonic()
+    assert maker.post(f"/batches/{batch}/review").status_code == 303
+    assert time.monotonic() - started < 10
+    page = maker.http.get(f"/batches/{batch}").text
+    assert "This page refreshes itself" in page, page[-2000:]
+    deadline = time.monotonic() + 30
+    seen = False
+    while desk.app.state.console.batches.get(batch).stage == "reviewing":
+        seen = seen or " of 25 rows quoted" in maker.http.get(f"/batches/{batch}").text
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert seen
+    assert "Cost per currency" in maker.http.get(f"/batches/{batch}").text
