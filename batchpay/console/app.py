@@ -319,7 +319,7 @@ async def batch_page(request: Request, console: Console, caller: Caller) -> Resp
                                     get_batch(console, request))
     review = await run_in_threadpool(work.review_view, console.settings, batch)
     state = (await run_in_threadpool(payment.progress, console.settings, batch)
-             if batch.meta.get("pay") else None)
+             if batch.meta.get("pay") or batch.stage == "paying" else None)
     return render(console, request, "batch.html", caller, batch=batch,
                   quoting=work.review_progress(batch.id),
                   check=work.saved_check(batch), review=review, progress=state,

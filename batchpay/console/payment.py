@@ -64,13 +64,17 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
         raise BatchRefused(f"The review found nothing to pay: {review['refused']}")
     release, options = _run_terms(settings, batch, accounts, approved=batch.stage == "approved")
     with _reserved(batch.id):
-        claimed = batches.claim_payment(batch.id, user)
-        sha = options.approved.id if options.approved is not None else batch.meta["sha256"]
-        with Journal(settings.journal) as journal:
-            before = [r.id for r in journal.runs() if r.input_sha256 == sha]
-        claimed = batches.update(batch.id, pay=Payment(sha256=sha, runs_before=before))
+        batches.claim_payment(batch.id, user)
+        claimed = batches.update(batch.id, pay=_payment(settings, batch, options))
         _start(release, batches, claimed, options)
     return claimed
+
+
+def _payment(settings: Settings, batch: Batch, options: RunOptions) -> Payment:
+    """What finds the payment's runs in the journal: the bytes it pays, and their runs so far."""
+    sha = options.approved.id if options.approved is not None else batch.meta["sha256"]
+    with Journal(settings.journal) as journal:
+        return Payment(sha256=sha, runs_before=journal.run_ids_of(sha, ("run", "rerun")))
 
 
 def _run_terms(settings: Settings, batch: Batch, accounts: Accounts, *, approved: bool
@@ -295,6 +299,8 @@ def resume(settings: Settings, batches: Batches, batch: Batch, accounts: Account
     release, options = _run_terms(settings, batch, accounts, approved=approved)
     with _reserved(batch.id):
         taken = batches.resume_payment(batch.id, batch.meta.get("pay_process"), user)
+        if not taken.meta.get("pay"):  # the process died before it recorded its payment
+            taken = batches.update(batch.id, pay=_payment(settings, taken, options))
         _start(release, batches, taken, options)
     return taken
 

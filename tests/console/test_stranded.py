@@ -154,3 +154,21 @@ def test_a_payment_going_on_is_not_offered_for_resuming(desk_factory: Callable[.
     page = maker.http.get(f"/batches/{other}").text
     assert "Paying elsewhere" in page and ">Resume payment<" not in page
     assert maker.post(f"/batches/{other}/resume").status_code == 409
+
+
+def test_a_console_that_died_right_after_the_claim_offers_resume(
+        desk_factory: Callable[..., Desk]) -> None:
+    """Claimed, and the process gone before the payment was even recorded: nothing was
+    sent; Resume payment pays every row once."""
+    desk = desk_factory(sandbox={"settle_seconds": 0.05})
+    maker = desk.client("mia")
+    batch = batch_id(maker.upload("november-payouts.xlsx"))
+    maker.post(f"/batches/{batch}/review")
+    batches = desk.app.state.console.batches
+    batches.claim_payment(batch, "mia")
+    batches.update(batch, pay_process={**this_process(), "pid": dead_pid()})
+    page = maker.http.get(f"/batches/{batch}").text
+    assert "Stopped: this payment stopped" in page and ">Resume payment<" in page
+    assert maker.post(f"/batches/{batch}/resume").status_code == 303
+    assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 25}
+    assert len(sandbox_payouts(desk.sandbox.url)) == 25
