@@ -28,6 +28,10 @@ EXPECTED = {
         rf"^case=sample rows=25 upload_check_s={NUMBER}$",
         rf"^case=sheet rows=200 upload_check_s={NUMBER} review_s={NUMBER} pay_s={NUMBER} "
         rf"progress_ms={NUMBER} peak_rss_mb={NUMBER} paid=200 counts=\[COMPLETED=200\]$",
+        rf"^case=cli rows=200 dry_run_s={NUMBER} run_s={NUMBER} paid=200 "
+        rf"console_over_cli review={NUMBER} pay={NUMBER}$",
+        rf"^case=resume rows=200 sent_at_kill=\d+ resume_s={NUMBER} paid=200 "
+        r"distinct_quotes=200$",
     ],
     "bench_books.py": [
         rf"^payouts=200 movements=404 ofx_s={NUMBER} ofx_cpu_s={NUMBER} xero_s={NUMBER} "
