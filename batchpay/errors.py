@@ -26,7 +26,10 @@ escapes the CLI as a traceback.
         └── RequestRejected
             ├── QuoteExpired
             ├── InvalidQuote
-            └── InsufficientBalance
+            ├── InsufficientBalance
+            └── PayoutListAbsent       404 on the payout list: the service offers none
+                └── ServiceCheckImpossible   (engine.service_ledger) so a run cannot check
+                                       it before paying and stops
 
 Signals caught inside batchpay are not part of this tree: each lives beside the code that
 raises and catches it, and ends as one of the above or as a row's status:

@@ -28,6 +28,10 @@ EXPECTED = {
         rf"^case=sample rows=25 upload_check_s={NUMBER}$",
         rf"^case=sheet rows=200 upload_check_s={NUMBER} review_s={NUMBER} pay_s={NUMBER} "
         rf"progress_ms={NUMBER} peak_rss_mb={NUMBER} paid=200 counts=\[COMPLETED=200\]$",
+        rf"^case=cli rows=200 dry_run_s={NUMBER} run_s={NUMBER} paid=200 "
+        rf"console_over_cli review={NUMBER} pay={NUMBER}$",
+        rf"^case=resume rows=200 sent_at_kill=\d+ resume_s={NUMBER} paid=200 "
+        r"distinct_quotes=200$",
     ],
     "bench_books.py": [
         rf"^payouts=200 movements=404 ofx_s={NUMBER} ofx_cpu_s={NUMBER} xero_s={NUMBER} "
@@ -65,8 +69,8 @@ EXPECTED = {
         rf"^refs=500 events=2001 journal_mb={NUMBER} check_s={NUMBER}$",
     ],
     "bench_service_ledger.py": [
-        rf"^way=windows history=300 days=62 limit=100/min requests=3 seconds={NUMBER} 429s=0 ",
-        rf"^way=even history=300 days=62 limit=100/min requests=3 seconds={NUMBER} 429s=0 ",
+        rf"^way=windows history=300 days=62 limit=100/min requests=5 seconds={NUMBER} 429s=0 ",
+        rf"^way=even history=300 days=62 limit=100/min requests=5 seconds={NUMBER} 429s=0 ",
     ],
     "bench_listener.py": [
         rf"^idle=2000 opened=2000 delivery_ms={NUMBER} status=200 journal=COMPLETED "

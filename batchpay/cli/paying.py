@@ -342,7 +342,10 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
         console.print(line, soft_wrap=True)
     console.print(f"Tracked {outcome.tracked} row(s) with {outcome.requests} request(s): "
                   f"{outcome.changed} changed, {outcome.never_received} proven never received"
-                  + ("" if outcome.complete else " (scan cut short by the page cap)"))
+                  + ("" if outcome.complete else
+                     " (the service has no payout list: payouts read one by one by id; rows "
+                     "in doubt stay UNKNOWN)" if outcome.list_absent else
+                     " (scan cut short by the page cap)"))
     print_counts(console, outcome.summary.counts, title=f"Run {outcome.run_id}")
     if as_json:
         click.echo(json_document(outcome.run_id, dict(outcome.summary.counts), outcome.rows,

@@ -142,6 +142,9 @@ def _webhook_url_option(ctx: click.Context, param: click.Parameter, value: str |
                    "every 8 quotes, as a market does (0 = fixed rates).")
 @click.option("--state", "state_path", type=click.Path(dir_okay=False, path_type=Path),
               help="SQLite file keeping payouts, quotes and wallets across restarts (default: memory).")
+@click.option("--no-payout-list", "payout_list", flag_value=False, default=True,
+              help="Answer the payout list (GET /v1/transaction) with 404, as a service "
+                   "without it would; payouts are still read one by one.")
 @debug_option
 @handle_errors
 def sandbox(**options: Any) -> None:

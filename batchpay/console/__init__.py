@@ -7,7 +7,10 @@ its own:
     sessions   one-time login links, server-side sessions, form tokens
     guard      what every request passes first: Host header, cross-site refusal, headers
     batches    an uploaded sheet's folder and state (checked, reviewed, approved, paying)
-    work       the calls into the library: check, review, pay, progress, history, payees
+    work       the calls into the library: check, review, history, payees
+    payment    Pay, a stopped payment found and resumed, progress, Refresh statuses
+    follower   refreshes paid batches' rows until each is final, while the console runs
+    wording    the engine's messages as a page says them (page actions, not commands)
     signing    the one place that calls the plan and approval library
     app        the pages and forms (translation only), templates/ and static/
     server     binding (loopback, or TLS), the login link, uvicorn

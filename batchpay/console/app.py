@@ -5,7 +5,8 @@
     GET  /                     batches, and the upload form (maker)
     POST /upload               upload + check
     GET  /batches/ID           the batch: check, review, approvals, payment, results
-    POST /batches/ID/review | approve | signature | reject | pay | refresh
+    POST /batches/ID/review | approve | signature | reject | pay | refresh | resume
+    POST /batches/ID/continue  (without the invalid rows) | discard
     GET  /batches/ID/progress  the payment as the journal holds it (JSON); /events: the same
                                as server-sent events until the run is final
     GET  /batches/ID/files/KIND  sheet, checked, plan, results
@@ -21,6 +22,7 @@ users it is, unless the user's own settings file says `require_approval = false`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import math
@@ -53,9 +55,11 @@ from batchpay.config import Settings, own_setting
 from batchpay.console import payment, work
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER, Accounts, User, console_folder
-from batchpay.console.batches import Batch, Batches, BatchRefused
+from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused
+from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
+from batchpay.console.wording import for_page
 from batchpay.errors import BatchpayError
 
 HERE = Path(__file__).parent
@@ -95,15 +99,18 @@ class Caller:
 
 
 def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
-               max_upload_bytes: int | None = None) -> Starlette:
-    """The console for `settings`' journal, answering to `allowed_hosts`."""
+               max_upload_bytes: int | None = None,
+               follow_seconds: float = FOLLOW_SECONDS) -> Starlette:
+    """The console for `settings`' journal, answering to `allowed_hosts`; while served, its
+    follower refreshes paid batches' rows every `follow_seconds` until they are final."""
     folder = console_folder(settings.journal)
     limit = max_upload_bytes or int(settings.max_file_mb * 1024 * 1024)
-    console = Console(
-        settings, Accounts(folder), Sessions(), Batches(folder / "batches"),
-        Environment(loader=FileSystemLoader(HERE / "templates"),
-                    autoescape=select_autoescape(default=True, default_for_string=True)),
-        limit, approval_off_by_user=own_setting("require_approval") is False)
+    templates = Environment(loader=FileSystemLoader(HERE / "templates"),
+                            autoescape=select_autoescape(default=True, default_for_string=True))
+    templates.filters["page_words"] = for_page
+    console = Console(settings, Accounts(folder), Sessions(), Batches(folder / "batches"),
+                      templates, limit,
+                      approval_off_by_user=own_setting("require_approval") is False)
     console.templates.globals["may_read_statement"] = audit.may_read_statement
     routes = [
         Route("/", page(console, index)),
@@ -120,6 +127,10 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
         Route("/batches/{id}/reject", page(console, reject, write=True), methods=["POST"]),
         Route("/batches/{id}/pay", page(console, pay, write=True), methods=["POST"]),
         Route("/batches/{id}/refresh", page(console, refresh, write=True), methods=["POST"]),
+        Route("/batches/{id}/resume", page(console, resume, write=True), methods=["POST"]),
+        Route("/batches/{id}/continue", page(console, continue_valid, write=True),
+              methods=["POST"]),
+        Route("/batches/{id}/discard", page(console, discard, write=True), methods=["POST"]),
         Route("/batches/{id}/progress", page(console, progress)),
         Route("/batches/{id}/events", page(console, events)),
         Route("/batches/{id}/files/{kind}", page(console, download)),
@@ -132,7 +143,17 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
         Route("/users", page(console, users_page)),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, max_body_size=limit + 64 * 1024,
+    follower = Follower(settings, console.batches, follow_seconds)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        follower.start()
+        try:
+            yield
+        finally:
+            await run_in_threadpool(follower.stop)
+
+    app = Starlette(routes=routes, max_body_size=limit + 64 * 1024, lifespan=lifespan,
                     middleware=[Middleware(Guard, allowed_hosts=allowed_hosts, https=https)],
                     exception_handlers={HTTPException: http_error})
     app.state.console = console
@@ -181,11 +202,11 @@ async def answer(console: Console, handler: Handler, request: Request, caller: C
         return await handler(request, console, caller)
     except BatchRefused as exc:
         return render(console, request, "refused.html", caller, status_code=exc.status_code,
-                      message=exc.message, hint=exc.hint,
+                      message=for_page(exc.message), hint=for_page(exc.hint or ""),
                       back=request.headers.get("referer") or "/")
     except BatchpayError as exc:
         return render(console, request, "refused.html", caller, status_code=409,
-                      message=exc.message, hint=exc.hint, back="/")
+                      message=for_page(exc.message), hint=for_page(exc.hint or ""), back="/")
 
 
 def _text(value: Any) -> str:
@@ -301,7 +322,9 @@ async def logout(request: Request) -> Response:
 
 
 async def index(request: Request, console: Console, caller: Caller) -> Response:
+    stopped = await run_in_threadpool(payment.stopped, console.settings, console.batches)
     return render(console, request, "index.html", caller, batches=console.batches.all()[:50],
+                  stopped=stopped,
                   limit_mb=console.max_upload_bytes / 1024 / 1024,
                   max_rows=console.settings.max_rows,
                   require_approval=console.settings.require_approval)
@@ -319,7 +342,7 @@ async def upload(request: Request, console: Console, caller: Caller) -> Response
     require(caller, "maker")
     sheet = request.state.form.get("sheet")
     if sheet is None or isinstance(sheet, str) or not sheet.filename:
-        raise BatchRefused("Choose a payout sheet (.xlsx or .csv) to upload.")
+        raise BatchRefused("Choose a payout sheet (.xlsx, .xls, .ods or .csv) to upload.")
     data = await sheet.read()
     if not data:
         raise BatchRefused(f"{sheet.filename} is empty.")
@@ -329,14 +352,16 @@ async def upload(request: Request, console: Console, caller: Caller) -> Response
 
 
 async def batch_page(request: Request, console: Console, caller: Caller) -> Response:
-    batch = get_batch(console, request)
+    batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
+                                    get_batch(console, request))
     review = await run_in_threadpool(work.review_view, console.settings, batch)
     state = (await run_in_threadpool(payment.progress, console.settings, batch)
-             if batch.meta.get("pay") else None)
+             if batch.meta.get("pay") or batch.stage == "paying" else None)
     return render(console, request, "batch.html", caller, batch=batch,
                   quoting=work.review_progress(batch.id),
                   check=work.saved_check(batch), review=review, progress=state,
-                  same=console.batches.same_file(batch),
+                  same=console.batches.same_file(batch), reviewable=work.reviewable(batch),
+                  discardable=DISCARDABLE,
                   require_approval=console.settings.require_approval)
 
 
@@ -392,8 +417,29 @@ async def refresh(request: Request, console: Console, caller: Caller) -> Respons
     return back_to(batch, "progress")
 
 
+async def resume(request: Request, console: Console, caller: Caller) -> Response:
+    batch = batch_for(console, request, caller, "maker")
+    await run_in_threadpool(payment.resume, console.settings, console.batches, batch,
+                            console.accounts, caller.user.name)
+    return back_to(batch, "progress")
+
+
+async def continue_valid(request: Request, console: Console, caller: Caller) -> Response:
+    """Continue without the invalid rows: the review and the payment skip them."""
+    batch = batch_for(console, request, caller, "maker")
+    work.skip_invalid(console.batches, batch)
+    return back_to(batch, "check")
+
+
+async def discard(request: Request, console: Console, caller: Caller) -> Response:
+    batch = batch_for(console, request, caller, "maker")
+    console.batches.discard(batch.id, caller.user.name)
+    return RedirectResponse("/", status_code=303)
+
+
 async def progress(request: Request, console: Console, caller: Caller) -> Response:
-    batch = get_batch(console, request)
+    batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
+                                    get_batch(console, request))
     return JSONResponse(await run_in_threadpool(payment.progress, console.settings, batch))
 
 
@@ -410,14 +456,17 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
             batch = console.batches.get(batch_id)
             assert batch is not None
             started = time.monotonic()
+            batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
+                                            batch)
             state = await run_in_threadpool(payment.progress, console.settings, batch)
             spent = time.monotonic() - started
             text = json.dumps(state, default=str)
             if text != last:
                 yield {"event": "progress", "data": text}
                 last = text
-            if state["finished"] or not batch.meta.get("pay") or await request.is_disconnected():
-                return  # final, or no payment to follow (not started, or freed again)
+            if (state["finished"] or state.get("stopped") or not batch.meta.get("pay")
+                    or await request.is_disconnected()):
+                return  # final, stopped, or no payment to follow (not started, freed again)
             user = console.accounts.get(caller.user.name)
             if user is None or user.generation != caller.session.generation:
                 console.sessions.end(caller.session.id)
@@ -447,7 +496,17 @@ async def download(request: Request, console: Console, caller: Caller) -> Respon
         raise HTTPException(404, "No such file.")
     if path is None or not path.is_file():
         raise HTTPException(404, "This file is not there yet.")
-    return FileResponse(path, filename=path.name)
+    return FileResponse(path, content_disposition_type="attachment", headers={
+        "Content-Disposition": attachment(batch.download_name(path))})
+
+
+def attachment(name: str) -> str:
+    """Content-Disposition with an ASCII `filename` for old clients and the name itself as
+    `filename*` (RFC 6266, RFC 8187), which every current browser takes."""
+    from urllib.parse import quote
+
+    fallback = "".join(c if 32 <= ord(c) < 127 and c not in '"\\;' else "_" for c in name)
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 async def history(request: Request, console: Console, caller: Caller) -> Response:

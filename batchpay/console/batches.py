@@ -11,9 +11,10 @@
         NAME-results.xlsx       the results workbook (and -results-synced.xlsx, refreshed)
 
 The stages, in order: uploaded → checked → (reviewing →) reviewed → approved (or rejected)
-→ paying → paid.
+→ paying → paid; any stage before paying may end discarded (kept, never paid).
 The claim file is what makes Pay once: a second press, a second tab or a second server on
-the same folder finds it there and is refused, whatever the page showed.
+the same folder finds it there and is refused, whatever the page showed. A payment whose
+process died keeps its claim: Resume payment (`payment.resume`) goes on with it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 import os
 import re
 import secrets
+import socket
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,8 +37,9 @@ from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
 
 STAGES = ("uploaded", "checked", "reviewing", "reviewed", "approved", "rejected", "paying",
-          "paid")
-SHEET_SUFFIXES = (".xlsx", ".csv")
+          "paid", "discarded")
+DISCARDABLE = ("uploaded", "checked", "reviewed", "approved", "rejected")
+SHEET_SUFFIXES = (".xlsx", ".xls", ".ods", ".csv")  # what `read_payouts` reads
 _ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 
 
@@ -111,6 +114,17 @@ class Payment(TypedDict):
     runs_before: list[str]  # the runs of those bytes before this payment
 
 
+class PayProcess(TypedDict):
+    """The process running a batch's payment: on its host, whether it is still alive."""
+
+    host: str
+    pid: int
+
+
+def this_process() -> PayProcess:
+    return PayProcess(host=socket.gethostname(), pid=os.getpid())
+
+
 class BatchMeta(TypedDict, total=False):
     """meta.json: the batch's record, written anew at every change (`Batches.update` takes
     any of its keys). The upload writes id, file, uploaded_name, sha256, size, maker,
@@ -135,9 +149,14 @@ class BatchMeta(TypedDict, total=False):
     paid_at: str | None
     before_paying: str  # the stage Pay goes back to if the run never started
     pay: Payment | None
+    pay_process: PayProcess | None  # the process paying it (a dead one: the payment stopped)
+    resumed: list[str]  # "who when" of each Resume payment
+    skip_invalid: bool  # Continue without the invalid rows: the review and the run skip them
+    discarded: Rejection | None  # who discarded the batch (reason: "")
     run_id: str
     exit_code: int
     synced_at: str  # the last refresh (`batchpay sync`)
+    followed: bool  # every sent row is final: the follower leaves the batch alone
     notes: list[str]
     error: str  # why the payment failed, or never started
     hint: str
@@ -194,14 +213,22 @@ class Batch:
     def claim(self) -> Path:
         return self.folder / "pay.claim"
 
+    def download_name(self, path: Path) -> str:
+        """One of the batch's files under the name the maker uploaded, Chinese and all:
+        `十一月.xlsx`, `十一月-checked.xlsx`, `十一月-results.xlsx` (the folder keeps a name
+        safe on any disk, `safe_name`)."""
+        uploaded = Path(str(self.meta.get("uploaded_name", "")).replace("\\", "/")).name
+        stem, kept = Path(uploaded).stem.strip() or self.stem.name, self.stem.name
+        return stem + path.name[len(kept):] if path.name.startswith(kept) else path.name
+
 
 def safe_name(filename: str) -> str:
     """The uploaded file's own name, reduced to what is safe on any disk; its type kept."""
     base = Path(filename.replace("\\", "/")).name
     stem, suffix = os.path.splitext(base)
     if suffix.lower() not in SHEET_SUFFIXES:
-        raise BatchRefused(f"{base or 'The file'} is not a payout sheet: upload an .xlsx or a "
-                           ".csv file.")
+        raise BatchRefused(f"{base or 'The file'} is not a payout sheet: upload an .xlsx, "
+                           ".xls, .ods or .csv file.")
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.")[:80] or "sheet"
     return stem + suffix.lower()
 
@@ -281,6 +308,8 @@ class Batches:
             batch = self.get(batch_id)
             if batch is None:
                 raise BatchRefused("No such batch.")
+            if batch.stage == "discarded":
+                raise BatchRefused("This batch was discarded: it is never paid.")
             try:
                 fd = os.open(batch.claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
             except FileExistsError:
@@ -291,7 +320,7 @@ class Batches:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(f"{user} {now}\n")
             batch.meta.update({"stage": "paying", "paid_by": user, "paid_at": now,
-                               "before_paying": batch.stage})
+                               "before_paying": batch.stage, "pay_process": this_process()})
             self.save(batch)
             return batch
 
@@ -306,4 +335,35 @@ class Batches:
                                "hint": hint})
             self.save(batch)
             batch.claim.unlink(missing_ok=True)
+            return batch
+
+    def resume_payment(self, batch_id: str, seen: PayProcess | None, user: str) -> Batch:
+        """Take over a stopped payment: only if the process the page found stopped is still
+        the one recorded (a second press, or a second tab, finds this process instead)."""
+        with self._lock:
+            batch = self.get(batch_id)
+            if batch is None:
+                raise BatchRefused("No such batch.")
+            if batch.stage != "paying" or batch.meta.get("pay_process") != seen:
+                raise BatchRefused("This payment goes on already, or has ended: its page "
+                                   "shows it.")
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            batch.meta.update({"pay_process": this_process(), "error": "", "hint": "",
+                               "resumed": [*batch.meta.get("resumed", []), f"{user} {now}"]})
+            self.save(batch)
+            return batch
+
+    def discard(self, batch_id: str, user: str) -> Batch:
+        """Set a batch aside for good before it is paid: it stays in History, never paid."""
+        with self._lock:
+            batch = self.get(batch_id)
+            if batch is None:
+                raise BatchRefused("No such batch.")
+            if batch.stage not in DISCARDABLE or batch.claim.exists():
+                raise BatchRefused(f"This batch is {batch.stage}: only a batch not yet paid "
+                                   "is discarded.")
+            now = datetime.now(UTC).isoformat(timespec="seconds")
+            batch.meta.update({"stage": "discarded",
+                               "discarded": Rejection(by=user, reason="", at=now)})
+            self.save(batch)
             return batch

@@ -9,9 +9,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import tempfile
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -21,15 +25,22 @@ from batchpay.config import Settings
 from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
-from batchpay.console.batches import Batch, Batches, BatchRefused, Payment
+from batchpay.console.batches import Batch, Batches, BatchRefused, Payment, this_process
+from batchpay.console.wording import for_page
 from batchpay.console.work import CHANGED, PageReporter, Shown, require_shown
-from batchpay.engine.gate import input_ref
-from batchpay.engine.render import find_run, result_rows
+from batchpay.engine.render import find_run, result_rows, row_states
 from batchpay.engine.runner import RunOptions, load_input, run_batch
 from batchpay.errors import BatchpayError
 from batchpay.files import replaced_atomically
 from batchpay.journal.store import Journal
-from batchpay.statuses import IN_DOUBT, ON_ITS_WAY, SENT, Status, in_order
+from batchpay.statuses import (
+    IN_DOUBT,
+    ON_ITS_WAY,
+    SENT,
+    Status,
+    exit_code,
+    in_order,
+)
 
 log = logging.getLogger("batchpay.console")
 PROGRESS_ROWS = 500  # the progress table shows this many rows (those needing you first)
@@ -43,10 +54,9 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
     payer said yes to its totals a second time (`shown`)."""
     if batch.stage == "rejected":
         raise BatchRefused("This batch was rejected: upload a corrected sheet.")
-    if batch.stage in ("paying", "paid"):
-        raise BatchRefused("This batch is already being paid or was paid: a batch is paid once.",
-                           hint="Its progress and results are on its page.")
-    if batch.stage not in ("reviewed", "approved"):
+    if batch.stage == "discarded":
+        raise BatchRefused("This batch was discarded: it is never paid.")
+    if batch.stage not in ("reviewed", "approved", "paying", "paid"):
         raise BatchRefused("Review the batch before paying it.")
     if batch.stage == "reviewed" and settings.require_approval:
         raise BatchRefused("Approval is required: an approver approves this batch first.")
@@ -57,53 +67,249 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
     if not shown.confirmed:
         raise BatchRefused("Say yes to the totals once more (the box beside Pay): nothing "
                            "was paid.")
-    release = signing.release_settings(settings, accounts)
-    plan = signing.approved_plan(batch, release) if batch.stage == "approved" else None
-    if plan is not None and plan.id != expected:  # replaced since the check above
-        raise BatchRefused(CHANGED)
-    claimed = batches.claim_payment(batch.id, user)
-    sha = plan.id if plan is not None else batch.meta["sha256"]
+    release, options = _run_terms(settings, batch, accounts, approved=batch.stage == "approved")
+    if options.approved is not None and options.approved.id != expected:
+        raise BatchRefused(CHANGED)  # replaced since the check above
+    with _reserved(batch.id):
+        batches.claim_payment(batch.id, user)
+        claimed = batches.update(batch.id, pay=_payment(settings, batch, options))
+        _start(release, batches, claimed, options)
+    return claimed
+
+
+def _payment(settings: Settings, batch: Batch, options: RunOptions) -> Payment:
+    """What finds the payment's runs in the journal: the bytes it pays, and their runs so far."""
+    sha = options.approved.id if options.approved is not None else batch.meta["sha256"]
     with Journal(settings.journal) as journal:
-        before = [r.id for r in journal.runs() if r.input_sha256 == sha]
-    claimed = batches.update(batch.id, pay=Payment(sha256=sha, runs_before=before))
+        return Payment(sha256=sha, runs_before=journal.run_ids_of(sha, ("run", "rerun")))
+
+
+def _run_terms(settings: Settings, batch: Batch, accounts: Accounts, *, approved: bool
+               ) -> tuple[Settings, RunOptions]:
+    """The settings and options of the batch's run: its plan's (`run --plan`, the plan's
+    signatures checked now) once approved, else its sheet's as the review priced it."""
+    release = signing.release_settings(settings, accounts)
+    plan = signing.approved_plan(batch, release) if approved else None
+    review = batch.meta.get("review")
+    released = review["released"] if review else {}
     options = RunOptions(
         sheet=batch.plan_files.plan if plan is not None else batch.sheet, out=batch.results,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
         yes=True, interactive=False, approved=plan, maker=batch.maker,
         **(plan.run_terms() if plan is not None else {
-            "kind": "run", "allow_repeat": frozenset(batch.meta["review"].get("released", {}))}))
-    thread = threading.Thread(target=_pay, args=(release, batches, claimed, options),
-                              name=f"pay {batch.id}", daemon=True)
-    thread.start()
-    return claimed
+            "kind": "run", "allow_repeat": frozenset(released),
+            "skip_invalid": bool(batch.meta.get("skip_invalid"))}))
+    return release, options
+
+
+_PAYING: set[str] = set()  # the batches this process is paying now
+_PAYING_LOCK = threading.Lock()
+# held by the follower while it refreshes a batch (a sync holds the journal's lock): a
+# payment starting meanwhile waits for it rather than being refused the journal
+FOLLOWING = threading.Lock()
+
+
+def paying_here() -> bool:
+    """Whether this process pays a batch now (the follower then leaves the journal alone)."""
+    return bool(_PAYING)
+
+
+@contextlib.contextmanager
+def _reserved(batch_id: str) -> Iterator[None]:
+    """The batch marked as paid by this process from before its claim (a page read in
+    between must not find it stopped) until its thread ends; let go if it never starts."""
+    with _PAYING_LOCK:
+        if batch_id in _PAYING:
+            raise BatchRefused("This batch is being paid now: its page shows the payment.")
+        _PAYING.add(batch_id)
+    try:
+        yield
+    except BaseException:
+        with _PAYING_LOCK:
+            _PAYING.discard(batch_id)
+        raise
+
+
+def _start(settings: Settings, batches: Batches, batch: Batch, options: RunOptions) -> None:
+    """The payment's thread, for a batch `_reserved` for it."""
+    threading.Thread(target=_pay, args=(settings, batches, batch, options),
+                     name=f"pay {batch.id}", daemon=True).start()
 
 
 def _pay(settings: Settings, batches: Batches, batch: Batch, options: RunOptions) -> None:
-    reporter = PageReporter()
     try:
+        _paying(settings, batches, batch, options)
+    finally:
+        with _PAYING_LOCK:
+            _PAYING.discard(batch.id)
+
+
+def _paying(settings: Settings, batches: Batches, batch: Batch, options: RunOptions) -> None:
+    reporter = PageReporter()
+    before = run_of(settings, batch)  # a resumed payment's stopped run; None on a first Pay
+    with FOLLOWING:
+        pass  # a refresh of the follower's under way ends first
+    try:
+        repaid = failed_refs_refreshed(settings, options)
         outcome = run_batch(settings, options, reporter, lambda: load_input(options, settings),
                             lambda: open_service(settings, listen=True))
     except BatchpayError as exc:
-        _paid(settings, batches, batch, error=exc.message, hint=exc.hint or "", notes=reporter.lines)
+        _paid(settings, batches, batch, before, error=exc.message, hint=exc.hint or "",
+              notes=reporter.lines)
     except Exception as exc:  # noqa: BLE001 - a thread's last line: said on the page
         log.exception("paying batch %s failed", batch.id)
-        _paid(settings, batches, batch, error=f"Unexpected {type(exc).__name__}: {exc}",
-              hint="The journal holds every request sent: `batchpay sync` learns the rest.",
-              notes=reporter.lines)
+        _paid(settings, batches, batch, before, error=f"Unexpected {type(exc).__name__}: {exc}",
+              hint="Every request sent is in the journal: Resume payment or Refresh statuses "
+              "on this page learns the rest.", notes=reporter.lines)
     else:
         batches.update(batch.id, stage="paid", run_id=outcome.run_id,
-                       exit_code=outcome.exit_code, notes=reporter.lines + outcome.notes)
+                       exit_code=outcome.exit_code,
+                       notes=reporter.lines + repaid + outcome.notes)
 
 
-def _paid(settings: Settings, batches: Batches, batch: Batch, *, error: str, hint: str,
-          notes: list[str]) -> None:
+def _paid(settings: Settings, batches: Batches, batch: Batch, before: str | None, *,
+          error: str, hint: str, notes: list[str]) -> None:
     """The run ended with an error: if it never started (a locked journal, a plan refused),
-    nothing was sent and Pay is free again; else the batch is paid as far as it went."""
+    nothing was sent and Pay is free again, or a resumed payment stays stopped (Resume
+    payment again); else the batch is paid as far as it went."""
     current = batches.get(batch.id)
-    if current is not None and run_of(settings, current) is None:
-        batches.release_payment(batch.id, f"Nothing was paid: {error}", hint)
+    if current is not None and run_of(settings, current) == before:
+        if before is None:
+            batches.release_payment(batch.id, f"Nothing was paid: {error}", hint)
+        else:
+            batches.update(batch.id, error=f"The payment did not resume: {error}", hint=hint)
         return
     batches.update(batch.id, stage="paid", error=error, hint=hint, notes=notes)
+
+
+def failed_refs_refreshed(settings: Settings, options: RunOptions) -> list[str]:
+    """Before a results workbook's plan pays a FAILED row again: that row's failed request
+    asked for once more (`batchpay sync` of its run), so that its refund is in the journal
+    before a new request takes the payout_ref's place; a refund reported later would be
+    about an earlier request, and the month's statement would count its money as out."""
+    from batchpay.engine.sync import sync_run
+
+    if options.kind != "rerun" or options.approved is None:
+        return []
+    refs = [str(r["payout_ref"]) for r in options.approved.document.get("rows", [])]
+    with Journal(settings.journal) as journal:
+        failed = [e for e in journal.entries(refs).values() if e.status == Status.FAILED]
+    notes = []
+    for run_id in sorted({e.run_id for e in failed}):
+        with tempfile.TemporaryDirectory(prefix="batchpay-refresh-") as folder:
+            try:
+                sync_run(settings, run_id, Path(folder) / "synced.xlsx",
+                         lambda: open_service(settings))
+            except BatchpayError as exc:
+                notes.append(f"The failed payouts of run {run_id} could not be asked for "
+                             f"again before paying them anew: {exc.message}")
+    if failed:
+        with Journal(settings.journal) as journal:
+            now = journal.entries(e.payout_ref for e in failed)
+        notes += [f"{ref}: its failed payout is {entry.status} at the service; paid anew."
+                  for ref, entry in sorted(now.items())]
+    return notes
+
+
+# --------------------------------------------------------------------------- a stopped payment
+
+
+def going_on(settings: Settings, batch: Batch) -> str:
+    """Who pays a batch whose stage is paying: "here" (this process), "elsewhere" (another
+    console process on this folder, or a command holding the journal), "" when nobody does
+    (its process died: the payment stopped, or ended by a command)."""
+    if batch.id in _PAYING:
+        return "here"
+    owner = batch.meta.get("pay_process")
+    mine = this_process()
+    if owner and owner["host"] == mine["host"] and owner["pid"] != mine["pid"] and (
+            _alive(owner["pid"])):
+        return "elsewhere"
+    if owner and owner["host"] != mine["host"]:
+        return "elsewhere"  # another machine's process: not ours to judge
+    return "elsewhere" if _journal_in_use(settings.journal) else ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _journal_in_use(path: Path) -> bool:
+    """Whether a run, rerun or sync holds the journal's lock now (a shared lock taken and
+    let go at once: a run starting at that instant would be told to wait)."""
+    import fcntl
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing lets a lock taken go
+    return False
+
+
+def settle(settings: Settings, batches: Batches, batch: Batch) -> Batch:
+    """A paying batch whose process died: if a later run of its plan or sheet ended (a
+    Resume payment in another console, or `batchpay run --plan` on a terminal), the batch
+    is paid by that run and its results workbook is written from the journal; else it
+    stays paying and its page offers Resume payment."""
+    if batch.stage != "paying" or going_on(settings, batch):
+        return batch
+    run_id = run_of(settings, batch)
+    if run_id is None:
+        return batch
+    from batchpay.engine.render import render_run
+
+    with Journal(settings.journal) as journal:
+        run = find_run(journal, run_id)
+        if run.finished_at is None:
+            return batch
+        rows = list(result_rows(journal, run))
+        render_run(journal, run, batch.results, rows)
+    return batches.update(batch.id, stage="paid", run_id=run_id,
+                          exit_code=exit_code(r.status for r in rows),
+                          notes=[f"The payment was finished by run {run_id}."])
+
+
+def stopped(settings: Settings, batches: Batches) -> list[Batch]:
+    """The batches whose payment stopped before it ended and that nobody pays now."""
+    found = []
+    for batch in batches.all():
+        if batch.stage == "paying":
+            batch = settle(settings, batches, batch)
+            if batch.stage == "paying" and not going_on(settings, batch):
+                found.append(batch)
+    return found
+
+
+def resume(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
+           user: str) -> Batch:
+    """Resume payment: the stopped payment's run made again (`batchpay run --plan`, or the
+    sheet's run): rows the journal shows sent are not sent again, rows in doubt are looked
+    up first, and the rest are paid once."""
+    batch = settle(settings, batches, batch)
+    if batch.stage != "paying" or going_on(settings, batch):
+        raise BatchRefused("Only a payment that stopped is resumed: this one "
+                           + ("goes on." if batch.stage == "paying" else f"is {batch.stage}."),
+                           hint="Its page shows the payment.")
+    approved = batch.meta.get("before_paying") == "approved"
+    release, options = _run_terms(settings, batch, accounts, approved=approved)
+    with _reserved(batch.id):
+        taken = batches.resume_payment(batch.id, batch.meta.get("pay_process"), user)
+        if not taken.meta.get("pay"):  # the process died before it recorded its payment
+            taken = batches.update(batch.id, pay=_payment(settings, taken, options))
+        _start(release, batches, taken, options)
+    return taken
 
 
 def run_of(settings: Settings, batch: Batch) -> str | None:
@@ -116,9 +322,9 @@ def run_of(settings: Settings, batch: Batch) -> str | None:
     if not pay_info or not settings.journal.is_file():
         return None
     with Journal(settings.journal) as journal:
-        found = [r.id for r in journal.runs() if r.input_sha256 == pay_info["sha256"]
-                 and r.kind in ("run", "rerun")  # a results workbook's plan pays as rerun
-                 and r.id not in pay_info["runs_before"]]
+        # a results workbook's plan pays as rerun; the review's dry run is no payment
+        found = [run_id for run_id in journal.run_ids_of(pay_info["sha256"], ("run", "rerun"))
+                 if run_id not in pay_info["runs_before"]]
     return found[-1] if found else None
 
 
@@ -147,26 +353,32 @@ class Progress(TypedDict):
     on_the_way: NotRequired[int]  # accepted and not settled, or in doubt
     synced_at: NotRequired[str]
     unpaid: NotRequired[int]
+    stopped: NotRequired[bool]  # nobody pays it now and it has not ended: Resume payment
+    elsewhere: NotRequired[bool]  # another process pays it (another console, a command)
+    sent: NotRequired[int]  # rows a request was sent for (or may have been)
+    not_final: NotRequired[int]  # sent rows not yet COMPLETED or REFUNDED: Refresh statuses
 
 
 def progress(settings: Settings, batch: Batch) -> Progress:
     """The payment as the journal holds it now: counts per status, rows, whether final."""
     run_id = run_of(settings, batch)
     state = Progress(stage=batch.stage, run_id=run_id, counts=[], rows=[], total=0,
-                     finished=False, error=batch.meta.get("error", ""),
-                     hint=batch.meta.get("hint", ""))
+                     finished=False, error=for_page(batch.meta.get("error", "")),
+                     hint=for_page(batch.meta.get("hint", "")))
+    if batch.stage == "paying":
+        who = going_on(settings, batch)
+        state["stopped"], state["elsewhere"] = not who, who == "elsewhere"
     if run_id is None:
         state["finished"] = batch.stage == "paid"
         return state
     with Journal(settings.journal) as journal:
         run = find_run(journal, run_id)
-        rows = list(result_rows(journal, run))
+        rows = row_states(journal, run_id)
     counts = Counter(r.status for r in rows)
     ordered = sorted(rows, key=lambda r: (r.status == Status.COMPLETED, r.row))
     state["counts"] = [(s, counts[s]) for s in in_order(counts)]
-    state["rows"] = [ProgressRow(row=r.row, status=r.status, error=r.error,
-                                 payout_ref=input_ref(list(r.inputs), run.input_columns),
-                                 reference=r.reference_number)
+    state["rows"] = [ProgressRow(row=r.row, status=r.status, error=for_page(r.error),
+                                 payout_ref=r.payout_ref, reference=r.reference_number)
                      for r in ordered[:PROGRESS_ROWS]]
     state["total"] = len(rows)
     state["finished"] = run.finished_at is not None and batch.stage == "paid"
@@ -175,7 +387,21 @@ def progress(settings: Settings, batch: Batch) -> Progress:
     state["on_the_way"] = sum(n for s, n in counts.items() if s in ON_ITS_WAY | IN_DOUBT)
     state["synced_at"] = batch.meta.get("synced_at", "")
     state["unpaid"] = sum(n for s, n in counts.items() if s not in SENT)
+    state["sent"] = sum(n for s, n in counts.items() if s in SENT)
+    state["not_final"] = sum(n for s, n in counts.items() if s in SENT and s not in (
+        Status.COMPLETED, Status.REFUNDED))
     return state
+
+
+def not_final(settings: Settings, batch: Batch) -> int:
+    """The batch's rows a request was sent for that are not COMPLETED or REFUNDED yet (on
+    their way, in doubt, or FAILED with the refund to come): what Refresh statuses asks for."""
+    run_id = run_of(settings, batch)
+    if run_id is None:
+        return 0
+    with Journal(settings.journal) as journal:
+        return sum(r.status in SENT and r.status not in (Status.COMPLETED, Status.REFUNDED)
+                   for r in row_states(journal, run_id))
 
 
 def refresh(settings: Settings, batches: Batches, batch: Batch) -> Batch:

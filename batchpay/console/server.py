@@ -30,6 +30,8 @@ from batchpay.files import PRIVATE_FILE_MODE, private_dir, replaced_atomically
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from batchpay.console.batches import Batch
+
 LINK_FILE = "login-link"  # in console/: where a team's console leaves its login link
 
 
@@ -97,6 +99,9 @@ def serve(settings: Settings, options: ServeOptions, say: Callable[[str], None])
     token = app.state.console.sessions.login_link(login)
     link = f"{scheme}://{shown}:{port}/login/{token}"
     say(f"batchpay console for the journal {settings.journal}")
+    for batch in stopped_payments(app):
+        say(f"The payment of batch {batch.id} ({batch.meta.get('uploaded_name', '')}) stopped "
+            "before it ended: its page offers Resume payment (nothing is paid twice).")
     accounts = app.state.console.accounts
     if team_mode(options, accounts):
         path = write_link(accounts.folder, link)
@@ -104,8 +109,8 @@ def serve(settings: Settings, options: ServeOptions, say: Callable[[str], None])
             "by you only (a team's console never prints it, where a log would keep it).")
     else:
         say(f"Sign in as {login} (one-time link, valid 15 minutes): {link}")
-    say("Ctrl-C stops the console; a payment under way stops with it and goes on with "
-        "`batchpay run` or `batchpay sync` (nothing is paid twice).")
+    say("Ctrl-C stops the console; a payment under way stops with it, and Resume payment on "
+        "its page goes on with it (nothing is paid twice).")
     _run(app, sock, options)
 
 
@@ -122,6 +127,14 @@ def write_link(folder: Path, link: str) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(link + "\n")
     return path
+
+
+def stopped_payments(app: Starlette) -> list[Batch]:
+    """The batches whose payment stopped with an earlier console (the index lists them too)."""
+    from batchpay.console.payment import stopped
+
+    console = app.state.console
+    return stopped(console.settings, console.batches)
 
 
 def _run(app: Starlette, sock: socket.socket, options: ServeOptions) -> None:

@@ -152,26 +152,54 @@ def saved_check(batch: Batch) -> CheckView:
                      more_warnings=data.get("more_warnings", 0))
 
 
+def skip_invalid(batches: Batches, batch: Batch) -> Batch:
+    """Continue without the invalid rows (`--skip-invalid`): the review lists them, the plan
+    leaves them out, and the payment never sends them."""
+    check = batch.meta.get("check") or SavedCheck()
+    if batch.stage not in ("checked", "rejected") or check.get("failure"):
+        raise BatchRefused(f"This batch is {batch.stage}: only a checked sheet continues "
+                           "without its invalid rows.")
+    if not check.get("counts", {}).get(Status.VALID):
+        raise BatchRefused("No row of this sheet passed the check: there is nothing to pay. "
+                           "Fix the rows and upload the sheet again.")
+    return batches.update(batch.id, skip_invalid=True)
+
+
+def reviewable(batch: Batch) -> bool:
+    """Every row passed the check, or the maker chose to continue without the invalid ones."""
+    check = batch.meta.get("check") or SavedCheck()
+    return bool(check.get("ok") or (batch.meta.get("skip_invalid") and not check.get(
+        "failure") and check.get("counts", {}).get(Status.VALID)))
+
+
+# how long a Review press waits for the review: a small sheet's is shown when it is done;
+# a large sheet's page shows at once how many rows are quoted, and refreshes itself
+REVIEW_WAIT = (15.0, 1.0)
+SMALL_SHEET = 200  # rows
+
+
 def review(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts, user: str,
-           *, wait: float = 15.0, release: frozenset[str] = frozenset()) -> Batch:
+           *, wait: float | None = None, release: frozenset[str] = frozenset()) -> Batch:
     """Start the dry run and plan of a checked batch (quotes, fees, wallets, payees, held
     rows) in a thread, and wait for it up to `wait` seconds: a large sheet's review goes on
-    while its page says so (stage `reviewing`). `release`: payout_refs the maker pays
-    although they repeat a recent payment (`plan --allow-repeat`); the plan lists them.
+    while its page says how far it got (stage `reviewing`). `release`: payout_refs the maker
+    pays although they repeat a recent payment (`plan --allow-repeat`); the plan lists them.
     Only the batch's maker (`user`) reviews it: a review changes what the batch pays."""
     if user != batch.maker:
         raise NotYours(f"{batch.maker} made this batch: only they review it (again) and "
                        "release its held rows, so that the plan's maker is who chose what "
                        "it pays.", hint="Upload the sheet as a batch of your own instead.")
-    if not (batch.meta.get("check") or {}).get("ok"):
+    if not reviewable(batch):
         raise BatchRefused("Only a sheet whose every row passed the check is reviewed: fix "
-                           "the rows and upload it again.")
+                           "the rows and upload it again, or press Continue without the "
+                           "invalid rows.")
     started = batches.start_review(batch.id)
     thread = threading.Thread(target=_review, args=(settings, batches, started, accounts,
                                                     release),
                               name=f"review {batch.id}", daemon=True)
     thread.start()
-    thread.join(wait)
+    small = (batch.meta.get("check") or SavedCheck()).get("rows", 0) <= SMALL_SHEET
+    thread.join(wait if wait is not None else REVIEW_WAIT[0 if small else 1])
     return batches.get(batch.id) or started
 
 
@@ -188,7 +216,7 @@ def _review(settings: Settings, batches: Batches, batch: Batch, accounts: Accoun
             release: frozenset[str]) -> None:
     options = RunOptions(sheet=batch.sheet, dry_run=True, out=batch.plan_files.workbook,
                          concurrency=settings.concurrency, max_rps=settings.max_rps,
-                         allow_repeat=release)
+                         allow_repeat=release, skip_invalid=bool(batch.meta.get("skip_invalid")))
     reporter = _REVIEWS[batch.id] = PageReporter()
     try:
         _reviewed(settings, batches, batch, accounts, options, reporter)

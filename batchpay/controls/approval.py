@@ -64,14 +64,30 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- who is who
 
 
+def console_approvers(journal: Path) -> Path:
+    """The web console's own approvers file (its users' keys, written by the console beside
+    the journal, in its folder `console/`): the approvers file of a journal that sets none."""
+    return Path(journal).absolute().parent / "console" / "approvers"
+
+
+def approvers_path(settings: Settings) -> Path | None:
+    """The approvers file: the setting, else the console's own where the console keeps one
+    (a plan the console made and approved is paid by `batchpay run --plan` as it is)."""
+    if settings.approvers_file is not None:
+        return Path(settings.approvers_file)
+    found = console_approvers(settings.journal)
+    return found if found.is_file() else None
+
+
 def signers_of(settings: Settings) -> list[sshsig.Signer]:
-    if settings.approvers_file is None:
+    path = approvers_path(settings)
+    if path is None:
         raise PlanRefused("No approvers file is set: set approvers_file to the allowed_signers "
                           "file that lists who may make and approve plans.")
     try:
-        return sshsig.allowed_signers(Path(settings.approvers_file))
+        return sshsig.allowed_signers(path)
     except OSError as exc:
-        raise PlanRefused(f"Cannot read the approvers file {settings.approvers_file}: "
+        raise PlanRefused(f"Cannot read the approvers file {path}: "
                           f"{exc.strerror or exc}.") from exc
     except sshsig.SignatureError as exc:
         raise PlanRefused(f"The approvers file is not usable: {exc}.") from exc

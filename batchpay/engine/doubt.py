@@ -7,7 +7,8 @@ service's word arrives (a run's lookup, `batchpay sync`, a webhook):
     found    a payout made with the row's quote is the row's payout: the list shows it
              (scanned by quote id), or an event names it (`data.quote.id`; an event that
              says FAILED or REFUNDED only once the service's own record of it agrees)
-    absent   a *complete* scan of the list that holds no payout for the quote proves that
+    absent   a *complete* scan of the list (every state read to its end,
+             engine.payout_list) that holds no payout for the quote proves that
              the request never arrived, once the quote had expired a read timeout before
              the scan began (a request that left before the scan may be committed up to a
              read timeout later): NOT_SENT, and the next run sends it with a new quote

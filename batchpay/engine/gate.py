@@ -70,12 +70,18 @@ class Plan:
         notes = []
         payee_held = sum(c["decision"] == Status.HELD for c in self.payee_changes)
         service_held = sum(kind == "hold.service" for kind, _, _ in self.decisions)
+        unchecked = sum(kind == "hold.service" and "unchecked" in data
+                        for kind, _, data in self.decisions)
         if payee_held:
             notes.append(f"{payee_held} row(s) HELD because the payee's bank details changed, "
                          "are new or shared, failed before, or look like a known payee's: see their error. Confirm one "
                          "payee at a time with `batchpay payees confirm`.")
-        if service_held:
-            notes.append(f"{service_held} row(s) HELD: the service's own payout list holds a "
+        if unchecked:
+            notes.append(f"{unchecked} row(s) HELD: the service's own payout list could not be "
+                         "read completely (page cap sync_max_pages), so they could not be "
+                         "checked against it: see their error.")
+        if service_held - unchecked:
+            notes.append(f"{service_held - unchecked} row(s) HELD: the service's own payout list holds a "
                          "payment with the same payout_ref, or the same account, amount and "
                          "currencies, that this journal did not make (another journal, an "
                          "older copy of this one, the provider's dashboard): see their error. "
@@ -225,11 +231,19 @@ def _payee_holds(journal: Journal, settings: Settings,
 
 def _service_decision(service: ServiceLedger | None, p: PayoutRow, ref: str,
                       allow_repeat: frozenset[str]) -> tuple[str, str, dict[str, Any]] | None:
-    """A hold for a row the service's list already holds, or its release by --allow-repeat."""
-    found = service.match(ref, p) if service is not None else None
-    if found is None:
+    """A hold for a row the service's list already holds, or that a list not read completely
+    could not clear; or its release by --allow-repeat."""
+    if service is None:
         return None
-    assert service is not None
+    found = service.match(ref, p)
+    if found is None:
+        if service.complete:
+            return None
+        unread = {"unchecked": service.unread, "since": f"{service.since:%Y-%m-%dT%H:%M:%SZ}",
+                  "max_pages": service.max_pages}
+        if ref in allow_repeat:
+            return "hold.released", ref, {"reason": "service", **unread, "operator": operator()}
+        return "hold.service", ref, {**unread, "message": service.unchecked_message(ref)}
     how, payouts = found
     info = {"matched_by": how, "found": [
         {"payout_id": o.payout_id, "reference_number": o.reference_number, "state": o.state,

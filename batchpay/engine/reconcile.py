@@ -33,19 +33,18 @@ from typing import Any
 from batchpay.config import Settings
 from batchpay.days import Period, moment, utc_text
 from batchpay.engine.books import FEE, PAYOUT, REFUND, close_period
+from batchpay.engine.payout_list import EVERY_STATE, read_list
 from batchpay.engine.statement import Statement, build_statement
 from batchpay.errors import InputError, JournalServiceMismatch
 from batchpay.files import check_output
 from batchpay.journal.records import ChainCheck
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
-from batchpay.provider.errors import RequestRejected
+from batchpay.provider.errors import PayoutListAbsent
 from batchpay.provider.models import Payout
 from batchpay.service import Opener
 from batchpay.sheet.ref_tag import refs_in_remark
 
-LISTED_STATES = ("COMPLETED", "PENDING", "FAILED", "REFUNDED")
-PAGE_SIZE = 100
 OTHER = "other"
 KINDS = (PAYOUT, FEE, REFUND)
 STATEMENT_COLUMNS = ("date", "type", "amount", "currency", "reference", "payout_id",
@@ -286,35 +285,28 @@ async def _service_lines(settings: Settings, base_url: str, api_key: str | None,
 async def read_service_lines(client: PayoutClient, since: str, until: str, max_pages: int
                              ) -> tuple[list[Line], bool]:
     """The movements of the payouts the service created in [since, until), read state by
-    state, page by page, with `state`, `page` and `size` on every request; False when a
-    state's list was longer than `max_pages` pages."""
-    lines: list[Line] = []
-    complete = True
-    for state in LISTED_STATES:
-        page = 0
-        while True:
-            try:
-                listing = await client.list_payouts(state=state, page=page, size=PAGE_SIZE)
-            except RequestRejected as exc:
-                if exc.status == 404:
-                    raise InputError(
-                        f"The service has no transaction list (404 on {exc.request}): the "
-                        "wallet's movements cannot be read from it.",
-                        hint="Export the wallet's statement from the provider's dashboard and "
-                        "run again with --statement FILE (the README says its columns).",
-                    ) from None
-                raise
-            for payout in listing.items:
-                created = payout.created or ""
-                if created and since <= utc_text(moment(created)) < until:
-                    lines.extend(service_movements(payout))
-            page += 1
-            if listing.last or not listing.items:
-                break
-            if page >= max_pages:
-                complete = False
-                break
-    return lines, complete
+    state as every reader of the list reads it (`engine.payout_list`); False when the list
+    was longer than `max_pages` pages. A payout that moved on while the list was read is
+    taken in its later state (the states are read in the order payouts move)."""
+    payouts: dict[str, Payout] = {}
+
+    def on_page(state: str, items: list[Payout]) -> None:
+        for payout in items:
+            created = payout.created or ""
+            if created and since <= utc_text(moment(created)) < until:
+                payouts[payout.id] = payout
+
+    try:
+        read = await read_list(client, EVERY_STATE, max_pages=max_pages, on_page=on_page)
+    except PayoutListAbsent as exc:
+        raise InputError(
+            f"The service has no transaction list (404 on {exc.request}): the "
+            "wallet's movements cannot be read from it.",
+            hint="Export the wallet's statement from the provider's dashboard and "
+            "run again with --statement FILE (the README says its columns).",
+        ) from None
+    return [line for payout in payouts.values() for line in service_movements(payout)], \
+        read.complete
 
 
 def service_movements(payout: Payout) -> list[Line]:

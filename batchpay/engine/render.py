@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from batchpay.engine.doubt import UNKNOWN_ERROR
 from batchpay.errors import JournalError
@@ -70,6 +70,32 @@ def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
         source_currency=rr.source_currency, target_currency=rr.target_currency,
         quotes_used=rr.quotes_used, asked=rr.asked,
     )
+
+
+class RowState(NamedTuple):
+    """What a page following a payment shows of a row: `result_row`'s status and error,
+    without the row's cells (reading them is most of the cost at thousands of rows)."""
+
+    row: int
+    payout_ref: str
+    status: str
+    error: str
+    reference_number: str
+
+
+def row_states(journal: Journal, run_id: str) -> list[RowState]:
+    """The run's rows as `result_rows` gives their status, error and reference."""
+    states = []
+    for r in journal.run_row_states(run_id):
+        if r["linked"] and r["ledger_status"] is not None:
+            ledger = r["ledger_status"]
+            error = r["ledger_error"] or (UNKNOWN_ERROR if ledger == SENDING
+                                          else STATUS_EXPLAINED.get(ledger, ""))
+            states.append(RowState(r["row"], r["payout_ref"], display_status(ledger), error,
+                                   r["reference_number"] or ""))
+        else:
+            states.append(RowState(r["row"], r["payout_ref"], r["status"], r["error"] or "", ""))
+    return states
 
 
 def result_rows(journal: Journal, run: RunRecord) -> Iterator[ResultRow]:

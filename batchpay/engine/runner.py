@@ -133,7 +133,7 @@ class ServiceListCheck:
     amount_since: str  # account and amount matches from then on ("": none)
     pages: int
     payouts_seen: int
-    complete: bool  # the list was read back to `since` (not cut by the page cap)
+    complete: bool  # each state's list was read back to `since` (not cut by the page cap)
 
 
 @dataclass(frozen=True)
@@ -339,15 +339,17 @@ class _Batch:
         self.reporter.note(f"Checking the service's own payout list (payout_ref over the last "
                            f"{days} days{by_amount}; pages of 100) for payments this journal "
                            "did not make.")
-        started: list[int] = []
+        bar: list[str] = []  # the state whose pages the progress bar counts
 
-        def progress(done: int, at_most: int) -> None:
-            if not started:
-                started.append(at_most)
-                self.reporter.start("Service's payouts (pages)", at_most)
-                self.reporter.advance(done)
-            else:
+        def progress(state: str, done: int, at_most: int) -> None:
+            if bar and bar[0] == state:
                 self.reporter.advance()
+                return
+            if bar:
+                self.reporter.done()
+            bar[:] = [state]
+            self.reporter.start(f"Service's {state} payouts (pages)", at_most)
+            self.reporter.advance(done)
 
         try:
             ledger = await read_service_ledger(client, self.journal, days=days,
@@ -360,9 +362,9 @@ class _Batch:
             amount_since=f"{ledger.repeat_since:%Y-%m-%dT%H:%M:%SZ}" if ledger.repeat_since
             else "", pages=ledger.pages, payouts_seen=ledger.seen, complete=ledger.complete)
         if not ledger.complete:
-            self.notes.append(f"The service's payout list was read up to the page cap "
-                              f"(sync_max_pages = {cap}, {cap * 100} payouts) without reaching "
-                              f"{ledger.since:%Y-%m-%d}: older payouts were not checked.")
+            self.notes.append(f"The service's payout list ({' and '.join(ledger.unread)}) "
+                              f"could not be read back to {ledger.since:%Y-%m-%d} within the "
+                              f"page cap (sync_max_pages = {cap}, {cap * 100} payouts).")
         return ledger
 
     async def _check_bank_names(self, client: PayoutClient) -> None:

@@ -5,12 +5,18 @@ paid twice. A journal can be lost (deleted, a new laptop), replaced by an older 
 be another one (`--journal` at a fresh file, a colleague's); a payment can be made in the
 provider's dashboard. None of these are in the journal, all of them are in the service's
 payout list. So before a run sends anything, the list of the last `service_check_days` days
-is read (pages of 100, through the same client: paced, counted in the rate budget), and a
+is read (the states PENDING, which holds PROCESSING too, and COMPLETED, pages of 100,
+through the same client: paced, counted in the rate budget; engine.payout_list), and a
 row about to be sent is HELD when a payout there that this journal did not make (its quote
 id is in none of the journal's payout requests), that may have paid (PENDING, PROCESSING,
 COMPLETED), carries its payout_ref or, within the last `repeat_window_days` days, pays the
 same account the same amount in the same currencies. `--allow-repeat PAYOUT_REF` releases
 it (an event of the chain).
+
+Complete or nothing: a window the check could not read to its start in both states (the
+page cap `sync_max_pages`) may hide any row's earlier payment, so every row about to be sent
+is HELD, saying so; never a warning alone. A service without the list (404) stops the run
+before it pays (`ServiceCheckImpossible`): without the list there is no second memory.
 
 Two memories of different lengths: a payout_ref is one payment, so finding it is never a
 false match and holds over the whole window (62 days by default: a journal lost or rolled
@@ -25,13 +31,15 @@ however a person typed it in the dashboard (`REF:HP-A`, `ref: HP-B`, `ref:HP-C.`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from batchpay.controls.repeats import payment_key
+from batchpay.engine.payout_list import PAID_STATES, created_at, older_than, read_list
 from batchpay.money import masked
+from batchpay.provider.errors import PayoutListAbsent
 from batchpay.sheet.ref_tag import ref_key, refs_in_remark
 from batchpay.statuses import FINE
 
@@ -41,7 +49,6 @@ if TYPE_CHECKING:
     from batchpay.provider.models import Payout
     from batchpay.sheet.validate import PayoutRow
 
-PAGE_SIZE = 100
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,9 @@ class ServiceLedger:
     by_key: dict[tuple[str, ...], list[Outside]] = field(default_factory=dict)
     pages: int = 0
     seen: int = 0
-    complete: bool = False  # the list was read back to the window's start or its end
+    complete: bool = False  # each state's list was read back to the window's start or its end
+    unread: list[str] = field(default_factory=list)  # the states not read completely
+    max_pages: int = 0
 
     def add(self, payout: Outside) -> None:
         for ref in payout.refs:
@@ -97,6 +106,16 @@ class ServiceLedger:
             return "the same account, amount and currencies", found
         return None
 
+    def unchecked_message(self, ref: str) -> str:
+        """Why a row is held when the window could not be read completely."""
+        return (f"not checked against the service's own payout list: its "
+                f"{' and '.join(self.unread)} payouts since {self.since:%Y-%m-%d} could not "
+                f"all be read within the page cap (sync_max_pages = {self.max_pages}), so an "
+                "earlier payment of this row from another journal, an older copy of this one "
+                "or the provider's dashboard would not be seen. Raise sync_max_pages (or "
+                "shorten service_check_days) in your own settings file and run again; if this "
+                f"is a new payment, run again with --allow-repeat {ref}")
+
     def hold_message(self, ref: str, how: str, found: list[Outside]) -> str:
         first, *more = sorted(found, key=lambda p: p.created)
         also = f" (and {len(more)} more)" if more else ""
@@ -104,14 +123,6 @@ class ServiceLedger:
                 f"matched by {how} (account {masked(first.account)}); paid from another "
                 "journal, an older copy of this one or the provider's dashboard? If this is "
                 f"a new payment, run again with --allow-repeat {ref}")
-
-
-def _created(payout: Payout) -> datetime | None:
-    try:
-        when = datetime.fromisoformat((payout.created or "").replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def _part(record: Any, name: str) -> dict[str, Any]:
@@ -131,59 +142,42 @@ def _outside(payout: Payout) -> Outside:
                         target_amount=target.get("amount"))}
     return Outside(payout.id, payout.reference_number or "", payout.state, payout.created or "",
                    refs_in_remark(payout.remark), frozenset(k for k in keys if k is not None),
-                   str(account or ""), _created(payout))
+                   str(account or ""), created_at(payout))
+
+
+class ServiceCheckImpossible(PayoutListAbsent):
+    """The service answers its payout list with 404: the run cannot check it and stops."""
 
 
 async def read_service_ledger(client: PayoutClient, journal: Journal, *, days: int,
                               repeat_days: int, max_pages: int,
-                              progress: Callable[[int, int], None] | None = None,
+                              progress: Callable[[str, int, int], None] | None = None,
                               now: datetime | None = None) -> ServiceLedger:
-    """Read the service's payouts of the last `days` days (at most `max_pages` pages); their
-    account and amount count for the last `repeat_days` days only (0: not at all).
+    """Read the service's payouts of the last `days` days (at most `max_pages` pages for the
+    two states together); their account and amount count for the last `repeat_days` days
+    only (0: not at all).
 
-    The list's order is not documented: the first page tells it (the sandbox lists oldest
-    first). Oldest first, the pages are read from the last one back; newest first, onwards;
-    either way until a page reaches back past the window's start. `progress(done, at_most)`
-    is told after each page."""
+    Each state's list is read from its newest end back until a page reaches past the
+    window's start, in whichever order the service lists (engine.payout_list: onwards when
+    newest first, from the last page back when oldest first, every page when the order
+    cannot be told). `progress(state, done, at_most)` is told after each page."""
     now = now or datetime.now(UTC)
     ledger = ServiceLedger(since=now - timedelta(days=days), repeat_since=now - timedelta(
-        days=repeat_days) if repeat_days else None)
-    first = await client.list_payouts(page=0, size=PAGE_SIZE)
-    ledger.pages = 1
-    pages = [first.items]
-    total = first.total_pages
-    dated = [d for d in (_created(p) for p in first.items) if d is not None]
-    newest_first = len(dated) >= 2 and dated[0] > dated[-1]
-    order: Iterable[int] = range(1, total) if newest_first else range(total - 1, 0, -1)
-    at_most = min(total, max_pages)
-    if progress:
-        progress(1, at_most)
-
-    def reaches_back(items: list[Payout]) -> bool:
-        oldest = min((d for d in (_created(p) for p in items) if d is not None), default=None)
-        return oldest is not None and oldest < ledger.since
-
-    ledger.complete = total <= 1 or (newest_first and reaches_back(first.items))
-    if not ledger.complete:
-        for number in order:
-            if ledger.pages >= max_pages:
-                break
-            listing = await client.list_payouts(page=number, size=PAGE_SIZE)
-            ledger.pages += 1
-            pages.append(listing.items)
-            if progress:
-                progress(ledger.pages, at_most)
-            if not listing.items or reaches_back(listing.items):
-                ledger.complete = True
-                break
-        else:
-            ledger.complete = True
+        days=repeat_days) if repeat_days else None, max_pages=max_pages)
     recent: dict[str, Payout] = {}
-    for items in pages:
+
+    def take(state: str, items: list[Payout]) -> None:
         for p in items:
-            when = _created(p)
+            when = created_at(p)
             if when is None or when >= ledger.since:  # an undated payout counts as recent
                 recent[p.id] = p
+
+    try:
+        read = await read_list(client, PAID_STATES, max_pages=max_pages, on_page=take,
+                               window_read=older_than(ledger.since), progress=progress)
+    except PayoutListAbsent as exc:
+        raise _impossible(exc) from None
+    ledger.pages, ledger.complete, ledger.unread = read.pages, read.complete, read.unread()
     ledger.seen = len(recent)
     paid = [p for p in recent.values() if p.state in FINE]
     ours = journal.known_quotes(p.quote_id for p in paid if p.quote_id)
@@ -191,3 +185,18 @@ async def read_service_ledger(client: PayoutClient, journal: Journal, *, days: i
         if p.quote_id not in ours:
             ledger.add(_outside(p))
     return ledger
+
+
+def _impossible(exc: PayoutListAbsent) -> ServiceCheckImpossible:
+    from batchpay.config import settings_files
+
+    return ServiceCheckImpossible(
+        f"The service has no payout list ({exc.service_message or 'not found'}: HTTP 404 on "
+        f"{exc.request}), so it cannot be checked for payments this journal does not know. "
+        "Without that second memory a lost, deleted or rolled-back journal would pay its rows "
+        "again. Nothing was sent.",
+        status=exc.status, method=exc.method, path=exc.path,
+        service_message=exc.service_message,
+        hint="If the service truly offers no list and you accept that the journal alone "
+        "remembers what was paid, set `service_check_days = 0` in your own settings file "
+        f"({settings_files()[0]}) and run again.")

@@ -5,7 +5,8 @@ REFUNDED) are found in the list, pages of 100, in one scan: by payout id, or by 
 for rows whose answer was lost. A row in doubt that the scan proves never received
 (engine.doubt: a *complete* scan, begun a read timeout, setting `read_timeout`, after its
 quote expired) becomes NOT_SENT; a scan cut short by the page cap (setting
-`sync_max_pages`) proves nothing and leaves it UNKNOWN.
+`sync_max_pages`) proves nothing and leaves it UNKNOWN. A service without the list (404)
+is read one payout at a time by id: rows in doubt, known by their quote only, stay UNKNOWN.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class SyncOutcome:
     never_received: int
     requests: int
     complete: bool
+    list_absent: bool  # the service has no payout list: payouts were read by id
     results_path: Path
     summary: ResultsSummary
     rows: list[dict[str, Any]]
@@ -58,7 +60,7 @@ def sync_run(settings: Settings, run_id: str | None, out: Path | None,
         run = find_run(journal, run_id)
         with connect() as service:
             journal.bind_service(service.identity)
-            tracked, changed, never, requests, complete = asyncio.run(
+            tracked, changed, never, requests, complete, absent = asyncio.run(
                 _sync(settings, journal, run.id, service.base_url, service.api_key))
         # noted before rendering: the workbook's "journal chain head" is then the true head
         journal.record_note("sync", {"run": run.id, "tracked": tracked, "changed": changed,
@@ -71,7 +73,8 @@ def sync_run(settings: Settings, run_id: str | None, out: Path | None,
         rows = [json_row(row=r.row, payout_ref=rr.payout_ref, status=r.status, error=r.error,
                          reference_number=r.reference_number)
                 for rr, r in zip(journal.run_rows(run.id), results, strict=True)]
-        return SyncOutcome(run.id, tracked, changed, never, requests, complete, path, summary, rows)
+        return SyncOutcome(run.id, tracked, changed, never, requests, complete, absent, path,
+                           summary, rows)
     finally:
         journal.close()
 
@@ -85,11 +88,11 @@ def synced_path(run: RunRecord) -> Path:
 
 
 async def _sync(settings: Settings, journal: Journal, run_id: str, base_url: str,
-                api_key: str | None) -> tuple[int, int, int, int, bool]:
+                api_key: str | None) -> tuple[int, int, int, int, bool, bool]:
     refs = [r.payout_ref for r in journal.run_rows(run_id) if r.linked]
     entries = [e for e in journal.entries(refs).values() if e.status in MAY_CHANGE]
     if not entries:
-        return 0, 0, 0, 0, True
+        return 0, 0, 0, 0, True, False
     before = {e.payout_ref: e.status for e in entries}
     async with PayoutClient.from_settings(settings, base_url=base_url, api_key=api_key) as client:
         lookup = Lookup.beginning(client)
@@ -99,4 +102,5 @@ async def _sync(settings: Settings, journal: Journal, run_id: str, base_url: str
     never = never_received(journal, before, lookup)
     after = journal.entries(before)
     changed = sum(after[r].status != s for r, s in before.items())
-    return len(entries), changed, len(never), requests, lookup.found.complete
+    return (len(entries), changed, len(never), requests, lookup.found.complete,
+            lookup.found.list_absent)

@@ -171,6 +171,26 @@ class Journal(JournalDatabase):
         return [self._run(r) for r in self.db.execute(
             "SELECT * FROM runs ORDER BY started_at, rowid")]
 
+    def run_ids_of(self, input_sha256: str, kinds: Iterable[str]) -> list[str]:
+        """The ids of the runs of these input bytes and kinds, oldest first, without reading
+        their records (a page following a payment asks this every second)."""
+        wanted = list(kinds)
+        marks = ",".join("?" * len(wanted))
+        return [r[0] for r in self.db.execute(
+            f"SELECT id FROM runs WHERE input_sha256 = ? AND kind IN ({marks}) "
+            "ORDER BY started_at, rowid", (input_sha256, *wanted))]
+
+    def run_row_states(self, run_id: str) -> list[sqlite3.Row]:
+        """Each row of a run with what its status comes from, in order, its inputs unread:
+        row, payout_ref, linked, status, error, and its payout_ref's ledger status, error
+        and reference_number (NULL when none). `render.row_states` applies the rule."""
+        return self.db.execute(
+            "SELECT rr.row, rr.payout_ref, rr.linked, rr.status, rr.error, "
+            "p.status AS ledger_status, p.error AS ledger_error, p.reference_number "
+            "FROM run_rows rr LEFT JOIN payouts p ON rr.linked = 1 "
+            "AND p.payout_ref = rr.payout_ref WHERE rr.run_id = ? ORDER BY rr.seq",
+            (run_id,)).fetchall()
+
     def run(self, run_id: str | None = None) -> RunRecord | None:
         if run_id is None:
             r = self.db.execute(

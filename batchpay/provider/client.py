@@ -216,13 +216,15 @@ class PayoutClient:
         return await self._call("GET", self.paths.transaction, Payout.from_json,
                                 ids={"id": payout_id})
 
-    async def list_payouts(self, *, state: str | None = None, page: int = 0,
-                           size: int = 100) -> PayoutPage:
+    async def list_payouts(self, *, state: str, page: int, size: int = 100) -> PayoutPage:
+        """One page of the payouts in one state. provider.md: `state`, `page` and `size` are
+        all required (engine.payout_list reads the states a caller needs); a 404 is
+        ``PayoutListAbsent``, the service offering no list."""
         # paging fields sit beside `data`, so this one reads the whole envelope
         return await self._call(
             "GET", self.paths.transactions,
             lambda envelope: PayoutPage.from_envelope(envelope, page=page, size=size),
-            params=compact({"state": state, "page": str(page), "size": str(size)}),
+            params={"state": state, "page": str(page), "size": str(size)},
             whole_envelope=True)
 
     async def wallets(self, currency: str | None = None) -> list[Wallet]:
@@ -330,8 +332,9 @@ class PayoutClient:
     def _envelope(self, response: httpx.Response, method: str, path_template: str,
                   payout: bool) -> dict[str, Any]:
         if not response.is_success:
-            raise self._redacted(error_from_response(response, method, path_template,
-                                                     payout_request=payout))
+            raise self._redacted(error_from_response(
+                response, method, path_template, payout_request=payout,
+                list_request=method == "GET" and path_template == self.paths.transactions))
         try:
             envelope = jsonnum.loads(response.content)
         except ValueError:

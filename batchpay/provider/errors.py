@@ -105,6 +105,12 @@ class InsufficientBalance(RequestRejected):
     """400 "Insufficient wallet balance for transaction"."""
 
 
+class PayoutListAbsent(RequestRejected):
+    """404 on the payout list: the service has no list to read (the provider's current API
+    reference no longer shows it), so nothing can be looked up by quote id and no payout
+    this journal does not know of can be found."""
+
+
 # --- the one mapping from a response to an error --------------------------------------
 
 PAYOUT_PATH = "/v2/payout"  # provider.md's default; the client passes its own setting
@@ -127,6 +133,8 @@ HINT_AMBIGUOUS = (
 HINT_REJECTED = "The service refused the request: correct what its message names and try again."
 HINT_BALANCE = "Top up the wallet that is debited, then run the rejected rows again."
 HINT_QUOTE = "The quote can no longer be used; batchpay asks for a new one when it runs the row again."
+HINT_NO_LIST = ("The service has no payout list at this path: check the `transactions` path "
+                "setting, or ask the provider whether the list is offered to this account.")
 
 
 def error_from_response(
@@ -135,12 +143,14 @@ def error_from_response(
     path_template: str,
     *,
     payout_request: bool | None = None,
+    list_request: bool = False,
 ) -> ProviderError:
     """The error for a response that is not a success.
 
     ``payout_request`` says whether this answered the payout POST (the one request whose
     5xx or garbled answer leaves the outcome in doubt); by default it is inferred from the
-    method and provider.md's payout path.
+    method and provider.md's payout path. ``list_request``: it answered the payout list,
+    whose 404 means the list itself is absent (not a payout that was not found).
     """
     if payout_request is None:
         payout_request = method.upper() == "POST" and path_template == PAYOUT_PATH
@@ -165,6 +175,8 @@ def error_from_response(
         return error(ServiceError, HINT_AMBIGUOUS if payout_request else HINT_SERVICE_DEFINITE,
                      definite=not payout_request)
     if 400 <= status < 500:
+        if list_request and status == 404:
+            return error(PayoutListAbsent, HINT_NO_LIST)
         if "quotes only last" in lowered:
             return error(QuoteExpired, HINT_QUOTE)
         if "invalid quote id" in lowered:

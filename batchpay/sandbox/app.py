@@ -9,6 +9,12 @@ that the service accepts is committed, and then its connection is closed with no
 response at all, as when a network or a proxy loses the answer (a refused one is answered
 as usual). Every response carries `X-Batchpay-Sandbox: 1`. Requests are counted by
 "METHOD /path/template status"; a dropped payout counts under the status "dropped".
+
+The payout list is held to its documented contract: `state`, `page` and `size` are all
+required (400 naming the one missing), `state` is COMPLETED, PENDING, FAILED or REFUNDED,
+and PENDING also lists the payouts in PROCESSING (none goes unlisted on its way). Started
+with `payout_list=False` (`--no-payout-list`) the list is absent: 404, as on a service
+whose current API no longer offers it; a payout is then read only by its id.
 """
 
 from __future__ import annotations
@@ -164,10 +170,8 @@ async def _json_body(request: Request) -> Any:
         raise Refusal(400, "Request body was not received") from None
 
 
-def _whole_number(request: Request, name: str, default: int, minimum: int) -> int:
+def _whole_number(request: Request, name: str, minimum: int) -> int:
     text = request.query_params.get(name, "").strip()
-    if not text:
-        return default
     if not text.isdigit() or int(text) < minimum:
         raise Refusal(400, f"{name} must be a whole number of at least {minimum}")
     return int(text)
@@ -218,11 +222,14 @@ def create_app(config: SandboxConfig) -> Starlette:
         return _retrieved("Transaction", state.read_payout(request.path_params["id"]))
 
     async def list_transactions(request: Request) -> Response:
-        wanted = request.query_params.get("state", "").strip().upper() or None
-        if wanted is not None and wanted not in LISTABLE_STATES:
+        for name in ("state", "page", "size"):  # all three required, as documented
+            if not request.query_params.get(name, "").strip():
+                raise Refusal(400, f"{name} is required")
+        wanted = request.query_params["state"].strip().upper()
+        if wanted not in LISTABLE_STATES:
             raise Refusal(400, f"Invalid state: use one of {', '.join(LISTABLE_STATES)}")
-        page = _whole_number(request, "page", 0, 0)
-        size = min(_whole_number(request, "size", MAX_PAGE_SIZE, 1), MAX_PAGE_SIZE)
+        page = _whole_number(request, "page", 0)
+        size = min(_whole_number(request, "size", 1), MAX_PAGE_SIZE)
         records, total = state.list_payouts(wanted, page, size)
         return JSONBody({
             "message": "Transactions retrieved successfully", "status": "success",
@@ -283,7 +290,7 @@ def create_app(config: SandboxConfig) -> Starlette:
         ("/v1/quote/{id}", read_quote, "GET"),
         ("/v2/payout", create_payout, "POST"),
         ("/v1/transaction/{id}", read_transaction, "GET"),
-        ("/v1/transaction", list_transactions, "GET"),
+        *([("/v1/transaction", list_transactions, "GET")] if config.payout_list else []),
         ("/v1/wallet", read_wallets, "GET"),
         ("/_sandbox/payouts", sandbox_payouts, "GET"),
         ("/_sandbox/stats", sandbox_stats, "GET"),

@@ -31,6 +31,7 @@ class SandboxConfig:
     state_path: Path | None = None
     rounding: str = "half-up"  # of the quote's target amount: half-up | half-even | down | up
     rate_drift: float = 0  # a pair's rate moves by up to this fraction every few quotes
+    payout_list: bool = True  # False: GET /v1/transaction answers 404, as if the service had none
 
     def __post_init__(self) -> None:
         if self.state_path is not None:

@@ -41,7 +41,7 @@ def serve(config: SandboxConfig) -> None:
             ("latency-ms", config.latency_ms), ("error-rate", config.error_rate),
             ("drop-rate", config.drop_rate), ("rate-limit", config.rate_limit),
         ) if value
-    ]
+    ] + ([] if config.payout_list else ["no-payout-list (GET /v1/transaction answers 404)"])
     lines = [
         "SANDBOX: a fake payout service for tests. No real money moves.",
         f"  URL:      {url}",

@@ -47,7 +47,8 @@ from batchpay.sandbox.wire import (
 
 START_BALANCES: dict[str, Decimal] = {"NGN": Decimal("10000000000"), "USD": Decimal("100000000")}
 STATES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED")
-LISTABLE_STATES = (*STATES, "INITIATED")  # older records' name for PENDING: none here
+# the values of the list's required `state` (provider.md); PROCESSING is listed under PENDING
+LISTABLE_STATES = ("COMPLETED", "PENDING", "FAILED", "REFUNDED")
 REFERENCE_ALPHABET = string.ascii_uppercase + string.digits
 WALLET_IDS = uuid.UUID("6f1c0b7e-5d7a-4c8e-9a51-0d5b8b8a5a11")  # namespace of wallet ids
 
@@ -328,23 +329,23 @@ class SandboxState:
             return None
         return self._render(loads(row[2]), row[0], bool(row[1]), now)
 
-    def list_payouts(self, state: str | None, page: int, size: int) -> tuple[list[Payout], int]:
-        """One page of payouts in creation order, optionally in one state; and their count."""
+    def list_payouts(self, state: str, page: int, size: int) -> tuple[list[Payout], int]:
+        """One page of the payouts listed under `state` (LISTABLE_STATES), in creation order,
+        and their count. PENDING lists the payouts still on their way, PROCESSING ones with
+        them: the service documents no state to list PROCESSING by, and a payout must be
+        in some list from the moment it is made to its last state."""
         now = time.time()
         settle = self.config.settle_seconds
-        where, params = "1", []
-        if state in ("PENDING", "INITIATED"):
-            where, params = "created > ?", [now - settle / 2]
-            if state == "INITIATED":
-                where = "0"
-        elif state == "PROCESSING":
-            where, params = "created > ? AND created <= ?", [now - settle, now - settle / 2]
+        if state == "PENDING":
+            where, params = "created > ?", [now - settle]
         elif state == "COMPLETED":
             where, params = "fails = 0 AND created <= ?", [now - settle]
         elif state == "FAILED":
             where, params = "fails = 1 AND created > ? AND created <= ?", [now - 2 * settle, now - settle]
         elif state == "REFUNDED":
             where, params = "fails = 1 AND created <= ?", [now - 2 * settle]
+        else:
+            raise ValueError(f"not a listable state: {state}")
         with self._transaction(now) as db:
             total = db.execute(f"SELECT COUNT(*) FROM payout INDEXED BY payout_by_time WHERE {where}", params).fetchone()[0]
             page_seqs = [seq for (seq,) in db.execute(

@@ -1,24 +1,35 @@
 """Benchmark the web console: `batchpay serve` as its own process, driven over HTTP.
 
-    python tests/benchmarks/bench_console.py [--rows 10000] [--short]
+    python tests/benchmarks/bench_console.py [--rows 2000] [--short]
 
 Against a sandbox process, prints:
 - first_page_s: from starting `batchpay serve` to the first page shown after the login
   link (process start-up included), and the serve process's memory then (idle);
 - upload + check of the 25-row sample and of an N-row sheet (the request's wall time);
 - for the N-row sheet: the review (a dry run: every row quoted), the payment until every
-  row is final, one progress read of N rows, and the serve process's peak memory over it
-  all, with the sandbox's payout count (one per row).
+  row is final (followed as its page follows it: the server-sent events), one progress
+  read of N rows, and the serve process's peak memory over it
+  all, with the sandbox's payout count (one per row);
+- the same sheet on the command line against a fresh sandbox of the same options:
+  `batchpay run --dry-run` (the review's work) and `batchpay run` (the payment), each
+  process's wall time, and the console's times over them (`console_over_cli`);
+- a payment stopped with the console: `serve` killed (SIGKILL) once a quarter of the rows'
+  requests are in the journal, a new `serve` started, Resume payment pressed; the time
+  from the press to the end, and the sandbox's payouts (N, once each) and distinct quotes.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import signal
+import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -97,6 +108,18 @@ class Console:
         assert answer.status_code == 303, (path, answer.status_code, answer.text[:2000])
         return answer
 
+    def follow(self, batch: str) -> dict[str, Any]:
+        """The payment followed as its page follows it (server-sent events, until final)."""
+        state: dict[str, Any] = {}
+        with self.http.stream("GET", f"/batches/{batch}/events",
+                              headers={"Cookie": f"{COOKIE}={self.session}"}) as answer:
+            for line in answer.iter_lines():
+                if line.startswith("data:"):
+                    state = json.loads(line[5:])
+                    if state["finished"]:
+                        break
+        return state
+
     def upload(self, path: Path) -> tuple[str, float]:
         started = time.perf_counter()
         answer = self.post("/upload", files={"sheet": (path.name, path.read_bytes())})
@@ -110,16 +133,22 @@ class Console:
 
 def build(path: Path, rows: int) -> None:
     """bench_intake's rows, all paid from NGN (its USD rows ask more than the sandbox's
-    500,000 CNY limit)."""
-    at = list(COLUMN_NAMES).index("source_currency")
+    500,000 CNY limit), each payee's name its own: bench_intake's random names repeat, and
+    a second payment (Resume payment) would hold a row whose name another row's payee,
+    paid meanwhile, already has (a look-alike payee)."""
+    columns = list(COLUMN_NAMES)
+    at = columns.index("source_currency")
     grid = make_rows(rows)
-    for row in grid:
+    for n, row in enumerate(grid, start=1):
         row[at] = "NGN"
+        for name in ("recipient_name", "company_name"):
+            if row[columns.index(name)]:
+                row[columns.index(name)] = f"{row[columns.index(name)]}{n}"
     write_grid(path, list(COLUMN_NAMES), grid, constant_memory=True)
 
 
 def main() -> None:
-    rows = benchmark_rows(__doc__ or "", default=10000, short=200)
+    rows = benchmark_rows(__doc__ or "", default=2000, short=200)
     with tempfile.TemporaryDirectory(prefix="bench-console-") as name:
         folder = Path(name)
         sheet = folder / f"payouts-{rows}.xlsx"
@@ -155,11 +184,7 @@ def main() -> None:
                                  console.get(f"/batches/{batch}").text)
                 assert plan, "no Pay form on the batch's page"
                 console.post(f"/batches/{batch}/pay", plan=plan.group(1), confirm="yes")
-                while True:
-                    state = console.get(f"/batches/{batch}/progress").json()
-                    if state["finished"]:
-                        break
-                    time.sleep(0.5)
+                state = console.follow(batch)
                 pay_s = time.perf_counter() - started
                 started = time.perf_counter()
                 console.get(f"/batches/{batch}/progress")
@@ -173,6 +198,98 @@ def main() -> None:
             print(f"case=sheet rows={rows} upload_check_s={check_s:.2f} review_s={review_s:.1f} "
                   f"pay_s={pay_s:.1f} progress_ms={progress_ms:.0f} peak_rss_mb={peak:.0f} "
                   f"paid={paid} counts=[{counts}]")
+        dry_s, run_s, cli_paid = command_line(folder, sheet)
+        print(f"case=cli rows={rows} dry_run_s={dry_s:.1f} run_s={run_s:.1f} paid={cli_paid} "
+              f"console_over_cli review={review_s / dry_s:.2f} pay={pay_s / run_s:.2f}")
+        resume_s, resumed_paid, quotes, sent_at_kill = killed_and_resumed(folder, sheet)
+        print(f"case=resume rows={rows} sent_at_kill={sent_at_kill} resume_s={resume_s:.1f} "
+              f"paid={resumed_paid} distinct_quotes={quotes}")
+
+
+def fresh_sandbox(folder: Path, name: str) -> Any:
+    """A sandbox process with the options above and rich wallets, its own state."""
+    return sandbox_process("--settle-seconds", "0.5", state=folder / f"{name}.sqlite3")
+
+
+def rich(url: str) -> None:
+    for currency in ("NGN", "USD"):
+        httpx.put(f"{url}/_sandbox/wallet", json={"currency": currency,
+                                                  "balance": "1000000000000000"},
+                  timeout=10).raise_for_status()
+
+
+def payouts_at(url: str) -> list[dict[str, Any]]:
+    return list(httpx.get(f"{url}/_sandbox/payouts", params={"limit": 100000},
+                          timeout=60).json()["data"])
+
+
+def command_line(folder: Path, sheet: Path) -> tuple[float, float, int]:
+    """`batchpay run --dry-run` and `batchpay run` of the sheet on a fresh sandbox and
+    journal: each process's wall time (start-up and reading the sheet included, as the
+    console's times include reading it)."""
+    with fresh_sandbox(folder, "cli-sandbox") as url:
+        rich(url)
+        env = runner_env(url, folder / "cli" / "journal.sqlite3")
+        env["PYTHONPATH"] = str(REPO)
+        times = []
+        for extra in (["--dry-run"], []):
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "batchpay", "run", str(sheet), "--yes",
+                                   "--quiet", "--out", str(folder / f"cli{len(times)}.xlsx"),
+                                   *extra], env=env, capture_output=True, text=True)
+            times.append(time.perf_counter() - started)
+            assert done.returncode == 0, done.stderr[-3000:]
+        return times[0], times[1], len(payouts_at(url))
+
+
+def killed_and_resumed(folder: Path, sheet: Path) -> tuple[float, int, int, int]:
+    """The console paying the sheet, killed with SIGKILL a quarter of the way, a new console
+    on the same journal, Resume payment: (seconds from the press to the end, payouts at the
+    sandbox, distinct quote ids among them, payouts when it was killed)."""
+    from tests.support.processes import journaled_attempts
+
+    rows = len(payouts_at_sheet(sheet))
+    with fresh_sandbox(folder, "resume-sandbox") as url:
+        rich(url)
+        journal = folder / "resume" / "journal.sqlite3"
+        env = runner_env(url, journal)
+        env["PYTHONPATH"] = str(REPO)
+        console = Console(env, folder)
+        try:
+            batch, _ = console.upload(sheet)
+            console.post(f"/batches/{batch}/review")
+            while "This page refreshes itself" in console.get(f"/batches/{batch}").text:
+                time.sleep(0.5)
+            console.post(f"/batches/{batch}/pay")
+            while journaled_attempts(journal) < rows // 4:
+                time.sleep(0.01)
+        finally:
+            console.proc.send_signal(signal.SIGKILL)
+            console.proc.wait(30)
+            console._sampling = False
+        sent_at_kill = len(payouts_at(url))
+        console = Console(env, folder)
+        try:
+            page = console.get(f"/batches/{batch}").text
+            assert ">Resume payment<" in page, page[-3000:]
+            started = time.perf_counter()
+            console.post(f"/batches/{batch}/resume")
+            state = console.follow(batch)
+            resume_s = time.perf_counter() - started
+            print("resumed: " + " ".join(f"{s}={n}" for s, n in state["counts"]) + " "
+                  + "; ".join(sorted({f"{r['status']}: {r['error']}" for r in state["rows"]
+                                      if r["status"] != "COMPLETED"}))[:2000])
+        finally:
+            console.stop()
+        paid = payouts_at(url)
+        return resume_s, len(paid), len({p["quoteId"] for p in paid}), sent_at_kill
+
+
+def payouts_at_sheet(sheet: Path) -> list[Any]:
+    import openpyxl
+
+    book = openpyxl.load_workbook(sheet, read_only=True)
+    return list(book.worksheets[0].iter_rows(min_row=2, values_only=True))
 
 
 

@@ -12,6 +12,7 @@ BATCHPAY_SCREENSHOTS=FOLDER keeps the screenshots the README shows.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -73,17 +74,24 @@ class Served:
         return f"{self.url}/login/{self.app.state.console.sessions.login_link(user)}"
 
 
-@pytest.fixture
-def served(desk_factory) -> Iterator[Served]:  # type: ignore[no-untyped-def]
-    # payouts settle after 3 s at the sandbox: long enough to see (and reload) the progress
-    desk = desk_factory(require_approval=True, sandbox={"settle_seconds": 3})
+@contextlib.contextmanager
+def serving(desk: Desk, follow_seconds: float = 60.0) -> Iterator[Served]:
+    """The desk's console served over HTTP on loopback, its follower on."""
     holder = Later()
     server = ServerThread(holder, what="console")
     port = int(server.url.rsplit(":", 1)[1])
     holder.app = create_app(desk.settings, allowed_hosts=allowed_hosts("127.0.0.1", port, None),
-                            https=False)
+                            https=False, follow_seconds=follow_seconds)
     with server:
         yield Served(server.url, desk, holder.app)
+
+
+@pytest.fixture
+def served(desk_factory) -> Iterator[Served]:  # type: ignore[no-untyped-def]
+    # payouts settle after 3 s at the sandbox: long enough to see (and reload) the progress
+    desk = desk_factory(require_approval=True, sandbox={"settle_seconds": 3})
+    with serving(desk) as served:
+        yield served
 
 
 def shot(target: Any, name: str, tmp_path: Path) -> None:
@@ -201,3 +209,224 @@ def test_the_month_in_a_browser(browser: Any, served: Served, tmp_path: Path) ->
     assert sorted(p["accountNumber"] for p in paid) == accounts  # one payout per row
     assert runs_of(served) == [run_id.group(1)]  # the double-click made one run
     maker.close()
+
+
+# --------------------------------------------------------------------------- the month, on
+
+
+def approve_as_abe(served: Served, page: Any) -> None:
+    """abe (an approver) approves the batch open on `page`, over the console's forms."""
+    batch = page.url.split("/batches/")[1].split("#")[0]
+    assert served.desk.client("abe").post(f"/batches/{batch}/approve").status_code == 303
+
+
+def test_continue_without_the_invalid_rows_in_a_browser(browser: Any, served: Served) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+    page.goto(served.login_link("mia"))
+    page.get_by_label("Payout sheet", exact=True).set_input_files(
+        SAMPLES / "november-payouts-mistakes.xlsx")
+    page.get_by_role("button", name="Check").click()
+    expect(page.get_by_role("table", name="Errors")).to_be_visible()
+    page.get_by_role("button", name="Continue without the invalid rows").click()
+    expect(page.get_by_text("Continuing without the 10 invalid row(s)")).to_be_visible()
+    page.get_by_role("button", name="Review").click()
+    expect(page.get_by_role("table", name="Rows that cannot be paid")
+           .get_by_role("row")).to_have_count(11)
+    approve_as_abe(served, page)
+    page.reload()
+    page.get_by_role("button", name="Pay").click()
+    expect(page.locator("#progress-state")).to_contain_text("Final", timeout=60_000)
+    expect(page.get_by_role("link", name="Results workbook")).to_be_visible()
+    assert len(sandbox_payouts(served.desk.sandbox.url)) == 2  # the two valid rows only
+    page.context.close()
+
+
+def test_no_page_is_wider_than_a_375_px_screen(browser: Any, served: Served,
+                                              tmp_path: Path) -> None:
+    """Every page at 375 px: document.scrollWidth within the window (tables scroll inside
+    their own box), the header's links still there."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True)
+    page = context.new_page()
+    seen: list[str] = []
+
+    def fits(name: str) -> None:
+        width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert width[0] <= width[1], (name, width)
+        seen.append(name)
+
+    page.goto(served.url + "/login")
+    fits("login")
+    page.goto(served.login_link("max"))
+    fits("batches")
+    expect(page.get_by_role("link", name="History and audit")).to_be_visible()
+    page.get_by_label("Payout sheet", exact=True).set_input_files(
+        SAMPLES / "november-payouts-mistakes.xlsx")
+    page.get_by_role("button", name="Check").click()
+    expect(page.get_by_role("table", name="Errors")).to_be_visible()
+    fits("check with errors")
+    shot(page, "console-375-check", tmp_path)
+    page.goto(served.url + "/")
+    page.get_by_label("Payout sheet", exact=True).set_input_files(
+        SAMPLES / "november-payouts-corrected.xlsx")
+    page.get_by_role("button", name="Check").click()
+    page.get_by_role("button", name="Review").click()
+    expect(page.get_by_role("table", name="Cost per currency")).to_be_visible()
+    fits("review")
+    page.get_by_role("button", name="Approve").click()  # the maker's own: refused
+    fits("refused")
+    page.go_back()
+    approve_as_abe(served, page)
+    page.reload()
+    page.get_by_role("button", name="Pay").click()
+    expect(page.locator("#progress-rows tbody tr")).to_have_count(12, timeout=15_000)
+    fits("payment")
+    expect(page.locator("#progress-state")).to_contain_text("Final", timeout=60_000)
+    fits("paid")
+    shot(page, "console-375-paid", tmp_path)
+    for path in ("/history", "/payees", "/batches/20260101-000000-abcdef"):
+        page.goto(served.url + path)
+        fits(path)
+    assert len(seen) == 10
+    context.close()
+
+
+def test_a_refund_followed_and_the_row_repaid_reconcile_in_a_browser(
+        browser: Any, desk_factory: Any, tmp_path: Path) -> None:
+    """FAILED → REFUNDED (the console's follower, nobody pressing anything) → fixed in the
+    results workbook → uploaded, reviewed, approved, paid: the statement's wallet movement
+    minus its net debit is 0."""
+    from playwright.sync_api import expect
+
+    from tests.console.test_statuses import statement_gap, with_a_failing_row
+    from tests.support.e2e import by_ref, edit_results
+
+    desk = desk_factory(require_approval=True, sandbox={"settle_seconds": 0.5})
+    with serving(desk, follow_seconds=0.5) as served:
+        page = browser.new_context(accept_downloads=True).new_page()
+        page.goto(served.login_link("mia"))
+        page.get_by_label("Payout sheet", exact=True).set_input_files(
+            with_a_failing_row(tmp_path))
+        page.get_by_role("button", name="Check").click()
+        page.get_by_role("button", name="Review").click()
+        approve_as_abe(served, page)
+        page.reload()
+        page.get_by_role("button", name="Pay").click()
+        state = page.locator("#progress-state")
+        expect(state).to_contain_text("Final", timeout=60_000)
+        counts = page.locator("#progress-counts")
+        for _ in range(60):  # the follower asks the service; the page shows it on reload
+            if "REFUNDED" in counts.inner_text():
+                break
+            page.wait_for_timeout(500)
+            page.reload()
+        expect(counts).to_contain_text("REFUNDED")
+        expect(page.get_by_role("button", name="Refresh statuses")).to_have_count(0)
+        with page.expect_download() as download:
+            page.get_by_role("link", name="Results workbook").click()
+        results = tmp_path / "november-results.xlsx"
+        download.value.save_as(results)
+        assert by_ref(results)["NOV26-M01"]["status"] == "REFUNDED"
+
+        edit_results(results, "NOV26-M01", remark=None, account_number="6222020000012420000")
+        page.goto(served.url + "/")
+        page.get_by_label("Payout sheet", exact=True).set_input_files(results)
+        page.get_by_role("button", name="Check").click()
+        page.get_by_role("button", name="Review").click()
+        approve_as_abe(served, page)
+        page.reload()
+        page.get_by_role("button", name="Pay").click()
+        expect(state).to_contain_text("Final", timeout=60_000)
+        expect(page.locator("#progress-counts")).to_contain_text("COMPLETED")
+        page.context.close()
+    paid = sandbox_payouts(desk.sandbox.url)
+    assert len(paid) == 13 and [p["accountNumber"] for p in paid].count(
+        "6222020000012420000") == 1
+    gap = statement_gap(desk)
+    assert gap["refunds"] == 1 and gap["NGN"][0] == 0, gap
+
+
+def test_a_payment_killed_with_serve_is_resumed_once_in_a_browser(
+        browser: Any, desk_factory: Any, tmp_path: Path) -> None:
+    """`batchpay serve` killed mid-payment: the next `serve` says the batch stopped, its
+    index lists it, Resume payment goes on, and the sandbox holds one payout per row."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from playwright.sync_api import expect
+
+    from batchpay.sheet.columns import COLUMN_NAMES
+    from tests.benchmarks.bench_intake import make_rows
+    from tests.support.e2e import set_wallet
+    from tests.support.processes import journaled_attempts
+    from tests.support.sheets import write_grid
+
+    rows = 60
+    desk = desk_factory(sandbox={"latency_ms": 60, "settle_seconds": 0.2})
+    set_wallet(desk.sandbox.url, "NGN", "1000000000000")
+    grid = make_rows(rows)
+    at = list(COLUMN_NAMES).index("source_currency")
+    for row in grid:
+        row[at] = "NGN"
+    sheet = write_grid(tmp_path / "payouts-60.xlsx", list(COLUMN_NAMES), grid)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+    def serve(log: Path) -> tuple[subprocess.Popen[bytes], str]:
+        with log.open("w") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "batchpay", "serve", "--port", "0"],
+                                    env=env, stdout=err, stderr=err)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            found = re.search(r"(http://\S+/login/\S+)", log.read_text())
+            if found and "Ctrl-C" in log.read_text():
+                return proc, found.group(1)
+            time.sleep(0.05)
+        raise AssertionError(log.read_text())
+
+    first, link = serve(tmp_path / "serve-1.log")
+    try:
+        page = browser.new_context(accept_downloads=True).new_page()
+        page.goto(link)
+        page.get_by_label("Payout sheet", exact=True).set_input_files(sheet)
+        page.get_by_role("button", name="Check").click()
+        page.get_by_role("button", name="Review").click()
+        expect(page.get_by_role("table", name="Cost per currency")).to_be_visible(
+            timeout=60_000)
+        page.get_by_role("button", name="Pay").click()
+        deadline = time.monotonic() + 60
+        while journaled_attempts(desk.settings.journal) < rows // 4:
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.01)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(30)
+    sent = len(sandbox_payouts(desk.sandbox.url))
+    assert 0 < sent < rows, sent
+    page.context.close()
+
+    second, link = serve(tmp_path / "serve-2.log")
+    try:
+        assert "stopped before it ended" in (tmp_path / "serve-2.log").read_text()
+        page = browser.new_context(accept_downloads=True).new_page()
+        page.goto(link)
+        stopped = page.get_by_role("region", name="Payments that stopped")
+        expect(stopped).to_be_visible()
+        stopped.get_by_role("link").first.click()
+        expect(page.locator("#progress-state")).to_contain_text("Stopped")
+        shot(page.locator("#progress"), "console-stopped", tmp_path)
+        page.get_by_role("button", name="Resume payment").click()
+        expect(page.locator("#progress-state")).to_contain_text("Final", timeout=120_000)
+        expect(page.get_by_role("link", name="Results workbook")).to_be_visible()
+        page.context.close()
+    finally:
+        second.terminate()
+        second.wait(30)
+    paid = sandbox_payouts(desk.sandbox.url)
+    assert len(paid) == rows and len({p["quoteId"] for p in paid}) == rows
+    assert len({p["accountNumber"] for p in paid}) == len({r[list(COLUMN_NAMES).index(
+        "account_number")] for r in grid})

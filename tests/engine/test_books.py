@@ -16,7 +16,8 @@ import pytest
 
 from batchpay.config import load_settings
 from batchpay.days import Period, machine_zone, moment
-from batchpay.engine.reconcile import LISTED_STATES, read_service_lines, read_statement_file
+from batchpay.engine.payout_list import EVERY_STATE
+from batchpay.engine.reconcile import read_service_lines, read_statement_file
 from batchpay.errors import ConfigError, InputError, UsageError
 from batchpay.provider.client import PayoutClient
 from tests.support.e2e import batchpay
@@ -167,9 +168,9 @@ def test_the_list_is_read_per_state_with_state_page_and_size_on_every_request() 
 
     lines, complete = asyncio.run(read())
     assert complete
-    assert [p["state"] for p in seen] == ["COMPLETED"] * 3 + list(LISTED_STATES[1:])
+    assert sorted(p["state"] for p in seen) == sorted(["COMPLETED"] * 2 + list(EVERY_STATE))
     assert all(p["size"] == "100" for p in seen)
-    assert [p["page"] for p in seen[:3]] == ["0", "1", "2"]
+    assert sorted(p["page"] for p in seen if p["state"] == "COMPLETED") == ["0", "1", "2"]
     refunds = [x for x in lines if x.kind == "refund"]
     assert len(refunds) == 2 and all(x.amount == Decimal(1010) for x in refunds)
     assert {x.payout_ref for x in lines} >= {"T-0", "T-21"}

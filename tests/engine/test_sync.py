@@ -50,10 +50,12 @@ def use(cli_sandbox: Any, tmp_path: Path) -> Any:
 def test_dropped_answers_stay_unknown_after_a_capped_scan_and_resolve_after_a_full_one(
         use: Any, tmp_path: Path) -> None:
     # every payout answer is lost after the sandbox committed it; our payouts sit on the
-    # second page of the list, and the page cap lets a scan read only the first one
-    service = use(drop_rate=1.0, quote_ttl=1, settle_seconds=0.3)
+    # second page of the COMPLETED list (read after PENDING), and the page cap of 2 lets a
+    # scan read the first page of each state only (the run's check before paying reads
+    # PENDING and COMPLETED, one page each, to their end)
+    service = use(drop_rate=1.0, quote_ttl=1, settle_seconds=0)
     prefill(service, 100)
-    settings_file = own_settings("sync_max_pages = 1\n")
+    settings_file = own_settings("sync_max_pages = 2\n")
     sheet_rows = rows(4)
     sheet = write_sheet(tmp_path / "nov.xlsx", sheet_rows)
     out = tmp_path / "nov-results.xlsx"
@@ -116,8 +118,8 @@ def _journal_with_a_row_in_doubt(path: Path, service_url: str, quote_id: str) ->
 
 def test_never_received_only_after_a_complete_scan(sandbox_factory: Any,
                                                    tmp_path: Path) -> None:
-    service = sandbox_factory(state_path=tmp_path / "sandbox.sqlite3")
-    prefill(service, 101)  # two pages: the cap of one page cannot see the list's end
+    service = sandbox_factory(state_path=tmp_path / "sandbox.sqlite3", settle_seconds=0)
+    prefill(service, 101)  # two pages of COMPLETED: the cap of one page cannot see the end
     journal = tmp_path / "journal.sqlite3"
     run_id = _journal_with_a_row_in_doubt(journal, service.url, "q-never-arrived")
     settings = Settings(base_url=service.url, api_key=service.api_key, journal=journal,
@@ -136,7 +138,10 @@ def test_never_received_only_after_a_complete_scan(sandbox_factory: Any,
     full = sync_run(Settings(base_url=service.url, api_key=service.api_key, journal=journal),
                     run_id, out, connect)
     assert (full.complete, full.never_received, full.changed) == (True, 1, 1)
-    assert full.requests == 2  # two pages of 100, nothing else
+    # every state the payout could be in, and nothing else: PENDING, FAILED and REFUNDED are
+    # one empty page each; COMPLETED's two pages are read from the newest back to the first,
+    # which is read again (payouts leaving the list's old end shift newer ones onto it)
+    assert full.requests == 6
     assert [r["status"] for r in results(out)] == ["NOT_SENT"]
     assert len(sandbox_payouts(service.url)) == 101  # sync never sends a payout
 

@@ -511,10 +511,10 @@ def test_optional_fields_without_value_are_omitted() -> None:
 
     async def scenario() -> PayoutPage:
         async with fake.client() as client:
-            return await client.list_payouts(size=50)
+            return await client.list_payouts(state="PENDING", page=0, size=50)
 
     page = run(scenario())
-    assert dict(fake.requests[0].url.params) == {"page": "0", "size": "50"}
+    assert dict(fake.requests[0].url.params) == {"state": "PENDING", "page": "0", "size": "50"}
     assert page.items == [] and page.last
 
 

@@ -135,7 +135,7 @@ def test_list_payouts_pages_through_everything(sandbox: RunningSandbox) -> None:
             pages = []
             page = 0
             while True:
-                pages.append(await client.list_payouts(page=page, size=2))
+                pages.append(await client.list_payouts(state="PENDING", page=page, size=2))
                 if pages[-1].last or page > 10:
                     break
                 page += 1

@@ -65,9 +65,9 @@ if (section && window.EventSource) {
       cell(tr, r.row); cell(tr, r.payout_ref); cell(tr, r.status, r.status);
       cell(tr, r.reference); cell(tr, r.error);
     });
-    if (state.finished) {
+    if (state.finished || state.stopped) {
       source.close();
-      window.location.reload();  // the final page, with the results workbook's link
+      window.location.reload();  // the final page with the results workbook, or Resume payment
     }
   });
 }
