@@ -24,7 +24,7 @@ from typing import Any, TypedDict
 from batchpay.config import Settings
 from batchpay.console.accounts import OWNER
 from batchpay.console.batches import Batch
-from batchpay.days import moment, parse_day, zone
+from batchpay.days import FALLBACK_ZONE, moment, parse_day, zone
 from batchpay.engine.statement import (
     CurrencyTotal,
     Statement,
@@ -53,7 +53,7 @@ class Span:
 
     start: date | None = None
     end: date | None = None
-    zone_name: str = "UTC"
+    zone_name: str = FALLBACK_ZONE
 
     @property
     def query(self) -> str:
