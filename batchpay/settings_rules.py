@@ -133,6 +133,10 @@ def weakened(before: Settings, after: Settings, given: set[str]) -> list[str]:
     if "base_url" in given and (before.base_url or before.api_key) \
             and after.base_url != before.base_url:
         found.append(("base_url", after.base_url, before.base_url))
+    # the mail server gets the payees' names and the mail password from the environment
+    if "mail" in given and after.mail != before.mail:
+        found.append(("[mail] host", after.mail and after.mail.host,
+                      before.mail and before.mail.host))
     return [f"{name} = {_shown(value)} (yours: {_shown(mine)})" for name, value, mine in found]
 
 

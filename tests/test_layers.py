@@ -40,6 +40,8 @@ ALLOWED: dict[str, set[str]] = {
                       "__init__.py"},
     # the receiver checks signatures; what an event does to the journal is the engine's
     "webhooks.py": BASE | {"journal", "engine", "config.py", "serving.py"},
+    # the SMTP sender of remittance advices; what an advice is and says is the engine's
+    "mail.py": BASE | {"engine", "config.py"},
     # the sandbox is a service of its own, not a client of ours
     "sandbox": BASE | {"serving.py", "tls.py"},
     "connect.py": BASE | {"config.py", "service.py", "serving.py", "webhooks.py", "sandbox"},
@@ -47,7 +49,7 @@ ALLOWED: dict[str, set[str]] = {
                        "service.py", "serving.py", "sshsig.py"},
     "cli": BASE | {"journal", "sheet", "controls", "engine", "provider", "config.py",
                    "connect.py", "service.py", "serving.py", "sshsig.py", "webhooks.py",
-                   "display.py", "sandbox", "console", "__init__.py"},
+                   "display.py", "sandbox", "console", "mail.py", "__init__.py"},
     "__main__.py": {"cli"},
     "__init__.py": set(),
 }

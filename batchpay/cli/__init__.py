@@ -8,10 +8,10 @@ keys, plan, approve), `tools` (banks, sandbox, listen, template, config) and `co
 
 from __future__ import annotations
 
-from batchpay.cli import console, controls, paying, tools
+from batchpay.cli import advice, console, controls, paying, tools
 from batchpay.cli.base import cli
 
-__all__ = ["cli", "console", "controls", "main", "paying", "tools"]
+__all__ = ["advice", "cli", "console", "controls", "main", "paying", "tools"]
 
 
 def main() -> None:

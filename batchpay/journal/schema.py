@@ -9,6 +9,7 @@ Tables:
   runs            who ran what, when, where, and the outcome
   run_rows        every input row of every run, in input order, as read
   events          an append-only, hash-chained log of everything above (tamper evidence)
+  advices         the outbox of remittance advices: one per run and payee, its mail's state
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from batchpay.errors import JournalError
 from batchpay.journal.records import utcnow
 from batchpay.statuses import FINAL, Status
 
-SCHEMA_VERSION = 2  # 2: quotes_used (invoice rows)
+SCHEMA_VERSION = 3  # 2: quotes_used (invoice rows); 3: advices (the remittance outbox)
 
 # progress order of the service's states: a payout never moves backwards; FAILED -> REFUNDED
 # is the one move after a final state
@@ -94,6 +95,22 @@ CREATE TABLE IF NOT EXISTS run_rows (
     asked TEXT,
     PRIMARY KEY (run_id, seq)
 );
+CREATE TABLE IF NOT EXISTS advices (
+    run_id TEXT NOT NULL,
+    payee TEXT NOT NULL,
+    payee_name TEXT NOT NULL,
+    recipients TEXT NOT NULL,
+    payout_refs TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT NOT NULL DEFAULT '',
+    message_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    tried_at TEXT,
+    sent_at TEXT,
+    PRIMARY KEY (run_id, payee)
+);
+CREATE INDEX IF NOT EXISTS advices_state ON advices(state);
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     at TEXT NOT NULL,
@@ -147,5 +164,6 @@ def migrate(db: sqlite3.Connection) -> None:
         for table in ("payouts", "run_rows"):
             db.execute(f"ALTER TABLE {table} ADD COLUMN quotes_used INTEGER")
         db.execute("ALTER TABLE run_rows ADD COLUMN asked TEXT")
+    # 3: the advices table, which SCHEMA above has just made in an older journal
     if version < SCHEMA_VERSION:
         db.execute("INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, utcnow()))

@@ -1,0 +1,160 @@
+"""The remittance advice as a PDF, in Chinese and English, with a CJK font embedded.
+
+A payee in China reads the names as they were paid: the recipient name is written exactly as
+the payout request sent it, so the PDF must carry a font with every Chinese character. The
+font is found when an advice is made (Debian's fonts-noto-cjk, through fontconfig's
+`fc-list`), or named by `[mail] font`; fpdf2 embeds only the glyphs used (a subset), from a
+TrueType/OpenType file or one face of a .ttc collection. No such font: AdviceError, which
+names the package to install, instead of a PDF of empty boxes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+from batchpay.errors import AdviceError
+from batchpay.money import EXPONENTS
+
+# fontconfig's families in the order they are preferred: simplified Chinese first
+_PREFERRED = ("Noto Sans CJK SC", "Noto Sans SC", "Noto Serif CJK SC", "Source Han Sans SC",
+              "WenQuanYi Zen Hei", "Noto Sans CJK")
+_FONT_HINT = ("Install a Chinese font (Debian/Ubuntu: apt-get install fonts-noto-cjk), or name "
+              "a .ttf/.otf/.ttc file with font = \"...\" in the [mail] settings.")
+
+
+@dataclass(frozen=True)
+class CjkFont:
+    path: Path
+    index: int = 0  # the face in a .ttc collection
+
+
+@dataclass(frozen=True)
+class AdviceLine:
+    payout_ref: str
+    remark: str
+    account: str  # masked: its last four digits only (`masked`)
+    amount: Decimal  # what the payee received (the service's quote), exact
+    currency: str
+    reference_number: str
+
+
+@dataclass(frozen=True)
+class AdviceDocument:
+    payer: str
+    payee_name: str  # exactly as the payout request sent it
+    paid_on: str  # YYYY-MM-DD (UTC), the run's day
+    run_id: str
+    lines: tuple[AdviceLine, ...]
+
+    def totals(self) -> dict[str, Decimal]:
+        out: dict[str, Decimal] = {}
+        for line in self.lines:
+            out[line.currency] = out.get(line.currency, Decimal(0)) + line.amount
+        return out
+
+
+def find_cjk_font(chosen: Path | None = None) -> CjkFont:
+    """The font advices are written in: `chosen` (a file; for a .ttc its simplified-Chinese
+    face when fontconfig lists it), else the best Chinese font fontconfig knows."""
+    listed = _fontconfig_faces()
+    if chosen is not None:
+        if not chosen.is_file():
+            raise AdviceError(f"The font file {chosen} ([mail] font) does not exist.",
+                              hint=_FONT_HINT)
+        faces = [(family, index) for path, family, index in listed
+                 if path.resolve() == chosen.resolve()]
+        return CjkFont(chosen, _best(faces)[1] if faces else 0)
+    if not listed:
+        raise AdviceError("No Chinese (CJK) font is installed: a remittance advice would show "
+                          "the payees' names as empty boxes.", hint=_FONT_HINT)
+    best = _best([(family, i) for i, (_, family, _) in enumerate(listed)])
+    path, _, index = listed[best[1]]
+    return CjkFont(path, index)
+
+
+def _best(faces: list[tuple[str, int]]) -> tuple[str, int]:
+    def rank(face: tuple[str, int]) -> int:
+        family = face[0]
+        return next((n for n, name in enumerate(_PREFERRED) if name in family), len(_PREFERRED))
+
+    return min(faces, key=rank)
+
+
+def _fontconfig_faces() -> list[tuple[Path, str, int]]:
+    """(file, family, index in the file) of every font fontconfig says covers Chinese, in
+    formats fpdf2 embeds (TrueType/OpenType and their collections)."""
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        return []
+    try:
+        out = subprocess.run([fc_list, ":lang=zh-cn", "-f", "%{file}\t%{family}\t%{index}\n"],
+                             capture_output=True, text=True, timeout=30, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    faces = []
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[0].lower().endswith((".ttf", ".otf", ".ttc")):
+            faces.append((Path(parts[0]), parts[1], int(parts[2] or 0)))
+    return sorted(faces)
+
+
+def masked(account: str) -> str:
+    """An account number as an advice shows it: its last four digits only."""
+    digits = "".join(ch for ch in account if ch.isdigit())
+    return "**** " + digits[-4:] if digits else ""
+
+
+def _money(amount: Decimal, currency: str) -> str:
+    """Grouped digits with at least the currency's decimals: zeros padded, never rounded."""
+    places = EXPONENTS.get(currency, 2)
+    exponent = amount.as_tuple().exponent
+    if isinstance(exponent, int) and exponent > -places:
+        amount = amount.quantize(Decimal(1).scaleb(-places))  # pads zeros only: exact
+    return f"{amount:,}"
+
+
+def render_advice(doc: AdviceDocument, font: CjkFont) -> bytes:
+    """The advice as PDF bytes: a title, who paid whom and when, one table row per payout,
+    the totals, and a line on what the reference number is for."""
+    from fpdf import FPDF, FontFace
+
+    pdf = FPDF(format="A4")
+    pdf.set_title(f"Remittance advice {doc.run_id}")
+    pdf.set_creator("batchpay")
+    pdf.set_auto_page_break(auto=True, margin=15)
+    pdf.add_font("cjk", fname=str(font.path), collection_font_number=font.index)
+    pdf.add_page()
+    pdf.set_font("cjk", size=16)
+    pdf.cell(0, 10, "付款通知 Remittance advice", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("cjk", size=10)
+    for label, value in (("付款方 Payer", doc.payer), ("收款方 Payee", doc.payee_name),
+                         ("付款日期 Payment date", doc.paid_on), ("批次 Batch", doc.run_id)):
+        pdf.cell(45, 7, label)
+        pdf.multi_cell(0, 7, value, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(4)
+    pdf.set_font("cjk", size=9)
+    with pdf.table(col_widths=(34, 50, 22, 34, 40), headings_style=FontFace(emphasis=""),
+                   text_align=(
+            "LEFT", "LEFT", "LEFT", "RIGHT", "LEFT")) as table:
+        table.row(("付款编号\nPayout ref", "附言\nRemark", "收款账户\nAccount",
+                   "到账金额\nAmount received", "银行参考号\nReference"))
+        for line in doc.lines:
+            table.row((line.payout_ref, line.remark, line.account,
+                       f"{line.currency} {_money(line.amount, line.currency)}",
+                       line.reference_number))
+    pdf.ln(4)
+    pdf.set_font("cjk", size=10)
+    for currency, total in sorted(doc.totals().items()):
+        pdf.cell(0, 7, f"合计 Total: {currency} {_money(total, currency)}",
+                 new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(2)
+    pdf.set_font("cjk", size=8)
+    pdf.multi_cell(0, 5, "银行参考号为付款服务商的交易编号，可用于向您的银行查询到账情况。\n"
+                   "The reference is the payment provider's transaction number: quote it to "
+                   "your bank to trace the payment.")
+    return bytes(pdf.output())
