@@ -202,3 +202,48 @@ def test_the_outbox_is_a_table_of_the_journal(tmp_path: Path) -> None:
     columns = {r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(advices)")}
     assert {"run_id", "payee", "recipients", "payout_refs", "state", "attempts",
             "last_error", "sent_at"} <= columns
+
+
+class RefusingInbox(Inbox):
+    """A server that refuses one address for good (550), as for an address it has no
+    mailbox for."""
+
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str,  # noqa: N802
+                          rcpt_options: list[str]) -> str:
+        if address == "d@example.cn":
+            return "550 5.1.1 no such user"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+
+def test_an_address_the_server_refuses_fails_that_advice_only(
+        service: Any, smtp_port: int, tmp_path: Path) -> None:
+    refusing = RefusingInbox()
+    controller = start_smtp(refusing, smtp_port)
+    try:
+        result, run_id = pay(tmp_path)
+        assert result.exit_code == 1, result  # the FAILED row, as without mail
+        assert [m["To"] for m in refusing.messages] == ["ap@huaqiang.example.cn"]
+        states = {r.recipients: (r.state, r.attempts) for r in outbox(tmp_path)}
+        assert states[("d@example.cn",)] == ("failed", 1)  # refused for good: not retried
+        assert "refused" in result.stderr and "no such user" in result.stderr
+        again = batchpay("advise", run_id)
+        assert again.exit_code == 1 and "1 refused" in again.stdout  # named, not resent
+        assert len(refusing.messages) == 1
+    finally:
+        controller.stop()
+
+
+def test_no_chinese_font_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          ) -> None:
+    from batchpay.engine.advice_pdf import find_cjk_font
+    from batchpay.errors import AdviceError
+
+    with pytest.raises(AdviceError, match="does not exist") as named:
+        find_cjk_font(tmp_path / "missing.ttf")
+    assert named.value.hint and "fonts-noto-cjk" in named.value.hint
+    monkeypatch.setenv("PATH", str(tmp_path))  # no fc-list: no font can be found
+    with pytest.raises(AdviceError, match="No Chinese"):
+        find_cjk_font()
+    found = shutil.which("fc-list")
+    assert found is None
