@@ -59,48 +59,56 @@ class AdviceDocument:
 
 def find_cjk_font(chosen: Path | None = None) -> CjkFont:
     """The font advices are written in: `chosen` (a file; for a .ttc its simplified-Chinese
-    face when fontconfig lists it), else the best Chinese font fontconfig knows."""
+    regular face when fontconfig lists it), else the best Chinese font fontconfig knows."""
     listed = _fontconfig_faces()
     if chosen is not None:
         if not chosen.is_file():
             raise AdviceError(f"The font file {chosen} ([mail] font) does not exist.",
                               hint=_FONT_HINT)
-        faces = [(family, index) for path, family, index in listed
-                 if path.resolve() == chosen.resolve()]
-        return CjkFont(chosen, _best(faces)[1] if faces else 0)
+        faces = [face for face in listed if face.path.resolve() == chosen.resolve()]
+        return CjkFont(chosen, min(faces, key=_rank).index if faces else 0)
     if not listed:
         raise AdviceError("No Chinese (CJK) font is installed: a remittance advice would show "
                           "the payees' names as empty boxes.", hint=_FONT_HINT)
-    best = _best([(family, i) for i, (_, family, _) in enumerate(listed)])
-    path, _, index = listed[best[1]]
-    return CjkFont(path, index)
+    best = min(listed, key=_rank)
+    return CjkFont(best.path, best.index)
 
 
-def _best(faces: list[tuple[str, int]]) -> tuple[str, int]:
-    def rank(face: tuple[str, int]) -> int:
-        family = face[0]
-        return next((n for n, name in enumerate(_PREFERRED) if name in family), len(_PREFERRED))
+@dataclass(frozen=True)
+class _Face:
+    path: Path
+    family: str
+    style: str
+    index: int
 
-    return min(faces, key=rank)
+
+def _rank(face: _Face) -> tuple[int, int, str, int]:
+    """Preferred family first, then a regular weight (not bold, light...), then by name."""
+    family = next((n for n, name in enumerate(_PREFERRED) if name in face.family),
+                  len(_PREFERRED))
+    regular = 0 if face.style.split(",")[0].strip() in ("Regular", "Book", "") else 1
+    return family, regular, str(face.path), face.index
 
 
-def _fontconfig_faces() -> list[tuple[Path, str, int]]:
-    """(file, family, index in the file) of every font fontconfig says covers Chinese, in
-    formats fpdf2 embeds (TrueType/OpenType and their collections)."""
+def _fontconfig_faces() -> list[_Face]:
+    """Every font fontconfig says covers Chinese, in formats fpdf2 embeds (TrueType/OpenType
+    and their collections)."""
     fc_list = shutil.which("fc-list")
     if fc_list is None:
         return []
     try:
-        out = subprocess.run([fc_list, ":lang=zh-cn", "-f", "%{file}\t%{family}\t%{index}\n"],
-                             capture_output=True, text=True, timeout=30, check=False).stdout
+        out = subprocess.run(
+            [fc_list, ":lang=zh-cn", "-f", "%{file}\t%{family}\t%{style}\t%{index}\n"],
+            capture_output=True, text=True, timeout=30, check=False).stdout
     except (OSError, subprocess.SubprocessError):
         return []
     faces = []
     for line in out.splitlines():
         parts = line.split("\t")
-        if len(parts) == 3 and parts[0].lower().endswith((".ttf", ".otf", ".ttc")):
-            faces.append((Path(parts[0]), parts[1], int(parts[2] or 0)))
-    return sorted(faces)
+        if len(parts) == 4 and parts[0].lower().endswith((".ttf", ".otf", ".ttc")):
+            faces.append(_Face(Path(parts[0]), parts[1], parts[2],
+                               int(parts[3]) if parts[3].isdigit() else 0))
+    return faces
 
 
 def masked(account: str) -> str:

@@ -239,11 +239,11 @@ def test_no_chinese_font_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Mo
     from batchpay.engine.advice_pdf import find_cjk_font
     from batchpay.errors import AdviceError
 
+    chosen = find_cjk_font()  # fonts-noto-cjk: the simplified-Chinese face, regular weight
+    assert "Bold" not in chosen.path.name and chosen.path.is_file()
     with pytest.raises(AdviceError, match="does not exist") as named:
         find_cjk_font(tmp_path / "missing.ttf")
     assert named.value.hint and "fonts-noto-cjk" in named.value.hint
     monkeypatch.setenv("PATH", str(tmp_path))  # no fc-list: no font can be found
     with pytest.raises(AdviceError, match="No Chinese"):
         find_cjk_font()
-    found = shutil.which("fc-list")
-    assert found is None
