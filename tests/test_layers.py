@@ -46,7 +46,7 @@ ALLOWED: dict[str, set[str]] = {
     "sandbox": BASE | {"serving.py", "tls.py"},
     "connect.py": BASE | {"config.py", "service.py", "serving.py", "webhooks.py", "sandbox"},
     "console": BASE | {"journal", "sheet", "controls", "engine", "config.py", "connect.py",
-                       "service.py", "serving.py", "sshsig.py"},
+                       "service.py", "serving.py", "sshsig.py", "mail.py"},
     "cli": BASE | {"journal", "sheet", "controls", "engine", "provider", "config.py",
                    "connect.py", "service.py", "serving.py", "sshsig.py", "webhooks.py",
                    "display.py", "sandbox", "console", "mail.py", "__init__.py"},

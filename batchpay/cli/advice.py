@@ -9,8 +9,7 @@ from pathlib import Path
 import click
 
 from batchpay.cli.base import cli, debug_option, handle_errors, journal_option, settings_for
-from batchpay.config import Settings
-from batchpay.errors import AdviceError, BatchpayError
+from batchpay.errors import AdviceError
 from batchpay.statuses import EXIT_OK, EXIT_ROWS
 
 _NO_MAIL_HINT = ("Add a [mail] table to your batchpay.toml (host, port, from, security, user; "
@@ -51,23 +50,3 @@ def advise(run_id: str, journal: Path | None, as_json: bool) -> None:
              "last_error": r.last_error, "sent_at": r.sent_at} for r in records]},
             ensure_ascii=False, indent=2))
     sys.exit(EXIT_ROWS if outcome.left or outcome.failed or outcome.unsure else EXIT_OK)
-
-
-def advise_after_run(settings: Settings, run_id: str) -> list[str]:
-    """What a run prints about its advices when [mail] is set: never an error of the run
-    (its payouts and exit code stay as they are), only lines to read."""
-    from batchpay.engine.advice import advise_run
-    from batchpay.journal.store import Journal
-    from batchpay.mail import SmtpMailer
-
-    if settings.mail is None:
-        return []
-    try:
-        with Journal.existing(settings.journal) as j:
-            return advise_run(j, run_id, settings.mail, SmtpMailer(settings.mail)).lines()
-    except BatchpayError as exc:
-        said = [exc.message, *([exc.hint] if exc.hint else [])]
-    except Exception as exc:  # noqa: BLE001 - the payouts are made: nothing may undo the run
-        said = [f"{type(exc).__name__}: {exc}"]
-    return [f"Remittance advices not sent: {said[0]}", *said[1:],
-            f"The payouts are as above; `batchpay advise {run_id}` sends the advices later."]

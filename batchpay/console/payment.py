@@ -23,12 +23,15 @@ from batchpay.console import signing
 from batchpay.console.accounts import Accounts
 from batchpay.console.batches import Batch, Batches, BatchRefused, Payment
 from batchpay.console.work import PageReporter
+from batchpay.engine.advice import advise_after_run
 from batchpay.engine.gate import input_ref
 from batchpay.engine.render import find_run, result_rows
 from batchpay.engine.runner import RunOptions, load_input, run_batch
 from batchpay.errors import BatchpayError
 from batchpay.files import replaced_atomically
+from batchpay.journal.outbox import AdviceRecord
 from batchpay.journal.store import Journal
+from batchpay.mail import SmtpMailer
 from batchpay.statuses import IN_DOUBT, ON_ITS_WAY, SENT, Status, in_order
 
 log = logging.getLogger("batchpay.console")
@@ -83,6 +86,10 @@ def _pay(settings: Settings, batches: Batches, batch: Batch, options: RunOptions
     else:
         batches.update(batch.id, stage="paid", run_id=outcome.run_id,
                        exit_code=outcome.exit_code, notes=reporter.lines + outcome.notes)
+        # the payees' advices once the batch is paid: lines on the page, never its outcome
+        advised = advise_after_run(settings, outcome.run_id, SmtpMailer)
+        if advised:
+            batches.update(batch.id, notes=reporter.lines + outcome.notes + advised)
 
 
 def _paid(settings: Settings, batches: Batches, batch: Batch, *, error: str, hint: str,
@@ -166,6 +173,16 @@ def progress(settings: Settings, batch: Batch) -> Progress:
     state["synced_at"] = batch.meta.get("synced_at", "")
     state["unpaid"] = sum(n for s, n in counts.items() if s not in SENT)
     return state
+
+
+def advices_of(settings: Settings, batch: Batch) -> list[AdviceRecord]:
+    """The remittance advices of the batch's run, for the maker to see which went out (read
+    only: `batchpay advise RUN_ID` sends them)."""
+    run_id = run_of(settings, batch)
+    if run_id is None or batch.stage != "paid":
+        return []
+    with Journal(settings.journal) as journal:
+        return journal.advices(run_id)
 
 
 def refresh(settings: Settings, batches: Batches, batch: Batch) -> Batch:

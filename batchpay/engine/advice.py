@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import stamina
 
-from batchpay.config import Mail
+from batchpay.config import Mail, Settings
 from batchpay.controls.payee_keys import PayeeValues, keys_of
 from batchpay.engine.advice_pdf import (
     AdviceDocument,
@@ -37,6 +37,7 @@ from batchpay.engine.advice_pdf import (
     render_advice,
 )
 from batchpay.engine.render import find_run
+from batchpay.errors import BatchpayError
 from batchpay.journal.outbox import AdviceDraft, AdviceRecord, AdviceState
 from batchpay.journal.records import RunRecord
 from batchpay.journal.store import Journal
@@ -244,3 +245,21 @@ def advice_message(journal: Journal, run: RunRecord, rec: AdviceRecord, mail: Ma
     message.add_attachment(render_advice(doc, font), maintype="application", subtype="pdf",
                            filename=f"remittance-advice-{run.id}.pdf")
     return message
+
+
+def advise_after_run(settings: Settings, run_id: str,
+                     mailer: Callable[[Mail], Mailer]) -> list[str]:
+    """What a run (the command's or the console's) says about its advices when [mail] is
+    set: never an error of the run (its payouts and exit code stay as they are), only lines
+    to read."""
+    if settings.mail is None:
+        return []
+    try:
+        with Journal.existing(settings.journal) as journal:
+            return advise_run(journal, run_id, settings.mail, mailer(settings.mail)).lines()
+    except BatchpayError as exc:
+        said = [exc.message, *([exc.hint] if exc.hint else [])]
+    except Exception as exc:  # noqa: BLE001 - the payouts are made: nothing may undo the run
+        said = [f"{type(exc).__name__}: {exc}"]
+    return [f"Remittance advices not sent: {said[0]}", *said[1:],
+            f"The payouts are as above; `batchpay advise {run_id}` sends the advices later."]
