@@ -14,8 +14,9 @@ import smtplib
 import ssl
 from email.message import EmailMessage
 
-from batchpay.config import Mail, mail_password, scrub
+from batchpay.config import mail_password, scrub
 from batchpay.engine.advice import MailFailed
+from batchpay.mail_settings import Mail
 
 
 class SmtpMailer:

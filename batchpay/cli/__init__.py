@@ -2,8 +2,8 @@
 
 `base` holds what every command shares (the group, errors, common options); the commands
 are in `paying` (validate, run, rerun, runs, sync, report, verify), `controls` (payees,
-keys, plan, approve), `tools` (banks, sandbox, listen, template, config) and `console`
-(serve, users).
+keys, plan, approve), `tools` (banks, sandbox, listen, template, config), `advice`
+(advise) and `console` (serve, users).
 """
 
 from __future__ import annotations
