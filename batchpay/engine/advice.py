@@ -17,11 +17,13 @@ exit code. The mailer is handed in (batchpay.mail's SMTP one, or a test's).
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
+from pathlib import Path
 from typing import Any, Protocol
 
 import stamina
@@ -34,6 +36,7 @@ from batchpay.engine.advice_pdf import (
     CjkFont,
     find_cjk_font,
     masked,
+    reduced_font,
     render_advice,
 )
 from batchpay.engine.render import find_run
@@ -117,20 +120,22 @@ def advise_run(journal: Journal, run_id: str | None, mail: Mail, mailer: Mailer,
     due = [r for r in records if r.state == AdviceState.QUEUED]
     if not due:
         return outcome
-    face = (font or (lambda: find_cjk_font(mail.font)))()
-    for rec in due:
-        if outcome.problem:
-            outcome.left.append(rec)
-            continue
-        message = advice_message(journal, run, rec, mail, face)
-        failure = _send_with_retries(journal, rec, message, mailer, mail)
-        if failure is None:
-            outcome.sent.append(rec)
-            continue
-        now = next(r for r in journal.advices(run.id) if r.payee == rec.payee)
-        (outcome.left if now.state == AdviceState.QUEUED else outcome.failed).append(now)
-        if failure.server:
-            outcome.problem = failure.message
+    docs = [advice_document(journal, run, rec, mail) for rec in due]
+    with tempfile.TemporaryDirectory(prefix="batchpay-advice-") as folder:
+        face = reduced_font((font or (lambda: find_cjk_font(mail.font)))(), docs, Path(folder))
+        for rec, doc in zip(due, docs, strict=True):
+            if outcome.problem:
+                outcome.left.append(rec)
+                continue
+            failure = _send_with_retries(journal, rec, advice_message(doc, rec, mail, face),
+                                         mailer, mail)
+            if failure is None:
+                outcome.sent.append(rec)
+                continue
+            now = next(r for r in journal.advices(run.id) if r.payee == rec.payee)
+            (outcome.left if now.state == AdviceState.QUEUED else outcome.failed).append(now)
+            if failure.server:
+                outcome.problem = failure.message
     return outcome
 
 
@@ -225,10 +230,9 @@ def advice_document(journal: Journal, run: RunRecord, rec: AdviceRecord,
                           paid_on=run.started_at[:10], run_id=run.id, lines=tuple(lines))
 
 
-def advice_message(journal: Journal, run: RunRecord, rec: AdviceRecord, mail: Mail,
+def advice_message(doc: AdviceDocument, rec: AdviceRecord, mail: Mail,
                    font: CjkFont) -> EmailMessage:
     """The e-mail of one advice: a short text in Chinese and English, the PDF attached."""
-    doc = advice_document(journal, run, rec, mail)
     totals = ", ".join(f"{cur} {amount:,}" for cur, amount in sorted(doc.totals().items()))
     message = EmailMessage()
     message["Subject"] = f"付款通知 Remittance advice: {doc.payer}, {doc.paid_on}"
@@ -244,7 +248,7 @@ def advice_message(journal: Journal, run: RunRecord, rec: AdviceRecord, mail: Ma
         f"{doc.paid_on}, in total {totals}. The attached remittance advice (PDF) lists each "
         "with its reference.\n")
     message.add_attachment(render_advice(doc, font), maintype="application", subtype="pdf",
-                           filename=f"remittance-advice-{run.id}.pdf")
+                           filename=f"remittance-advice-{doc.run_id}.pdf")
     return message
 
 
