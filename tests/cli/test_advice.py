@@ -152,6 +152,12 @@ def test_a_run_mails_each_paid_payee_one_advice_with_the_pdf(
     again = batchpay("advise", run_id)
     assert again.exit_code == 0, again
     assert "0 sent now, 2 sent before" in again.stdout
+    listed = batchpay("advise", run_id, "--json")
+    assert listed.exit_code == 0, listed
+    document = json.loads(listed.stdout)
+    assert document["run_id"] == run_id
+    assert [(a["payout_refs"], a["state"], a["attempts"]) for a in document["advices"]] == [
+        (["T-00002", "T-00004"], "sent", 1), (["T-00009"], "sent", 1)]
     assert len(smtp.messages) == 2
 
 
@@ -247,3 +253,22 @@ def test_no_chinese_font_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("PATH", str(tmp_path))  # no fc-list: no font can be found
     with pytest.raises(AdviceError, match="No Chinese"):
         find_cjk_font()
+
+
+def test_an_advice_cut_off_while_sending_is_named_and_not_sent_again(
+        service: Any, inbox: Inbox, smtp_port: int, tmp_path: Path, no_backoff: None) -> None:
+    _, run_id = pay(tmp_path)  # the mail server is down: both advices stay queued
+    journal_path = tmp_path / "journal" / "journal.sqlite3"
+    with Journal(journal_path) as j:  # as a process killed mid-send leaves it
+        first = j.advices(run_id)[0]
+        assert j.take_advice(run_id, first.payee)
+    controller = start_smtp(inbox, smtp_port)
+    try:
+        result = batchpay("advise", run_id)
+        assert result.exit_code == 1, result
+        assert "1 sent now" in result.stdout and "may have gone" in result.stdout
+        assert len(inbox.messages) == 1 and inbox.messages[0]["To"] not in first.recipients
+        assert batchpay("advise", run_id).exit_code == 1
+        assert len(inbox.messages) == 1
+    finally:
+        controller.stop()
