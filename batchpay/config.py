@@ -208,7 +208,8 @@ class Settings:
             value = getattr(self, f.name)
             if dataclasses.is_dataclass(value):
                 for sub in dataclasses.fields(value):
-                    items.append((f"{f.name}.{sub.name}", str(getattr(value, sub.name))))
+                    key = "from" if sub.name == "sender" else sub.name  # [mail] from
+                    items.append((f"{f.name}.{key}", str(getattr(value, sub.name))))
             elif isinstance(value, dict):
                 items.append((f.name, ", ".join(f"{k}={v}" for k, v in value.items())))
             elif isinstance(value, tuple):
