@@ -9,6 +9,7 @@ import shutil
 import socket
 import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
 from email.message import EmailMessage
 from email.policy import default
@@ -272,3 +273,25 @@ def test_an_advice_cut_off_while_sending_is_named_and_not_sent_again(
         assert len(inbox.messages) == 1
     finally:
         controller.stop()
+
+
+def test_a_payee_with_rows_still_pending_waits_for_them(
+        cli_sandbox: Any, smtp: Inbox, smtp_port: int, tmp_path: Path) -> None:
+    cli_sandbox(settle_seconds=2)
+    user = tmp_path / "config" / "batchpay"
+    user.mkdir(parents=True)
+    (user / "batchpay.toml").write_text(
+        f'[mail]\nhost = "127.0.0.1"\nport = {smtp_port}\nsecurity = "none"\n'
+        'from = "payments@acme.example"\n', encoding="utf-8")
+    sheet = write_sheet(tmp_path / "nov.xlsx", [row(9, payee_email="d@example.cn")],
+                        headers=HEADERS_MAIL)
+    paid = batchpay("run", str(sheet), "--wait", "0", "--json")
+    assert paid.exit_code == 0, paid  # PENDING: accepted, on its way
+    run_id = json.loads(paid.stdout)["run_id"]
+    assert "1 payee(s) wait for rows not final yet" in paid.stderr
+    assert smtp.messages == [] and outbox(tmp_path) == []  # nothing queued for a PENDING row
+    time.sleep(2.5)
+    assert batchpay("sync", "--run", run_id).exit_code == 0
+    later = batchpay("advise", run_id)
+    assert later.exit_code == 0 and "1 sent now" in later.stdout, later
+    assert [m["To"] for m in smtp.messages] == ["d@example.cn"]
