@@ -33,6 +33,7 @@ from typing import Any
 
 from batchpay.days import machine_zone, zone
 from batchpay.errors import BatchpayError, ConfigError
+from batchpay.mail_settings import MAIL_PASSWORD_ENV, Mail, mail_table
 from batchpay.settings_rules import (
     SECRET_NAMES,
     books_values,
@@ -51,7 +52,7 @@ from batchpay.settings_rules import (
 )
 
 SETTINGS_FILE = "batchpay.toml"
-TABLES = ("paths", "headers", "source_countries", "books")  # settings written as a [table]
+TABLES = ("paths", "headers", "source_countries", "books", "mail")  # settings written as a [table]
 LEGACY_JOURNAL = Path(".batchpay") / "journal.sqlite3"  # relative to the current folder
 JOURNAL_FILE = "journal.sqlite3"
 # where the journal path came from (Settings.journal_from), as `batchpay config` says it
@@ -90,6 +91,14 @@ class Headers:
     sandbox: str = "X-Batchpay-Sandbox"
     signature_sha512: str = "X-Signature"
     signature_sha256: str = "X-meCash-Signature"
+
+
+def mail_password(env: dict[str, str] | None = None) -> str | None:
+    """The SMTP password, from the environment only; kept out of every message (`scrub`)."""
+    password = (dict(os.environ) if env is None else env).get(MAIL_PASSWORD_ENV) or None
+    if password is not None:
+        _SECRETS.add(password)
+    return password
 
 
 @dataclass(frozen=True)
@@ -165,6 +174,7 @@ class Settings:
     approvals_required: int = 1
     plan_hours: float = 72.0  # a plan expires this many hours after it is made
     plan_tolerance: float = 0.02  # the total debit may exceed the plan's quotes by this share
+    mail: Mail | None = None  # [mail]: remittance advices by SMTP; None: none sent
     listen_host: str = "127.0.0.1"
     listen_port: int = 8788
     source_countries: dict[str, str] = field(
@@ -234,7 +244,8 @@ class Settings:
             value = getattr(self, f.name)
             if dataclasses.is_dataclass(value):
                 for sub in dataclasses.fields(value):
-                    items.append((f"{f.name}.{sub.name}", str(getattr(value, sub.name))))
+                    key = "from" if sub.name == "sender" else sub.name  # [mail] from
+                    items.append((f"{f.name}.{key}", str(getattr(value, sub.name))))
             elif isinstance(value, dict):
                 items.append((f.name, ", ".join(f"{k}={v}" for k, v in value.items())))
             elif isinstance(value, tuple):
@@ -441,6 +452,8 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
                 kwargs[name] = Path(value).expanduser().absolute()
             elif name == "signature_algorithms":
                 kwargs[name] = tuple(str(v).lower() for v in value)
+            elif name == "mail":
+                kwargs[name] = mail_table(value)
             elif name == "source_countries":
                 kwargs[name] = {**Settings().source_countries, **value}
             elif name == "books":

@@ -175,6 +175,8 @@ FROM_A_FOLDER: dict[str, FolderRule] = {
     # the books: which days a statement or an export counts, and the ledger's accounts
     "time_zone": USER_ONLY,
     "books": USER_ONLY,
+    # the mail server receives the payees' names and the mail password from the environment
+    "mail": USER_ONLY,
 }
 
 

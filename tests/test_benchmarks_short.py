@@ -19,6 +19,9 @@ NUMBER = r"\d+(?:\.\d+)?"
 
 # script -> the lines its short mode must print (one regex per line, all must match)
 EXPECTED = {
+    "bench_advice.py": [
+        rf"^payees=3 rows=6 advise_s={NUMBER} per_advice_s={NUMBER} mails=3 pdf_kb=\d+$",
+    ],
     "bench_approval.py": [
         rf"^rows=500 plan_mb={NUMBER} sign_s={NUMBER} read_s={NUMBER} verify_s={NUMBER} "
         rf"rebuild_s={NUMBER}$",

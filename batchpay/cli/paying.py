@@ -180,6 +180,12 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
     print_payee_changes(console, outcome.payee_changes)
     print_problems(console, ((r["row"], r["status"], r["error"] or "") for r in outcome.rows
                              if r["status"] not in outcome.fine_statuses))
+    if not outcome.dry_run:  # the payees' advices: lines to read, never the run's exit code
+        from batchpay.engine.advice import advise_after_run
+        from batchpay.mail import SmtpMailer
+
+        for line in advise_after_run(settings, outcome.run_id, SmtpMailer):
+            console.print(line, soft_wrap=True)
     if as_json:
         click.echo(json_document(outcome.run_id, outcome.counts, outcome.rows,
                                  [outcome.results_path], outcome.payee_changes))

@@ -349,7 +349,9 @@ async def batch_page(request: Request, console: Console, caller: Caller) -> Resp
     review = await run_in_threadpool(work.review_view, console.settings, batch)
     state = (await run_in_threadpool(payment.progress, console.settings, batch)
              if batch.meta.get("pay") or batch.stage == "paying" else None)
-    return render(console, request, "batch.html", caller, batch=batch,
+    advices = (await run_in_threadpool(payment.advices_of, console.settings, batch)
+               if state else [])
+    return render(console, request, "batch.html", caller, batch=batch, advices=advices,
                   quoting=work.review_progress(batch.id),
                   check=work.saved_check(batch), review=review, progress=state,
                   same=console.batches.same_file(batch), reviewable=work.reviewable(batch),

@@ -28,11 +28,14 @@ from batchpay.console.accounts import Accounts
 from batchpay.console.batches import Batch, Batches, BatchRefused, Payment, this_process
 from batchpay.console.wording import for_page
 from batchpay.console.work import CHANGED, PageReporter, Shown, require_shown
+from batchpay.engine.advice import advise_after_run
 from batchpay.engine.render import find_run, result_rows, row_states
 from batchpay.engine.runner import RunOptions, load_input, run_batch
 from batchpay.errors import BatchpayError
 from batchpay.files import replaced_atomically
+from batchpay.journal.outbox import AdviceRecord
 from batchpay.journal.store import Journal
+from batchpay.mail import SmtpMailer
 from batchpay.statuses import (
     IN_DOUBT,
     ON_ITS_WAY,
@@ -165,6 +168,10 @@ def _paying(settings: Settings, batches: Batches, batch: Batch, options: RunOpti
         batches.update(batch.id, stage="paid", run_id=outcome.run_id,
                        exit_code=outcome.exit_code,
                        notes=reporter.lines + repaid + outcome.notes)
+        # the payees' advices once the batch is paid: lines on the page, never its outcome
+        advised = advise_after_run(settings, outcome.run_id, SmtpMailer)
+        if advised:
+            batches.update(batch.id, notes=reporter.lines + repaid + outcome.notes + advised)
 
 
 def _paid(settings: Settings, batches: Batches, batch: Batch, before: str | None, *,
@@ -402,6 +409,16 @@ def not_final(settings: Settings, batch: Batch) -> int:
     with Journal(settings.journal) as journal:
         return sum(r.status in SENT and r.status not in (Status.COMPLETED, Status.REFUNDED)
                    for r in row_states(journal, run_id))
+
+
+def advices_of(settings: Settings, batch: Batch) -> list[AdviceRecord]:
+    """The remittance advices of the batch's run, for the maker to see which went out (read
+    only: `batchpay advise RUN_ID` sends them)."""
+    run_id = run_of(settings, batch)
+    if run_id is None or batch.stage != "paid":
+        return []
+    with Journal(settings.journal) as journal:
+        return journal.advices(run_id)
 
 
 def refresh(settings: Settings, batches: Batches, batch: Batch) -> Batch:

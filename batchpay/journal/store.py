@@ -18,7 +18,7 @@ from typing import Any
 
 from batchpay.errors import AlreadySent, JournalServiceMismatch
 from batchpay.journal.chain_keys import MARKER
-from batchpay.journal.database import JournalDatabase
+from batchpay.journal.outbox import AdviceOutbox
 from batchpay.journal.records import (
     GENESIS,
     Attempt,
@@ -42,9 +42,10 @@ from batchpay.journal.schema import (
 from batchpay.statuses import IN_DOUBT, MAY_HAVE_PAID, SENDING, SERVICE_ALIASES
 
 
-class Journal(JournalDatabase):
+class Journal(AdviceOutbox):
     """A small typed class over one SQLite file: the runs, the ledger and the decisions
-    recorded about them, each state change one transaction with its event."""
+    recorded about them, each state change one transaction with its event (and the outbox
+    of remittance advices, batchpay.journal.outbox)."""
 
     def has_payout_requests(self) -> bool:
         """False for a new, empty journal: it knows of no payout request ever sent."""

@@ -39,7 +39,7 @@ def test_file_and_directory_are_private(journal: Journal) -> None:
 
 def test_wal_and_schema_version(journal: Journal) -> None:
     assert journal.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert journal.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 3
+    assert journal.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 4
 
 
 def test_a_journal_of_schema_1_gains_the_invoice_columns(tmp_path: Path) -> None:
@@ -57,7 +57,7 @@ def test_a_journal_of_schema_1_gains_the_invoice_columns(tmp_path: Path) -> None
         columns = {r[1] for r in reopened.db.execute("PRAGMA table_info(run_rows)")}
         assert {"quotes_used", "asked"} <= columns
         assert [r[0] for r in reopened.db.execute(
-            "SELECT version FROM schema_version ORDER BY version")] == [1, 3]
+            "SELECT version FROM schema_version ORDER BY version")] == [1, 4]
     finally:
         reopened.close()
 
