@@ -33,7 +33,7 @@ def test_the_batch_page_lists_the_advices_its_payment_sent(desk_factory: Any,
         maker = desk.client("mia")
         batch = batch_id(maker.upload(sheet))
         assert maker.post(f"/batches/{batch}/review").status_code == 303
-        assert maker.post(f"/batches/{batch}/pay").status_code == 303
+        assert maker.press(batch, "pay").status_code == 303
         state = wait_final(maker, batch)
         assert dict(state["counts"]) == {"COMPLETED": 2}
         deadline = time.monotonic() + 60
