@@ -58,7 +58,8 @@ def test_a_folder_file_may_not_point_the_advices_at_another_mail_server(tmp_path
     folder = settings_file(tmp_path / "share", MAIL.replace("smtp.example.com", "mx.evil.example"))
     with pytest.raises(ConfigError, match=r"only your own settings may set: \[mail\]"):
         load_settings(env={}, files=[user, folder])
-    with pytest.raises(ConfigError, match="may only tighten"):
+    # nor set one where the user has none
+    with pytest.raises(ConfigError, match=r"only your own settings may set: \[mail\]"):
         load_settings(env={}, files=[settings_file(tmp_path / "u2", ""), folder])
 
 
