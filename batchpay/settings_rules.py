@@ -136,16 +136,19 @@ def weakened(before: Settings, after: Settings, given: set[str]) -> list[str]:
     return [f"{name} = {_shown(value)} (yours: {_shown(mine)})" for name, value, mine in found]
 
 
-def trusted_journal(before: Settings, after: Settings) -> Path:
+def trusted_journal(before: Settings, after: Settings) -> Path | str:
     """The journal the user chose: in the user's file, else the default of the service."""
     from batchpay.config import default_journal
 
     return before.journal if before.journal_from == "file" else default_journal(after.base_url)
 
 
-def same_path(a: Path | None, b: Path | None) -> bool:
+def same_path(a: Path | str | None, b: Path | str | None) -> bool:
+    """Whether two settings name the same file (or the same database address)."""
     if a is None or b is None:
         return a is b
+    if isinstance(a, str) or isinstance(b, str):  # a database address is compared as given
+        return str(a) == str(b)
     return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
 
 
@@ -260,7 +263,9 @@ def check_legacy_journal(base_url: str | None) -> None:
 def check_env_journal(values: dict[str, Any], journal: str, user_file: Path) -> None:
     """BATCHPAY_JOURNAL may choose the journal, but not against the user's file."""
     chosen = values.get("journal")
-    if values.get("journal_from") == "file" and not same_path(Path(journal), chosen):
+    from batchpay.config import journal_location
+
+    if values.get("journal_from") == "file" and not same_path(journal_location(journal), chosen):
         raise ConfigError(
             f"BATCHPAY_JOURNAL={journal} names another journal than your settings file "
             f"{user_file} (journal = {chosen}).",

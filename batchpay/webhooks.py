@@ -99,7 +99,7 @@ def sign(raw: bytes, secret: str) -> dict[str, str]:
     }
 
 
-def create_listener(journal_path: Path, check: SignatureCheck) -> Any:
+def create_listener(journal_path: Path | str, check: SignatureCheck) -> Any:
     """The Starlette app of `batchpay listen` (and of the listener embedded in `run`)."""
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -173,7 +173,7 @@ class Listening:
     app: Any
     socket: socket.socket
     url: str  # where the service posts events
-    journal: Path
+    journal: str  # as it may be printed
     insecure: bool  # signatures are not checked (--insecure-no-signature)
 
 
@@ -192,7 +192,7 @@ def open_listener(settings: Settings, *, host: str | None = None, port: int | No
     except BaseException:
         app.state.journal.close()  # never served: its lifespan would not close it
         raise
-    return Listening(app, sock, url_of(sock) + "/webhook", settings.journal, insecure)
+    return Listening(app, sock, url_of(sock) + "/webhook", settings.journal_name, insecure)
 
 
 def random_secret() -> str:

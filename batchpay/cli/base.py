@@ -187,7 +187,7 @@ JOURNAL_HELP = ("The journal file (default: one per service in your user data fo
 
 
 def journal_option(func: F) -> F:
-    return click.option("--journal", type=click.Path(dir_okay=False, path_type=Path),
+    return click.option("--journal", type=str, metavar="PATH|URL",
                         help=JOURNAL_HELP)(func)
 
 

@@ -78,7 +78,7 @@ def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: 
     else:
         password = str(click.prompt("Password", hide_input=True, confirmation_prompt=True,
                                     err=True))
-    accounts = Accounts(console_folder(settings.journal))
+    accounts = Accounts(console_folder(settings.local_folder))
     user = accounts.add(name, roles, password, replace=replace)
     click.echo(f"User {user.name}: {', '.join(user.roles)}; signing key "
                f"{accounts.fingerprint(user.name)}")
@@ -96,7 +96,7 @@ def users_list(journal: Path | None) -> None:
     """List the console's users, their roles and key fingerprints."""
     from batchpay.console.accounts import Accounts, console_folder
 
-    accounts = Accounts(console_folder(settings_for(journal=journal).journal))
+    accounts = Accounts(console_folder(settings_for(journal=journal).local_folder))
     found = accounts.users()
     for user in found:
         click.echo(f"{user.name}  {', '.join(user.roles)}  {accounts.fingerprint(user.name)}"

@@ -105,7 +105,7 @@ def run_options(func: F) -> F:
                      help="Pace all requests evenly at this many per second (0 = no pacing)."),
         click.option("--wait", "wait_seconds", type=click.FloatRange(0), default=None,
                      help="Seconds to follow statuses after sending (default 60)."),
-        click.option("--journal", type=click.Path(dir_okay=False, path_type=Path),
+        click.option("--journal", type=str, metavar="PATH|URL",
                      help=JOURNAL_HELP),
         click.option("--sheet", "sheet_name", help="The sheet to read (default: Payouts, "
                      "else the first)."),

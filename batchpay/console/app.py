@@ -74,7 +74,7 @@ class Caller:
 def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
                max_upload_bytes: int | None = None) -> Starlette:
     """The console for `settings`' journal, answering to `allowed_hosts`."""
-    folder = console_folder(settings.journal)
+    folder = console_folder(settings.local_folder)
     limit = max_upload_bytes or int(settings.max_file_mb * 1024 * 1024)
     console = Console(
         settings, Accounts(folder), Sessions(), Batches(folder / "batches"),

@@ -103,7 +103,7 @@ def run_of(settings: Settings, batch: Batch) -> str | None:
     if batch.meta.get("run_id"):
         return str(batch.meta["run_id"])
     pay_info = batch.meta.get("pay")
-    if not pay_info or not settings.journal.is_file():
+    if not pay_info or not settings.journal_exists():
         return None
     with Journal(settings.journal) as journal:
         found = [r.id for r in journal.runs() if r.input_sha256 == pay_info["sha256"]

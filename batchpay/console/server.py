@@ -47,7 +47,7 @@ def prepare(settings: Settings, options: ServeOptions, port: int
     for path in (options.tls_cert, options.tls_key):
         if path is not None and not path.is_file():
             raise UsageError(f"No file {path}.")
-    accounts = Accounts(console_folder(settings.journal))
+    accounts = Accounts(console_folder(settings.local_folder))
     if not is_loopback_host(options.host):
         if not https:
             raise UsageError(
@@ -89,7 +89,7 @@ def serve(settings: Settings, options: ServeOptions, say: Callable[[str], None])
     name = options.server_name or options.host
     shown = f"[{name}]" if ":" in name else name
     token = app.state.console.sessions.login_link(login)
-    say(f"batchpay console for the journal {settings.journal}")
+    say(f"batchpay console for the journal {settings.journal_name}")
     say(f"Sign in as {login} (one-time link, valid 15 minutes): "
         f"{scheme}://{shown}:{port}/login/{token}")
     say("Ctrl-C stops the console; a payment under way stops with it and goes on with "

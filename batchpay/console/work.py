@@ -341,7 +341,7 @@ def history(settings: Settings, batches: Batches) -> History:
     """Runs, batches with their approvals, payee confirmations, the chain head."""
     from batchpay.journal.integrity import check as check_journal
 
-    if not settings.journal.is_file():
+    if not settings.journal_exists():
         return History(runs=[], confirmations=[], head="", events=0, intact=True, problem="",
                        batches=batches.all())
     with Journal(settings.journal) as journal:
@@ -377,7 +377,7 @@ def payees(settings: Settings) -> Payees:
     from batchpay.money import masked
 
     by_other = settings.payee_confirmed_by_other
-    if not settings.journal.is_file():
+    if not settings.journal_exists():
         return Payees(lines=[], held=[], by_other=by_other)
     with Journal(settings.journal) as journal:
         lines = register_lines(Register.load(journal))

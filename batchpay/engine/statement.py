@@ -204,7 +204,7 @@ def build_statement(journal: Journal, start: date, end: date) -> Statement:
     checked = check_journal(journal)
     if not checked.ok:
         raise JournalTampered(
-            f"The journal {journal.path} was changed outside batchpay: {checked.problem}. "
+            f"The journal {journal.where} was changed outside batchpay: {checked.problem}. "
             "No statement was written.",
             hint="Keep this copy for the auditor, restore the journal from a backup, and "
             "run `batchpay verify` to confirm it.")
@@ -229,7 +229,7 @@ def build_statement(journal: Journal, start: date, end: date) -> Statement:
     _wallets(totals, period_runs)
     refunds = [r for r in requests if r.status == Status.REFUNDED]
     return Statement(start, end, lines, refunds, dict(sorted(totals.items())), period_runs,
-                     checked.head, checked.events, str(journal.path or ":memory:"), utcnow())
+                     checked.head, checked.events, journal.where, utcnow())
 
 
 def _line(ref: str, made: list[Request], entry: LedgerEntry | None, runs: dict[str, RunRecord]

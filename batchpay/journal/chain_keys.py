@@ -19,14 +19,16 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batchpay.errors import JournalError
 from batchpay.files import private_dir, write_private
 from batchpay.journal.records import GENESIS, ChainCheck, ChainKey, walk_chain
+
+if TYPE_CHECKING:
+    from batchpay.journal.stores import Connection
 
 KEY_FILE = "chain.key"
 KEY_ENV = "BATCHPAY_CHAIN_KEY"
@@ -91,7 +93,7 @@ class JournalChainKey:
     `reread` finds one); an in-memory journal is never keyed (no file anyone could copy or
     edit)."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path | None) -> None:
+    def __init__(self, db: Connection, path: Path | str | None) -> None:
         self._db = db
         self._path = path
         self.keyed: tuple[str, int] | None = None  # (the key's id, the first keyed seq)
@@ -113,7 +115,8 @@ class JournalChainKey:
             self.reread()  # keyed meanwhile through another connection?
         if self.keyed is None:
             key = ensure_key()
-            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            self._db.executemany("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) "
+                                 "DO UPDATE SET value = excluded.value",
                                  [("chain_key", key_id(key)), ("chain_keyed_from", str(seq))])
             self.keyed = (key_id(key), seq)
             return key

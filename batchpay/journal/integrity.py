@@ -24,9 +24,8 @@ from batchpay.errors import JournalTampered
 from batchpay.journal.records import ChainCheck, sha256_text
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from batchpay.journal.store import Journal
+    from batchpay.journal.stores import Connection
 
 # ledger columns an event states exactly (text as stored)
 CHECKED_FIELDS = ("status", "quote_id", "payout_id", "amount", "source_currency",
@@ -45,7 +44,7 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def replay(db: sqlite3.Connection) -> tuple[dict[str, _Replayed], dict[int, tuple[str, str]]]:
+def replay(db: Connection) -> tuple[dict[str, _Replayed], dict[int, tuple[str, str]]]:
     """What the events say each ledger row and attempt must hold."""
     ledger: dict[str, _Replayed] = {}
     attempts: dict[int, tuple[str, str]] = {}  # attempt id -> (payout_ref, body sha256)
@@ -67,7 +66,7 @@ def replay(db: sqlite3.Connection) -> tuple[dict[str, _Replayed], dict[int, tupl
     return ledger, attempts
 
 
-def disagreements(db: sqlite3.Connection) -> Iterator[str]:
+def disagreements(db: Connection) -> Iterator[str]:
     """Every way the ledger and the attempts differ from the chain, one line each."""
     ledger, attempts = replay(db)
     stored = {r["payout_ref"]: r for r in db.execute("SELECT * FROM payouts")}
@@ -117,7 +116,7 @@ def require_intact(journal: Journal) -> None:
     result = check(journal)
     if not result.ok:
         raise JournalTampered(
-            f"The journal {journal.path} was changed outside batchpay: {result.problem}. "
+            f"The journal {journal.where} was changed outside batchpay: {result.problem}. "
             "Nothing was sent.",
             hint="Keep this copy for the auditor, restore the journal from a backup, and "
             "run `batchpay verify` to confirm it.")

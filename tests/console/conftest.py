@@ -88,7 +88,7 @@ def desk_factory(cli_sandbox: Callable[..., RunningSandbox]) -> Callable[..., De
              **overrides: Any) -> Desk:
         running = cli_sandbox(**(sandbox or {}))
         settings = dataclasses.replace(load_settings(), **overrides)
-        accounts = Accounts(console_folder(settings.journal))
+        accounts = Accounts(console_folder(settings.local_folder))
         accounts.add("owner", ROLES, None)
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(accounts_module, "hash_password", the_teams_hash)
