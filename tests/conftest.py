@@ -157,16 +157,15 @@ def postgres() -> Iterator[Cluster]:
     cluster.stop()
 
 
-# the journal's two stores, for the tests that matter for the store:
-# `@BOTH_STORES` runs a test once with its journal in a file, once in PostgreSQL
+# the journal's two stores, for the tests that matter for the store (a test marked with
+# tests.support.postgres.BOTH_STORES runs once with its journal in a file, once in PostgreSQL)
 STORES = ["sqlite", "postgresql"]
-BOTH_STORES = pytest.mark.parametrize("store", STORES, indirect=True)
 
 
 @pytest.fixture
 def store(request: pytest.FixtureRequest) -> str:
     """Which store a test's journal is in: `sqlite` unless the test is parametrized
-    (BOTH_STORES)."""
+    (tests.support.postgres.BOTH_STORES)."""
     return str(getattr(request, "param", "sqlite"))
 
 

@@ -20,6 +20,11 @@ import tempfile
 from pathlib import Path
 
 import psycopg
+import pytest
+
+# runs a test once with its journal in a file, once in PostgreSQL (the `store` fixture,
+# tests/conftest.py, which `journal_at` and `cli_sandbox` follow)
+BOTH_STORES = pytest.mark.parametrize("store", ["sqlite", "postgresql"], indirect=True)
 
 PORT = 5432  # names the socket file in the cluster's own folder: no TCP port is opened
 
