@@ -28,7 +28,7 @@ from batchpay.cli.base import cli, debug_option, handle_errors, journal_option, 
 @debug_option
 @handle_errors
 def serve(host: str, port: int, tls_cert: Path | None, tls_key: Path | None,
-          server_name: str | None, user: str | None, journal: Path | None) -> None:
+          server_name: str | None, user: str | None, journal: str | None) -> None:
     """Serve the web console: upload, check, review, approve, pay, follow, audit.
 
     Prints a one-time login link. The console uses the same journal as the commands (its
@@ -63,7 +63,7 @@ def users() -> None:
 @debug_option
 @handle_errors
 def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: bool,
-              journal: Path | None) -> None:
+              journal: str | None) -> None:
     """Add the console user NAME with a password (Argon2id-hashed) and a signing key.
 
     Prints the user's approvers-file line: a maker's plans and an approver's approvals
@@ -92,7 +92,7 @@ def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: 
 @journal_option
 @debug_option
 @handle_errors
-def users_list(journal: Path | None) -> None:
+def users_list(journal: str | None) -> None:
     """List the console's users, their roles and key fingerprints."""
     from batchpay.console.accounts import Accounts, console_folder
 

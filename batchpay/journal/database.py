@@ -57,6 +57,10 @@ class JournalDatabase:
         with self.transaction():
             migrate(self.db, self.store.schema)
 
+    def reread_chain_key(self) -> None:
+        """What `meta` says of the chain's key now (after rows were copied in)."""
+        self._chain.reread()
+
     def _rolled_back(self) -> None:
         self._chain.reread()  # a key noted in the transaction is undone with it
 

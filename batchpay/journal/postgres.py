@@ -22,12 +22,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
+import shutil
+import subprocess
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import psycopg
 
 from batchpay.errors import JournalError, JournalLocked
+from batchpay.files import create_private
 from batchpay.journal.stores import Store, shown_url
 
 # advisory lock keys: two 32-bit ints, which lock (batchpay's writes or its run lock), then
@@ -151,6 +155,33 @@ class PostgresStore(Store):
 
     def json_text(self, expr: str, key: str) -> str:
         return f"(({expr})::json ->> '{key}')"
+
+    def after_copy(self) -> None:
+        """Ids copied in as they were: the identity columns go on after the largest."""
+        for table, column in (("attempts", "id"), ("events", "seq")):
+            self.db.execute(f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                            f"COALESCE((SELECT MAX({column}) FROM {table}), 0) + 1, false)")
+
+    def backup(self, out: Path) -> None:
+        """`pg_dump --format=custom` of the journal's schema: the server's consistent dump
+        (pg_restore puts it back)."""
+        tool = shutil.which("pg_dump")
+        if tool is None:
+            raise JournalError(
+                "pg_dump is not installed here: a PostgreSQL journal is backed up with the "
+                "server's own tool.",
+                hint="Install the PostgreSQL client (apt-get install postgresql-client), or "
+                "run on the server: pg_dump --format=custom --file BACKUP DBNAME")
+        schema = self.db.execute("SELECT current_schema()").fetchone()[0]
+        create_private(out)  # private before a byte is written
+        done = subprocess.run([tool, "--format=custom", f"--file={out}", f"--schema={schema}",
+                               f"--dbname={self.url}"], capture_output=True, text=True,
+                              check=False)
+        if done.returncode != 0:
+            out.unlink(missing_ok=True)
+            words = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise JournalError(f"pg_dump could not back up the journal {self.where}: {words}",
+                               hint="pg_dump must be of the server's major version or newer.")
 
     def lock(self) -> None:
         if self._locked:

@@ -80,6 +80,13 @@ class Store:
     def after_migrate(self) -> None:
         """Anything to do once the tables are there."""
 
+    def after_copy(self) -> None:
+        """Anything to do once rows were copied in with their ids (batchpay.journal.moving)."""
+
+    def backup(self, out: Path) -> None:
+        """A consistent copy of the journal in the new file `out`."""
+        raise NotImplementedError
+
     def lock(self) -> None:
         raise NotImplementedError
 
@@ -163,6 +170,19 @@ class SqliteStore(Store):
             return JournalError("The disk is full: the journal could not be written.",
                                 hint=DISK_FULL_HINT)
         return super().unwritten(exc)
+
+    def backup(self, out: Path) -> None:
+        """SQLite's online backup API: a consistent snapshot, even while a run writes."""
+        create_private(out)  # private before a byte is written
+        target = sqlite3.connect(str(out))
+        try:
+            self.sqlite.backup(target)
+        except sqlite3.Error as exc:
+            target.close()
+            out.unlink(missing_ok=True)
+            raise JournalError(f"Could not write the backup {out}: {exc}.",
+                               hint="Check free space and permissions.") from None
+        target.close()
 
     def lock(self) -> None:
         if self._run_lock is not None:
