@@ -10,6 +10,8 @@
                                as server-sent events until the run is final
     GET  /batches/ID/files/KIND  sheet, checked, plan, results
     GET  /history, /payees; POST /payees/confirm; GET /template
+    GET  /healthz              200 when the journal (its database) is reachable, else 503;
+                               no session needed, nothing else said
 """
 
 from __future__ import annotations
@@ -82,6 +84,7 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
                     autoescape=select_autoescape(default=True, default_for_string=True)),
         limit)
     routes = [
+        Route("/healthz", healthz),
         Route("/", page(console, index)),
         Route("/login", login_page, methods=["GET", "POST"]),
         Route("/login/{token}", link_login),
@@ -109,6 +112,16 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
                     exception_handlers={HTTPException: http_error})
     app.state.console = console
     return app
+
+
+async def healthz(request: Request) -> Response:
+    """For a load balancer or a service manager: whether this console can reach its journal
+    (its PostgreSQL database, or its file). No session: it says nothing but that."""
+    console: Console = request.app.state.console
+    ok = await run_in_threadpool(work.journal_reachable, console.settings)
+    return JSONResponse({"status": "ok" if ok else "journal unreachable"},
+                        status_code=200 if ok else 503,
+                        headers={"Cache-Control": "no-store"})
 
 
 # --------------------------------------------------------------------------- plumbing

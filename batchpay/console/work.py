@@ -408,3 +408,10 @@ def confirm_payee(settings: Settings, name: str, last4: str, user: str, method: 
 
     with Journal(settings.journal) as journal:
         return confirm(journal, name, last4.strip(), method=method, note=note, by=user)
+
+
+def journal_reachable(settings: Settings) -> bool:
+    """Whether the journal (its database, or its file) can be reached now: `/healthz`."""
+    from batchpay.journal.stores import reachable
+
+    return reachable(settings.journal)

@@ -215,5 +215,16 @@ class PostgresStore(Store):
                             "database (GRANT), and that it is a batchpay journal.")
 
 
+def answers(url: str, timeout: float) -> bool:
+    """Whether the database at `url` answers a query within `timeout` seconds."""
+    try:
+        with psycopg.connect(url, connect_timeout=max(1, round(timeout)),
+                             application_name="batchpay health") as conn:
+            conn.execute("SELECT 1").fetchone()
+    except psycopg.Error:
+        return False
+    return True
+
+
 def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

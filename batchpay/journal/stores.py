@@ -200,6 +200,30 @@ class SqliteStore(Store):
         self.sqlite.close()
 
 
+def reachable(where: Path | str, timeout: float = 5.0) -> bool:
+    """Whether the journal could be opened now, without opening it as a journal (no
+    migration, no lock): a database that answers, or a file (or the folder for a new one)
+    that can be read. For a health check."""
+    if is_server_url(where):
+        try:
+            from batchpay.journal.postgres import answers
+        except ImportError:
+            return False
+        return answers(str(where), timeout)
+    path = Path(where)
+    if not path.exists():
+        return path.parent.is_dir() and os.access(path.parent, os.W_OK)
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+        try:
+            db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return True
+
+
 def open_store(where: Path | str) -> Store:
     """The store a journal setting names: a `postgresql://` address, else a file."""
     if is_server_url(where):
