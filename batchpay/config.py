@@ -70,7 +70,10 @@ def journal_location(value: str | Path) -> JournalLocation:
 
 
 def shown_journal(where: JournalLocation) -> str:
+    """A journal as it may be printed: its path, or its address without the password."""
     return where.shown if isinstance(where, DatabaseURL) else str(where)
+
+
 JOURNAL_FILE = "journal.sqlite3"
 # where the journal path came from (Settings.journal_from), as `batchpay config` says it
 JOURNAL_ORIGINS = {

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from batchpay.config import Headers, Settings, is_loopback_host
+from batchpay.config import Headers, JournalLocation, Settings, is_loopback_host
 from batchpay.engine.doubt import apply_event
 from batchpay.errors import ConfigError
 from batchpay.journal.store import Journal
@@ -173,7 +173,7 @@ class Listening:
     app: Any
     socket: socket.socket
     url: str  # where the service posts events
-    journal: str  # as it may be printed
+    journal: JournalLocation  # a file, or a database address (shown_journal prints it)
     insecure: bool  # signatures are not checked (--insecure-no-signature)
 
 
@@ -192,7 +192,7 @@ def open_listener(settings: Settings, *, host: str | None = None, port: int | No
     except BaseException:
         app.state.journal.close()  # never served: its lifespan would not close it
         raise
-    return Listening(app, sock, url_of(sock) + "/webhook", settings.journal_name, insecure)
+    return Listening(app, sock, url_of(sock) + "/webhook", settings.journal, insecure)
 
 
 def random_secret() -> str:

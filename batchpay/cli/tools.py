@@ -165,6 +165,7 @@ def sandbox(**options: Any) -> None:
 def listen(host: str | None, port: int | None, journal: str | None,
            insecure_no_signature: bool) -> None:
     """Receive the service's webhooks and record payout states in the journal."""
+    from batchpay.config import shown_journal
     from batchpay.display import stderr_console
     from batchpay.serving import serve_foreground
     from batchpay.webhooks import open_listener
@@ -178,7 +179,7 @@ def listen(host: str | None, port: int | None, journal: str | None,
         console.print(Text("INSECURE: signatures are NOT checked. Anyone who can reach this "
                            "port can change payout states in your journal.", style="bold red"))
     console.print(f"Listening for webhooks on {listening.url} "
-                  f"(journal {listening.journal}); Ctrl-C stops.")
+                  f"(journal {shown_journal(listening.journal)}); Ctrl-C stops.")
     serve_foreground(listening.app, listening.socket)
 
 
