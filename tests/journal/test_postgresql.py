@@ -157,3 +157,26 @@ def test_an_unreachable_database_is_one_clear_error(tmp_path: Path) -> None:
         Journal(url)
     assert "Cannot reach the journal database" in str(caught.value)
     assert "s3cret" not in str(caught.value)
+
+
+def test_the_journal_setting_takes_a_database_address_and_never_shows_its_password(
+        tmp_path: Path) -> None:
+    from batchpay.config import DatabaseURL, load_settings
+
+    url = "postgresql://batchpay:s3cret@db.example.com/batchpay?sslmode=verify-full"
+    user_file = tmp_path / "batchpay.toml"
+    user_file.write_text(f'journal = "{url}"\n', encoding="utf-8")
+    from_file = load_settings(env={}, files=[user_file])
+    # kept as given (not made a path relative to the file's folder)
+    assert isinstance(from_file.journal, DatabaseURL) and from_file.journal == url
+    none = [tmp_path / "absent.toml"]  # a user without a settings file
+    from_env = load_settings(env={"BATCHPAY_JOURNAL": url}, files=none)
+    from_option = load_settings(env={}, files=none).with_options(journal=url)
+    for settings in (from_file, from_env, from_option):
+        assert settings.journal == url
+        shown = " ".join([*settings.journal_lines(), *(v for _, v in settings.public_items()),
+                          settings.journal_name])
+        assert "s3cret" not in shown and "batchpay:***@db.example.com" in shown
+    # a file keeps being a file, made absolute
+    assert load_settings(env={"BATCHPAY_JOURNAL": "j.sqlite3"}, files=none).journal == (
+        Path.cwd() / "j.sqlite3")
