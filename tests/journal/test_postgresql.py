@@ -180,3 +180,14 @@ def test_the_journal_setting_takes_a_database_address_and_never_shows_its_passwo
     # a file keeps being a file, made absolute
     assert load_settings(env={"BATCHPAY_JOURNAL": "j.sqlite3"}, files=none).journal == (
         Path.cwd() / "j.sqlite3")
+
+
+def test_a_command_on_an_unreachable_database_says_so_in_one_line(tmp_path: Path) -> None:
+    from tests.support.e2e import batchpay
+
+    url = f"postgresql://batchpay:s3cret@/journal?host={tmp_path}&port=1"
+    for command in (["runs"], ["verify"], ["journal", "backup", str(tmp_path / "b.dump")]):
+        result = batchpay(*command, "--journal", url)
+        assert result.exit_code == 2, (command, result)
+        assert "Cannot reach the journal database" in result.stderr
+        assert "Traceback" not in result.stderr and "s3cret" not in result.stderr
