@@ -56,7 +56,8 @@ class DatabaseURL(str):
 
     @property
     def shown(self) -> str:
-        return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", self)
+        hidden = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", self)
+        return re.sub(r"([?&]password=)[^&]*", r"\1***", hidden, flags=re.IGNORECASE)
 
 
 JournalLocation = Path | DatabaseURL

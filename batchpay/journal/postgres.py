@@ -114,6 +114,7 @@ class PostgresStore(Store):
         try:
             self.db.execute("SET synchronous_commit TO on")
             if self.db.execute("SELECT current_schema()").fetchone()[0] is None:
+                conn.close()
                 raise JournalError(f"The journal database {self.where} has no schema to "
                                    "keep the journal in.",
                                    hint="Create the schema its search_path names "

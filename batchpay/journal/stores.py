@@ -36,7 +36,8 @@ def is_server_url(where: Path | str) -> bool:
 
 def shown_url(url: str) -> str:
     """A database address as it may be printed and filed: without its password."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    hidden = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    return re.sub(r"([?&]password=)[^&]*", r"\1***", hidden, flags=re.IGNORECASE)
 
 
 class Connection(Protocol):

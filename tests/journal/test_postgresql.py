@@ -177,6 +177,9 @@ def test_the_journal_setting_takes_a_database_address_and_never_shows_its_passwo
         shown = " ".join([*settings.journal_lines(), *(v for _, v in settings.public_items()),
                           settings.journal_name])
         assert "s3cret" not in shown and "batchpay:***@db.example.com" in shown
+    in_query = load_settings(env={}, files=none).with_options(
+        journal="postgresql://batchpay@db/batchpay?sslmode=require&password=s3cret")
+    assert "s3cret" not in in_query.journal_name and "password=***" in in_query.journal_name
     # a file keeps being a file, made absolute
     assert load_settings(env={"BATCHPAY_JOURNAL": "j.sqlite3"}, files=none).journal == (
         Path.cwd() / "j.sqlite3")
