@@ -24,6 +24,7 @@ import functools
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from batchpay.journal.stores import Store, shown_url
 WRITE_LOCK = 0x62700001
 RUN_LOCK = 0x62700002
 OF_THIS_JOURNAL = "hashtext(current_schema())"
+RUN_LOCK_GRACE = 2.0  # seconds: see PostgresStore.lock
 
 
 class Row(tuple[Any, ...]):
@@ -185,11 +187,17 @@ class PostgresStore(Store):
                                hint="pg_dump must be of the server's major version or newer.")
 
     def lock(self) -> None:
+        """The run lock, or JournalLocked. A holder that has just died (killed, its
+        connection closed) keeps it until its server process has seen the connection go,
+        a moment later: so the lock is asked for again for up to RUN_LOCK_GRACE seconds."""
         if self._locked:
             return
-        row = self.db.execute(f"SELECT pg_try_advisory_lock(?, {OF_THIS_JOURNAL})",
-                              (RUN_LOCK,)).fetchone()
-        if not row[0]:
+        deadline = time.monotonic() + RUN_LOCK_GRACE
+        while not self.db.execute(f"SELECT pg_try_advisory_lock(?, {OF_THIS_JOURNAL})",
+                                  (RUN_LOCK,)).fetchone()[0]:
+            if time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
             raise JournalLocked(
                 f"Another batchpay run is using the journal {self.where}.",
                 hint="Wait for it to finish (nothing was sent by this one), then run again.")

@@ -115,6 +115,8 @@ def test_the_run_lock_is_the_databases_and_dies_with_its_connection(postgres: An
     with pytest.raises(JournalLocked, match="Another batchpay run"):
         second.lock()
     # the holder's session ends (a killed process, a lost host): the server drops the lock
+    # as soon as its backend sees the connection gone (a moment after the close: taking the
+    # lock waits that moment out)
     first.store.pg.conn.close()  # type: ignore[attr-defined]
     second.lock()
     second.close()

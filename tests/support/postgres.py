@@ -58,10 +58,11 @@ class Cluster:
         self._names = itertools.count(1)
         self._run("initdb", "-D", str(self.data), "-A", "trust", "--no-sync", "-U", "postgres",
                   "-E", "UTF8")
-        # fsync off: a test cluster is thrown away; commits still wait for the server
+        # fsync off: a test cluster is thrown away (commits still wait for the server); small
+        # shared buffers: one cluster per test worker, beside everything else on the machine
         self._run("pg_ctl", "-D", str(self.data), "-w", "-l", str(self.folder / "log"), "-o",
                   f"-k {self.folder} -p {PORT} -c listen_addresses='' -c fsync=off "
-                  "-c max_connections=200", "start")
+                  "-c shared_buffers=16MB -c max_connections=100", "start")
 
     def _run(self, tool: str, *args: str) -> None:
         done = subprocess.run([*self._as, str(self.bin / tool), *args], capture_output=True,
