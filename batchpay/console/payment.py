@@ -21,7 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
-from batchpay.config import Settings
+from batchpay.config import DatabaseURL, Settings
 from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
@@ -247,11 +247,23 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _journal_in_use(path: Path) -> bool:
+def _journal_in_use(location: Path | DatabaseURL) -> bool:
     """Whether a run, rerun or sync holds the journal's lock now (a shared lock taken and
-    let go at once: a run starting at that instant would be told to wait)."""
+    let go at once: a run starting at that instant would be told to wait). A journal in a
+    database: its run lock (an advisory lock of the database) asked for and let go."""
     import fcntl
 
+    if isinstance(location, DatabaseURL):
+        from batchpay.errors import JournalLocked
+
+        with Journal(location) as journal:
+            try:
+                journal.lock()
+            except JournalLocked:
+                return True
+            journal.unlock()
+        return False
+    path = location
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -326,7 +338,7 @@ def run_of(settings: Settings, batch: Batch) -> str | None:
     if batch.meta.get("run_id"):
         return str(batch.meta["run_id"])
     pay_info = batch.meta.get("pay")
-    if not pay_info or not settings.journal.is_file():
+    if not pay_info or not settings.journal_exists():
         return None
     with Journal(settings.journal) as journal:
         # a results workbook's plan pays as rerun; the review's dry run is no payment

@@ -101,7 +101,7 @@ class AdviceOutbox(JournalDatabase):
                 "UPDATE advices SET state = ?, attempts = attempts + 1, tried_at = ? "
                 "WHERE run_id = ? AND payee = ? AND state = ?",
                 (AdviceState.SENDING, utcnow(), run_id, payee, AdviceState.QUEUED))
-            return cur.rowcount == 1
+            return bool(cur.rowcount == 1)
 
     def advice_sent(self, run_id: str, payee: str) -> None:
         with self.transaction():

@@ -15,12 +15,15 @@ Tables:
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from batchpay.errors import JournalError
 from batchpay.journal.records import utcnow
 from batchpay.statuses import FINAL, Status
+
+if TYPE_CHECKING:
+    from batchpay.journal.stores import Connection
 
 # 2: quotes_used (invoice rows)
 # 3: the chain names its key (a chain.keyed event; the key's id, the start time and the
@@ -159,9 +162,10 @@ def moves_forward(current: str, new: str) -> bool:
     return RANK[new] > RANK[current]
 
 
-def migrate(db: sqlite3.Connection) -> None:
-    """Create the tables, or bring an older journal's up to this version (in a transaction)."""
-    for statement in SCHEMA.split(";"):
+def migrate(db: Connection, spelt: Callable[[str], str] = str) -> None:
+    """Create the tables, or bring an older journal's up to this version (in a transaction).
+    `spelt` turns the schema (SQLite's DDL) into the store's."""
+    for statement in spelt(SCHEMA).split(";"):
         if statement.strip():
             db.execute(statement)
     version = db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
