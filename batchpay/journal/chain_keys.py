@@ -249,7 +249,8 @@ class JournalChainKey:
 
     def marked(self, seq: int) -> None:
         """The chain.keyed event was written as event `seq` (in the same transaction)."""
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('chain_marker', ?)", (str(seq),))
+        self._db.execute("INSERT INTO meta VALUES ('chain_marker', ?) "
+                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(seq),))
         self._marked = True
 
     def key_name(self) -> str | None:

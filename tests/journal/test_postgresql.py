@@ -105,7 +105,7 @@ def test_two_hosts_racing_for_the_same_rows_claim_each_once(postgres: Any) -> No
         assert {r[0]: r[1] for r in attempts} == dict.fromkeys(refs, 1)
         check = j.verify(head=j.head())
         assert check.ok, check.problem  # one chain, appended in the database's order
-        assert check.events == 1 + len(refs)
+        assert check.events == 2 + len(refs)  # two opening events, one intent a ref
 
 
 def test_the_run_lock_is_the_databases_and_dies_with_its_connection(postgres: Any) -> None:

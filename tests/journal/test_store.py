@@ -16,6 +16,7 @@ import pytest
 
 from batchpay.errors import JournalLocked, JournalServiceMismatch
 from batchpay.journal.records import RunRecord, RunRow, pack_values, unpack_values, utcnow
+from batchpay.journal.schema import SCHEMA_VERSION
 from batchpay.journal.store import Journal
 from batchpay.statuses import SENDING
 
@@ -81,7 +82,7 @@ def test_a_new_postgresql_journal_has_the_schema_and_a_keyed_chain(postgres: obj
     url = postgres.journal_url()  # type: ignore[attr-defined]
     with Journal(url) as journal:
         journal.bind_service("embedded")
-        assert journal.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 2
+        assert journal.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == SCHEMA_VERSION
         assert journal.store.kind == "postgresql" and journal.path is None
         assert journal._chain.keyed is not None  # keyed from its first event, as a file is
         assert journal.verify(head=journal.head()).ok
