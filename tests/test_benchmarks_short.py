@@ -69,7 +69,7 @@ EXPECTED = {
         rf"^file=csv_fields_4mb bytes=[\d,]+ exit=2 s={NUMBER} peak_mb={NUMBER} said=.*cells",
     ],
     "bench_journal_copy.py": [
-        rf"^refs=500 events=2000 copy_s={NUMBER} verify_s={NUMBER} same_head=yes$",
+        rf"^refs=500 events=2001 copy_s={NUMBER} verify_s={NUMBER} same_head=yes$",
     ],
     "bench_integrity.py": [
         rf"^refs=500 events=2001 journal_mb={NUMBER} check_s={NUMBER}$",
