@@ -33,6 +33,7 @@ from typing import Any
 
 from batchpay.days import machine_zone, zone
 from batchpay.errors import BatchpayError, ConfigError
+from batchpay.mail_settings import MAIL_PASSWORD_ENV, Mail, mail_table
 from batchpay.settings_rules import (
     SECRET_NAMES,
     books_values,
@@ -51,8 +52,36 @@ from batchpay.settings_rules import (
 )
 
 SETTINGS_FILE = "batchpay.toml"
-TABLES = ("paths", "headers", "source_countries", "books")  # settings written as a [table]
+TABLES = ("paths", "headers", "source_countries", "books", "mail")  # settings written as a [table]
 LEGACY_JOURNAL = Path(".batchpay") / "journal.sqlite3"  # relative to the current folder
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+
+
+class DatabaseURL(str):
+    """A journal kept in a PostgreSQL database (`postgresql://USER@HOST/DB`) instead of a
+    file: what a team on several hosts shares. Printed without its password (`shown`)."""
+
+    @property
+    def shown(self) -> str:
+        hidden = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", self)
+        return re.sub(r"([?&]password=)[^&]*", r"\1***", hidden, flags=re.IGNORECASE)
+
+
+JournalLocation = Path | DatabaseURL
+
+
+def journal_location(value: str | Path) -> JournalLocation:
+    """A journal setting: a database address as given, a file path made absolute."""
+    if isinstance(value, str) and value.strip().lower().startswith(DATABASE_SCHEMES):
+        return DatabaseURL(value.strip())
+    return Path(value).expanduser().absolute()
+
+
+def shown_journal(where: JournalLocation) -> str:
+    """A journal as it may be printed: its path, or its address without the password."""
+    return where.shown if isinstance(where, DatabaseURL) else str(where)
+
+
 JOURNAL_FILE = "journal.sqlite3"
 # where the journal path came from (Settings.journal_from), as `batchpay config` says it
 JOURNAL_ORIGINS = {
@@ -92,6 +121,14 @@ class Headers:
     signature_sha256: str = "X-meCash-Signature"
 
 
+def mail_password(env: dict[str, str] | None = None) -> str | None:
+    """The SMTP password, from the environment only; kept out of every message (`scrub`)."""
+    password = (dict(os.environ) if env is None else env).get(MAIL_PASSWORD_ENV) or None
+    if password is not None:
+        _SECRETS.add(password)
+    return password
+
+
 @dataclass(frozen=True)
 class Books:
     """The `[books]` table: the ledger accounts an export books each movement to.
@@ -125,7 +162,7 @@ class Settings:
     api_key: str | None = field(default=None, repr=False)
     webhook_secret: str | None = field(default=None, repr=False)
     # None: the default journal of this service in the user data directory (__post_init__)
-    journal: Path = None  # type: ignore[assignment]
+    journal: JournalLocation = None  # type: ignore[assignment]
     paths: Paths = field(default_factory=Paths)
     headers: Headers = field(default_factory=Headers)
     # accepted webhook signature algorithms, strongest first
@@ -165,6 +202,7 @@ class Settings:
     approvals_required: int = 1
     plan_hours: float = 72.0  # a plan expires this many hours after it is made
     plan_tolerance: float = 0.02  # the total debit may exceed the plan's quotes by this share
+    mail: Mail | None = None  # [mail]: remittance advices by SMTP; None: none sent
     listen_host: str = "127.0.0.1"
     listen_port: int = 8788
     source_countries: dict[str, str] = field(
@@ -186,6 +224,25 @@ class Settings:
             object.__setattr__(self, "journal", default_journal(self.base_url))
 
     @property
+    def journal_name(self) -> str:
+        """The journal as runs, plans and messages name it: its absolute path, or its
+        database address without the password."""
+        return shown_journal(self.journal)
+
+    @property
+    def local_folder(self) -> Path:
+        """This host's folder for the journal's companions (the bank list cache, the
+        embedded sandbox's state, the console's files): beside a journal file; for a
+        journal in a database, the service's folder in the user data directory."""
+        if isinstance(self.journal, DatabaseURL):
+            return default_journal(self.base_url).parent
+        return self.journal.parent
+
+    def journal_exists(self) -> bool:
+        """Whether there is a journal to read (a database's is its server's to keep)."""
+        return isinstance(self.journal, DatabaseURL) or self.journal.is_file()
+
+    @property
     def embedded(self) -> bool:
         return not self.base_url
 
@@ -196,7 +253,7 @@ class Settings:
     def journal_lines(self) -> list[str]:
         """The journal's absolute path, and for one found in ./.batchpay/ one line on how to
         use it from any folder."""
-        lines = [f"Journal: {self.journal}"]
+        lines = [f"Journal: {shown_journal(self.journal)}"]
         if self.journal_from == "legacy":
             home = default_journal(self.base_url).parent
             lines.append(f"This journal is in ./.batchpay/ of the current folder: to use it "
@@ -212,7 +269,7 @@ class Settings:
         """A copy with the command-line options that were given (None means not given)."""
         given = {k: v for k, v in overrides.items() if v is not None}
         if "journal" in given:
-            given["journal"] = Path(given["journal"]).expanduser().absolute()
+            given["journal"] = journal_location(given["journal"])
             given["journal_from"] = "option"
         settings = dataclasses.replace(self, **given)
         # click checks each option's own range; not a NaN or an infinity (`--max-rps nan`)
@@ -226,7 +283,7 @@ class Settings:
             ("base_url", self.base_url or "embedded sandbox"),
             ("api_key", self.key_fingerprint),
             ("webhook_secret", fingerprint(self.webhook_secret)),
-            ("journal", str(self.journal)),
+            ("journal", shown_journal(self.journal)),
         ]
         for f in dataclasses.fields(self):
             if f.name in {"base_url", "api_key", "webhook_secret", "journal", *_NOT_SETTINGS}:
@@ -234,7 +291,8 @@ class Settings:
             value = getattr(self, f.name)
             if dataclasses.is_dataclass(value):
                 for sub in dataclasses.fields(value):
-                    items.append((f"{f.name}.{sub.name}", str(getattr(value, sub.name))))
+                    key = "from" if sub.name == "sender" else sub.name  # [mail] from
+                    items.append((f"{f.name}.{key}", str(getattr(value, sub.name))))
             elif isinstance(value, dict):
                 items.append((f.name, ", ".join(f"{k}={v}" for k, v in value.items())))
             elif isinstance(value, tuple):
@@ -316,7 +374,8 @@ def _file_values(path: Path) -> dict[str, Any]:
     """A file's raw values; its relative paths are relative to the file's folder."""
     values = _read_file(path)
     for name in ("approvers_file", "journal"):
-        if isinstance(values.get(name), str):
+        if isinstance(values.get(name), str) and not isinstance(
+                journal_location(values[name]), DatabaseURL):
             values[name] = path.absolute().parent / Path(values[name]).expanduser()
     if "journal" in values:
         values["journal_from"] = "file"
@@ -437,10 +496,14 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
                 kwargs[name] = Paths(**value)
             elif name == "headers":
                 kwargs[name] = Headers(**value)
-            elif name in ("journal", "approvers_file"):
+            elif name == "journal":
+                kwargs[name] = journal_location(value)
+            elif name == "approvers_file":
                 kwargs[name] = Path(value).expanduser().absolute()
             elif name == "signature_algorithms":
                 kwargs[name] = tuple(str(v).lower() for v in value)
+            elif name == "mail":
+                kwargs[name] = mail_table(value)
             elif name == "source_countries":
                 kwargs[name] = {**Settings().source_countries, **value}
             elif name == "books":

@@ -40,7 +40,7 @@ def open_service(settings: Settings, *, listen: bool = False) -> Iterator[Servic
     from batchpay.sandbox.config import SandboxConfig
     from batchpay.sandbox.server import start_in_thread
 
-    state = private_dir(settings.journal.parent) / SANDBOX_STATE_FILE
+    state = private_dir(settings.local_folder) / SANDBOX_STATE_FILE
     running = start_in_thread(SandboxConfig(port=0, state_path=state))
     try:
         service = Service(running.url, running.api_key, embedded=True)

@@ -11,6 +11,7 @@ escapes the CLI as a traceback.
     ├── InputError                     the sheet cannot be read at all (not a row problem)
     ├── Interrupted                    Ctrl-C during a run: what was done so far is kept
     ├── ResultsNotWritten              exit 1: rows were paid, their workbook not written
+    ├── AdviceError                    a remittance advice cannot be made or mailed at all
     ├── JournalError                   the journal cannot be opened or written
     │   ├── JournalLocked              another run/rerun holds the journal
     │   ├── AlreadySent                another run made this row's payout request first
@@ -42,6 +43,8 @@ raises and catches it, and ends as one of the above or as a row's status:
                                         row's QUOTE_FAILED
     sshsig.SignatureError               a plan signature, key or approvers line that cannot
                                         be used
+    engine.advice.MailFailed            one advice not taken by the mail server: its outbox
+                                        record's state and last error, never a payout's
 
 Library errors are mapped where they happen (the journal's SQLite errors inside a
 transaction become JournalError, a disk full among them); the CLI's last line of defence
@@ -90,6 +93,11 @@ class ResultsNotWritten(BatchpayError):
     """Rows were paid and journaled, and their workbook could not be written (exit 1)."""
 
     exit_code = EXIT_ROWS
+
+
+class AdviceError(BatchpayError):
+    """Remittance advices cannot be made or mailed at all: no [mail] settings, no CJK font.
+    Never raised by a run: a run pays the same whatever the mail does."""
 
 
 class JournalError(BatchpayError):

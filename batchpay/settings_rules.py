@@ -175,6 +175,8 @@ FROM_A_FOLDER: dict[str, FolderRule] = {
     # the books: which days a statement or an export counts, and the ledger's accounts
     "time_zone": USER_ONLY,
     "books": USER_ONLY,
+    # the mail server receives the payees' names and the mail password from the environment
+    "mail": USER_ONLY,
 }
 
 
@@ -204,9 +206,12 @@ def weakened(before: Settings, after: Settings, given: set[str]) -> list[str]:
     return found
 
 
-def same_path(a: Path | None, b: Path | None) -> bool:
+def same_path(a: Path | str | None, b: Path | str | None) -> bool:
+    """Whether two settings name the same file (or the same database address)."""
     if a is None or b is None:
         return a is b
+    if isinstance(a, str) or isinstance(b, str):  # a database address is compared as given
+        return str(a) == str(b)
     return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
 
 
@@ -366,7 +371,9 @@ def check_legacy_journal(base_url: str | None) -> None:
 def check_env_journal(values: dict[str, Any], journal: str, user_file: Path) -> None:
     """BATCHPAY_JOURNAL may choose the journal, but not against the user's file."""
     chosen = values.get("journal")
-    if values.get("journal_from") == "file" and not same_path(Path(journal), chosen):
+    from batchpay.config import journal_location
+
+    if values.get("journal_from") == "file" and not same_path(journal_location(journal), chosen):
         raise ConfigError(
             f"BATCHPAY_JOURNAL={journal} names another journal than your settings file "
             f"{user_file} (journal = {chosen}).",

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from batchpay.config import Headers, Settings, is_loopback_host
+from batchpay.config import Headers, JournalLocation, Settings, is_loopback_host
 from batchpay.engine.doubt import PayoutLookup, apply_event, service_lookup, to_confirm
 from batchpay.errors import ConfigError
 from batchpay.journal.store import Journal
@@ -106,7 +106,7 @@ def sign(raw: bytes, secret: str) -> dict[str, str]:
     }
 
 
-def create_listener(journal_path: Path, check: SignatureCheck,
+def create_listener(journal_path: Path | str, check: SignatureCheck,
                     lookup: PayoutLookup | None = None) -> Any:
     """The Starlette app of `batchpay listen` (and of the listener embedded in `run`).
     `lookup` reads a payout's record from the service, to confirm a FAILED or REFUNDED
@@ -192,7 +192,7 @@ class Listening:
     app: Any
     socket: socket.socket
     url: str  # where the service posts events
-    journal: Path
+    journal: JournalLocation  # a file, or a database address (shown_journal prints it)
     insecure: bool  # signatures are not checked (--insecure-no-signature)
 
 

@@ -8,7 +8,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import stamina
@@ -16,6 +16,9 @@ import stamina
 from batchpay.journal.store import Journal
 from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.server import RunningSandbox, start_in_thread
+
+if TYPE_CHECKING:
+    from tests.support.postgres import Cluster
 
 SandboxFactory = Callable[..., RunningSandbox]
 
@@ -169,12 +172,43 @@ def sandbox(sandbox_factory: SandboxFactory, tmp_path: Path) -> RunningSandbox:
     return sandbox_factory(state_path=tmp_path / "sandbox-state.sqlite3")
 
 
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Cluster]:
+    """A PostgreSQL cluster of this test session (of this xdist worker), started when a test
+    first needs it; `postgres.journal_url()` is a new, empty journal in it."""
+    from tests.support.postgres import Cluster
+
+    cluster = Cluster()
+    yield cluster
+    cluster.stop()
+
+
+# the journal's two stores, for the tests that matter for the store (a test marked with
+# tests.support.postgres.BOTH_STORES runs once with its journal in a file, once in PostgreSQL)
+STORES = ["sqlite", "postgresql"]
+
+
 @pytest.fixture
-def cli_sandbox(sandbox_factory: SandboxFactory, tmp_path: Path,
+def store(request: pytest.FixtureRequest) -> str:
+    """Which store a test's journal is in: `sqlite` unless the test is parametrized
+    (tests.support.postgres.BOTH_STORES)."""
+    return str(getattr(request, "param", "sqlite"))
+
+
+@pytest.fixture
+def journal_at(store: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """Where a command's journal is: a file under tmp_path, or a new PostgreSQL journal."""
+    if store == "postgresql":
+        return str(request.getfixturevalue("postgres").journal_url())
+    return str(tmp_path / "journal" / "journal.sqlite3")
+
+
+@pytest.fixture
+def cli_sandbox(sandbox_factory: SandboxFactory, tmp_path: Path, journal_at: str,
                 monkeypatch: pytest.MonkeyPatch) -> Callable[..., RunningSandbox]:
     """Start a sandbox (SandboxConfig keyword arguments; its state under tmp_path) and point
-    the CLI at it: BATCHPAY_BASE_URL and the key, a journal under tmp_path (or `journal`),
-    no user settings file, and tmp_path as the current folder."""
+    the CLI at it: BATCHPAY_BASE_URL and the key, a journal under tmp_path or in PostgreSQL
+    (`journal_at`; or `journal`), no user settings file, and tmp_path as the current folder."""
 
     def start(*, journal: Path | None = None, **options: Any) -> RunningSandbox:
         options.setdefault("state_path", tmp_path / "sandbox.sqlite3")
@@ -182,19 +216,21 @@ def cli_sandbox(sandbox_factory: SandboxFactory, tmp_path: Path,
         monkeypatch.chdir(tmp_path)
         monkeypatch.setenv("BATCHPAY_BASE_URL", running.url)
         monkeypatch.setenv("BATCHPAY_API_KEY", running.api_key)
-        monkeypatch.setenv("BATCHPAY_JOURNAL",
-                           str(journal or tmp_path / "journal" / "journal.sqlite3"))
+        monkeypatch.setenv("BATCHPAY_JOURNAL", str(journal or journal_at))
         monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
         return running
 
     return start
 
 
-@pytest.fixture
-def journal() -> Iterator[Journal]:
-    """A fresh journal in SQLite memory, bound to the embedded sandbox as a run's journal is
-    before it plans: no file, no folder, no lock file. Tests of the journal's file itself
-    (modes, WAL, the run lock, durability) open one under tmp_path instead."""
-    with Journal(":memory:") as j:
+@pytest.fixture(params=STORES)
+def journal(request: pytest.FixtureRequest) -> Iterator[Journal]:
+    """A fresh journal, bound to the embedded sandbox as a run's journal is before it plans:
+    in SQLite memory (no file, no folder, no lock file), and again in PostgreSQL. Tests of
+    the journal's file itself (modes, WAL, the run lock, durability) open one under tmp_path
+    instead."""
+    where = ":memory:" if request.param == "sqlite" else request.getfixturevalue(
+        "postgres").journal_url()
+    with Journal(where) as j:
         j.bind_service("embedded")
         yield j

@@ -19,6 +19,9 @@ NUMBER = r"\d+(?:\.\d+)?"
 
 # script -> the lines its short mode must print (one regex per line, all must match)
 EXPECTED = {
+    "bench_advice.py": [
+        rf"^payees=3 rows=6 advise_s={NUMBER} per_advice_s={NUMBER} mails=3 pdf_kb=\d+$",
+    ],
     "bench_approval.py": [
         rf"^rows=500 plan_mb={NUMBER} sign_s={NUMBER} read_s={NUMBER} verify_s={NUMBER} "
         rf"rebuild_s={NUMBER}$",
@@ -64,6 +67,9 @@ EXPECTED = {
         rf"^file=xfd1048576 bytes=[\d,]+ exit=2 s={NUMBER} peak_mb={NUMBER} said=.*reaches row",
         rf"^file=cells_200000 bytes=[\d,]+ exit=2 s={NUMBER} peak_mb={NUMBER} said=.*100,000 cells",
         rf"^file=csv_fields_4mb bytes=[\d,]+ exit=2 s={NUMBER} peak_mb={NUMBER} said=.*cells",
+    ],
+    "bench_journal_copy.py": [
+        rf"^refs=500 events=2001 copy_s={NUMBER} verify_s={NUMBER} same_head=yes$",
     ],
     "bench_integrity.py": [
         rf"^refs=500 events=2001 journal_mb={NUMBER} check_s={NUMBER}$",

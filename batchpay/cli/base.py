@@ -84,6 +84,10 @@ def _lower_level_message(exc: Exception) -> tuple[str, str]:
         return (f"The journal could not be read or written ({text}).",
                 "Check that --journal (or BATCHPAY_JOURNAL) points at a batchpay journal, "
                 "and the free space and permissions of its folder.")
+    if library == "psycopg":
+        return (f"The journal's database could not be read or written ({text}).",
+                "Check that the database server is up and reachable, then run the same "
+                "command again: rows in flight are looked up, never sent twice.")
     if library in ("httpx", "httpcore", "h11", "anyio"):
         return (f"The connection to the payout service failed ({type(exc).__name__}: {text}).",
                 "Run the same command again; if a run was paying, first run `batchpay sync` "
@@ -182,16 +186,17 @@ quiet_option = click.option("--quiet", is_flag=True,
                             help="Print only errors and the paths written (and --json).")
 
 
-JOURNAL_HELP = ("The journal file (default: one per service in your user data folder, the "
-                "same from every folder; `batchpay config` shows it; or BATCHPAY_JOURNAL).")
+JOURNAL_HELP = ("The journal file, or a PostgreSQL database postgresql://USER@HOST/DB "
+                "(default: a file per service in your user data folder, the same from every "
+                "folder; `batchpay config` shows it; or BATCHPAY_JOURNAL).")
 
 
 def journal_option(func: F) -> F:
-    return click.option("--journal", type=click.Path(dir_okay=False, path_type=Path),
+    return click.option("--journal", type=str, metavar="PATH|URL",
                         help=JOURNAL_HELP)(func)
 
 
-def open_journal(journal: Path | None) -> Journal:
+def open_journal(journal: str | None) -> Journal:
     from batchpay.journal.store import Journal
 
     settings = settings_for(journal=journal)

@@ -39,7 +39,7 @@ TO_HELP = "Last day of the period (included), e.g. 2026-11-30."
 @overwrite_option
 @debug_option
 @handle_errors
-def export(start: str, end: str, fmt: str, out: Path | None, journal: Path | None,
+def export(start: str, end: str, fmt: str, out: Path | None, journal: str | None,
            overwrite: bool) -> None:
     """Export a period's money movements (payout debits, fees, refunds) for a ledger.
 
@@ -78,7 +78,7 @@ def export(start: str, end: str, fmt: str, out: Path | None, journal: Path | Non
 @debug_option
 @handle_errors
 def reconcile(start: str, end: str, statement_file: Path | None, out: Path | None,
-              journal: Path | None, overwrite: bool) -> None:
+              journal: str | None, overwrite: bool) -> None:
     """Match the wallet's movements to the journal's payouts, fees and refunds.
 
     The wallet's side is the service's transaction list (or --statement FILE). Exit 0:

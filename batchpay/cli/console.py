@@ -28,7 +28,7 @@ from batchpay.cli.base import cli, debug_option, handle_errors, journal_option, 
 @debug_option
 @handle_errors
 def serve(host: str, port: int, tls_cert: Path | None, tls_key: Path | None,
-          server_name: str | None, user: str | None, journal: Path | None) -> None:
+          server_name: str | None, user: str | None, journal: str | None) -> None:
     """Serve the web console: upload, check, review, approve, pay, follow, audit.
 
     Gives a one-time login link: printed for one person on this machine; for a team's
@@ -65,7 +65,7 @@ def users() -> None:
 @debug_option
 @handle_errors
 def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: bool,
-              journal: Path | None) -> None:
+              journal: str | None) -> None:
     """Add the console user NAME with a password (Argon2id-hashed) and a signing key.
 
     Prints the user's approvers-file line: a maker's plans and an approver's approvals
@@ -80,7 +80,7 @@ def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: 
     else:
         password = str(click.prompt("Password", hide_input=True, confirmation_prompt=True,
                                     err=True))
-    accounts = Accounts(console_folder(settings.journal))
+    accounts = Accounts(console_folder(settings.local_folder))
     existed = accounts.get(name) is not None
     user = accounts.add(name, roles, password, replace=replace)
     click.echo(f"User {user.name}: {', '.join(user.roles)}; signing key "
@@ -97,11 +97,11 @@ def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: 
 @journal_option
 @debug_option
 @handle_errors
-def users_list(journal: Path | None) -> None:
+def users_list(journal: str | None) -> None:
     """List the console's users, their roles and key fingerprints."""
     from batchpay.console.accounts import Accounts, console_folder
 
-    accounts = Accounts(console_folder(settings_for(journal=journal).journal))
+    accounts = Accounts(console_folder(settings_for(journal=journal).local_folder))
     found = accounts.users()
     for user in found:
         click.echo(f"{user.name}  {', '.join(user.roles)}  {accounts.fingerprint(user.name)}"
@@ -115,11 +115,11 @@ def users_list(journal: Path | None) -> None:
 @journal_option
 @debug_option
 @handle_errors
-def users_remove(name: str, journal: Path | None) -> None:
+def users_remove(name: str, journal: str | None) -> None:
     """Remove the console user NAME: its sessions end at once, its signing key is deleted
     and leaves the console's approvers list."""
     from batchpay.console.accounts import Accounts, console_folder
 
-    accounts = Accounts(console_folder(settings_for(journal=journal).journal))
+    accounts = Accounts(console_folder(settings_for(journal=journal).local_folder))
     accounts.remove(name)
     click.echo(f"Removed {name}: its console sessions have ended and its key is gone.")

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 @debug_option
 @click.pass_context
 @handle_errors
-def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
+def payees(ctx: click.Context, journal: str | None, as_json: bool) -> None:
     """The payee register: every set of bank details each payee was paid on.
 
     Without a subcommand, lists it (payee, name, masked account, bank, last paid, payouts
@@ -74,7 +74,7 @@ def payees(ctx: click.Context, journal: Path | None, as_json: bool) -> None:
 @debug_option
 @click.pass_context
 @handle_errors
-def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
+def payees_show(ctx: click.Context, payee: str, journal: str | None) -> None:
     """Print PAYEE's held bank details in full (for a read-back call) and its history."""
 
     from batchpay.controls.payee_keys import BANK_FIELDS
@@ -113,7 +113,7 @@ def payees_show(ctx: click.Context, payee: str, journal: Path | None) -> None:
 @click.pass_context
 @handle_errors
 def payees_confirm(ctx: click.Context, payee: str, account_last4: str, method: str, note: str,
-                   journal: Path | None) -> None:
+                   journal: str | None) -> None:
     """Trust PAYEE's held bank details: the next run or rerun pays the held row.
 
     One payee at a time, never in bulk; the last four digits must match the held account.
@@ -260,7 +260,7 @@ def keys_new(name: str, out: Path | None, passphrase: bool) -> None:
 def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | None,
          source_currency: str | None, skip_invalid: bool, allow_repeat: tuple[str, ...],
          decimal_comma: bool, encoding: str | None,
-         include_hidden: bool, journal: Path | None, overwrite: bool, quiet: bool,
+         include_hidden: bool, journal: str | None, overwrite: bool, quiet: bool,
          as_json: bool) -> None:
     """Plan SHEET for approval: a dry run, written as NAME.plan.json, signed by your key
     (NAME.plan.json.maker.sig), and NAME.plan.xlsx.

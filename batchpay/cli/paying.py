@@ -105,7 +105,7 @@ def run_options(func: F) -> F:
                      help="Pace all requests evenly at this many per second (0 = no pacing)."),
         click.option("--wait", "wait_seconds", type=click.FloatRange(0), default=None,
                      help="Seconds to follow statuses after sending (default 60)."),
-        click.option("--journal", type=click.Path(dir_okay=False, path_type=Path),
+        click.option("--journal", type=str, metavar="PATH|URL",
                      help=JOURNAL_HELP),
         click.option("--sheet", "sheet_name", help="The sheet to read (default: Payouts, "
                      "else the first)."),
@@ -132,7 +132,7 @@ def run_options(func: F) -> F:
 
 def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: bool,
          concurrency: int | None, max_rps: float | None, wait_seconds: float | None,
-         journal: Path | None, sheet_name: str | None, source_currency: str | None,
+         journal: str | None, sheet_name: str | None, source_currency: str | None,
          decimal_comma: bool, include_hidden: bool, overwrite: bool, yes: bool,
          allow_partial: bool,
          allow_repeat: tuple[str, ...], quiet: bool, as_json: bool,
@@ -180,6 +180,12 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
     print_payee_changes(console, outcome.payee_changes)
     print_problems(console, ((r["row"], r["status"], r["error"] or "") for r in outcome.rows
                              if r["status"] not in outcome.fine_statuses))
+    if not outcome.dry_run:  # the payees' advices: lines to read, never the run's exit code
+        from batchpay.engine.advice import advise_after_run
+        from batchpay.mail import SmtpMailer
+
+        for line in advise_after_run(settings, outcome.run_id, SmtpMailer):
+            console.print(line, soft_wrap=True)
     if as_json:
         click.echo(json_document(outcome.run_id, outcome.counts, outcome.rows,
                                  [outcome.results_path], outcome.payee_changes))
@@ -242,7 +248,7 @@ def rerun(results: Path, **options: Any) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON on stdout.")
 @debug_option
 @handle_errors
-def runs(journal: Path | None, as_json: bool) -> None:
+def runs(journal: str | None, as_json: bool) -> None:
     """List the runs in the journal (id, time, sheet, payouts it sent, rows per status now)."""
     import json
 
@@ -278,7 +284,7 @@ def runs(journal: Path | None, as_json: bool) -> None:
 @overwrite_option
 @debug_option
 @handle_errors
-def report(journal: Path | None, run_id: str | None, out: Path, overwrite: bool) -> None:
+def report(journal: str | None, run_id: str | None, out: Path, overwrite: bool) -> None:
     """Re-render a run's results workbook from the journal."""
     from batchpay.engine.render import find_run, render_run
 
@@ -295,7 +301,7 @@ def report(journal: Path | None, run_id: str | None, out: Path, overwrite: bool)
               "also detects events removed from the end.")
 @debug_option
 @handle_errors
-def verify(journal: Path | None, head: str | None) -> None:
+def verify(journal: str | None, head: str | None) -> None:
     """Check the journal's hash chain, and its ledger and payout requests against it."""
     from batchpay.journal.integrity import check as check_journal
 
@@ -322,7 +328,7 @@ def verify(journal: Path | None, head: str | None) -> None:
 @quiet_option
 @debug_option
 @handle_errors
-def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: bool,
+def sync(journal: str | None, run_id: str | None, out: Path | None, overwrite: bool,
          as_json: bool, quiet: bool) -> None:
     """Refresh a run's rows that are not final (and FAILED ones) from the service.
 
@@ -368,7 +374,7 @@ def sync(journal: Path | None, run_id: str | None, out: Path | None, overwrite: 
 @overwrite_option
 @debug_option
 @handle_errors
-def statement(start: str, end: str, out: Path | None, journal: Path | None,
+def statement(start: str, end: str, out: Path | None, journal: str | None,
               overwrite: bool) -> None:
     """A period's payouts from the journal: one line per payout_ref, refunds, and per
     currency the totals that reconcile with the wallet, with the journal's chain head."""

@@ -165,9 +165,10 @@ def sandbox(**options: Any) -> None:
               "reach the port could change your journal).")
 @debug_option
 @handle_errors
-def listen(host: str | None, port: int | None, journal: Path | None,
+def listen(host: str | None, port: int | None, journal: str | None,
            insecure_no_signature: bool) -> None:
     """Receive the service's webhooks and record payout states in the journal."""
+    from batchpay.config import shown_journal
     from batchpay.connect import open_service
     from batchpay.display import stderr_console
     from batchpay.serving import serve_foreground
@@ -187,7 +188,7 @@ def listen(host: str | None, port: int | None, journal: Path | None,
                                "this port can change payout states in your journal.",
                                style="bold red"))
         console.print(f"Listening for webhooks on {listening.url} "
-                      f"(journal {listening.journal}); Ctrl-C stops.")
+                      f"(journal {shown_journal(listening.journal)}); Ctrl-C stops.")
         serve_foreground(listening.app, listening.socket)
 
 
@@ -203,3 +204,49 @@ def template(out: Path) -> None:
     from batchpay.sheet.template import write_template
 
     click.echo(str(write_template(out)))
+
+
+@cli.group("journal")
+def journal_group() -> None:
+    """Move the journal to PostgreSQL, or keep a backup of it."""
+
+
+@journal_group.command("copy")
+@click.option("--to", "to", required=True, metavar="URL|PATH",
+              help="The new, empty journal: postgresql://USER@HOST/DB (or a new file).")
+@journal_option
+@debug_option
+@handle_errors
+def journal_copy(to: str, journal: str | None) -> None:
+    """Copy the journal into a new one (a PostgreSQL database), chain checked before and after."""
+    from batchpay.config import journal_location, shown_journal
+    from batchpay.journal.moving import copy_journal
+    from batchpay.journal.store import Journal
+
+    settings = settings_for(journal=journal)
+    target = journal_location(to)
+    with Journal.existing(settings.journal) as source:
+        moved = copy_journal(source, target)
+    click.echo(f"Copied {moved.events} events to {shown_journal(target)} in "
+               f"{moved.seconds:.1f} s; chain head {moved.head} (the same as the source's).")
+    click.echo(f"Use it from now on: journal = \"{shown_journal(target)}\" in your settings "
+               "file (or BATCHPAY_JOURNAL), on every host, each with the chain key.",
+               err=True)
+
+
+@journal_group.command("backup")
+@click.argument("out", type=click.Path(dir_okay=False, path_type=Path))
+@journal_option
+@debug_option
+@handle_errors
+def journal_backup(out: Path, journal: str | None) -> None:
+    """Write a consistent copy of the journal to OUT (a new file): SQLite's backup, or
+    pg_dump's custom format for a PostgreSQL journal."""
+    from batchpay.journal.moving import backup_journal
+    from batchpay.journal.store import Journal
+
+    settings = settings_for(journal=journal)
+    with Journal.existing(settings.journal) as source:
+        moved = backup_journal(source, out)
+    click.echo(f"Backup: {moved.where} ({moved.events} events, chain head {moved.head}, "
+               f"{moved.seconds:.1f} s)")

@@ -49,9 +49,10 @@ MIN_PASSWORD = 12
 ARGON2 = {"iterations": 2, "lanes": 1, "memory_cost": 65536, "length": 32}
 
 
-def console_folder(journal: Path) -> Path:
-    """Where the console keeps its users, keys and batches: beside the journal."""
-    return Path(journal).absolute().parent / "console"
+def console_folder(local_folder: Path) -> Path:
+    """Where the console keeps its users, keys and batches: in the journal's folder on this
+    host (Settings.local_folder: beside a journal file)."""
+    return Path(local_folder).absolute() / "console"
 
 
 def hash_password(password: str) -> str:

@@ -12,6 +12,8 @@
     GET  /batches/ID/files/KIND  sheet, checked, plan, results
     GET  /history (?from=&to=), /history.csv, /payees; POST /payees/confirm; GET /template
     GET  /statement?from=&to=, /statement/workbook?from=&to=   (auditor, approver, owner)
+    GET  /healthz              200 when the journal (its database) is reachable, else 503;
+                               no session needed, nothing else said
     GET  /users                the users, their sessions and the settings (owner, auditor)
 
 Every page says whether two-person approval is on: with an approver among the console's
@@ -103,7 +105,7 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
                follow_seconds: float = FOLLOW_SECONDS) -> Starlette:
     """The console for `settings`' journal, answering to `allowed_hosts`; while served, its
     follower refreshes paid batches' rows every `follow_seconds` until they are final."""
-    folder = console_folder(settings.journal)
+    folder = console_folder(settings.local_folder)
     limit = max_upload_bytes or int(settings.max_file_mb * 1024 * 1024)
     templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                             autoescape=select_autoescape(default=True, default_for_string=True))
@@ -113,6 +115,7 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
                       approval_off_by_user=own_setting("require_approval") is False)
     console.templates.globals["may_read_statement"] = audit.may_read_statement
     routes = [
+        Route("/healthz", healthz),
         Route("/", page(console, index)),
         Route("/login", login_page, methods=["GET", "POST"]),
         Route("/login/{token}", link_login),
@@ -158,6 +161,16 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
                     exception_handlers={HTTPException: http_error})
     app.state.console = console
     return app
+
+
+async def healthz(request: Request) -> Response:
+    """For a load balancer or a service manager: whether this console can reach its journal
+    (its PostgreSQL database, or its file). No session: it says nothing but that."""
+    console: Console = request.app.state.console
+    ok = await run_in_threadpool(work.journal_reachable, console.settings)
+    return JSONResponse({"status": "ok" if ok else "journal unreachable"},
+                        status_code=200 if ok else 503,
+                        headers={"Cache-Control": "no-store"})
 
 
 # --------------------------------------------------------------------------- plumbing
@@ -357,7 +370,9 @@ async def batch_page(request: Request, console: Console, caller: Caller) -> Resp
     review = await run_in_threadpool(work.review_view, console.settings, batch)
     state = (await run_in_threadpool(payment.progress, console.settings, batch)
              if batch.meta.get("pay") or batch.stage == "paying" else None)
-    return render(console, request, "batch.html", caller, batch=batch,
+    advices = (await run_in_threadpool(payment.advices_of, console.settings, batch)
+               if state else [])
+    return render(console, request, "batch.html", caller, batch=batch, advices=advices,
                   quoting=work.review_progress(batch.id),
                   check=work.saved_check(batch), review=review, progress=state,
                   same=console.batches.same_file(batch), reviewable=work.reviewable(batch),

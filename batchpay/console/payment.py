@@ -21,18 +21,21 @@ from decimal import Decimal
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
-from batchpay.config import Settings
+from batchpay.config import DatabaseURL, Settings
 from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
 from batchpay.console.batches import Batch, Batches, BatchRefused, Payment, this_process
 from batchpay.console.wording import for_page
 from batchpay.console.work import CHANGED, PageReporter, Shown, require_shown
+from batchpay.engine.advice import advise_after_run
 from batchpay.engine.render import find_run, result_rows, row_states
 from batchpay.engine.runner import RunOptions, load_input, run_batch
 from batchpay.errors import BatchpayError
 from batchpay.files import replaced_atomically
+from batchpay.journal.outbox import AdviceRecord
 from batchpay.journal.store import Journal
+from batchpay.mail import SmtpMailer
 from batchpay.statuses import (
     IN_DOUBT,
     ON_ITS_WAY,
@@ -165,6 +168,10 @@ def _paying(settings: Settings, batches: Batches, batch: Batch, options: RunOpti
         batches.update(batch.id, stage="paid", run_id=outcome.run_id,
                        exit_code=outcome.exit_code,
                        notes=reporter.lines + repaid + outcome.notes)
+        # the payees' advices once the batch is paid: lines on the page, never its outcome
+        advised = advise_after_run(settings, outcome.run_id, SmtpMailer)
+        if advised:
+            batches.update(batch.id, notes=reporter.lines + repaid + outcome.notes + advised)
 
 
 def _paid(settings: Settings, batches: Batches, batch: Batch, before: str | None, *,
@@ -240,11 +247,23 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _journal_in_use(path: Path) -> bool:
+def _journal_in_use(location: Path | DatabaseURL) -> bool:
     """Whether a run, rerun or sync holds the journal's lock now (a shared lock taken and
-    let go at once: a run starting at that instant would be told to wait)."""
+    let go at once: a run starting at that instant would be told to wait). A journal in a
+    database: its run lock (an advisory lock of the database) asked for and let go."""
     import fcntl
 
+    if isinstance(location, DatabaseURL):
+        from batchpay.errors import JournalLocked
+
+        with Journal(location) as journal:
+            try:
+                journal.lock()
+            except JournalLocked:
+                return True
+            journal.unlock()
+        return False
+    path = location
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -319,7 +338,7 @@ def run_of(settings: Settings, batch: Batch) -> str | None:
     if batch.meta.get("run_id"):
         return str(batch.meta["run_id"])
     pay_info = batch.meta.get("pay")
-    if not pay_info or not settings.journal.is_file():
+    if not pay_info or not settings.journal_exists():
         return None
     with Journal(settings.journal) as journal:
         # a results workbook's plan pays as rerun; the review's dry run is no payment
@@ -402,6 +421,16 @@ def not_final(settings: Settings, batch: Batch) -> int:
     with Journal(settings.journal) as journal:
         return sum(r.status in SENT and r.status not in (Status.COMPLETED, Status.REFUNDED)
                    for r in row_states(journal, run_id))
+
+
+def advices_of(settings: Settings, batch: Batch) -> list[AdviceRecord]:
+    """The remittance advices of the batch's run, for the maker to see which went out (read
+    only: `batchpay advise RUN_ID` sends them)."""
+    run_id = run_of(settings, batch)
+    if run_id is None or batch.stage != "paid":
+        return []
+    with Journal(settings.journal) as journal:
+        return journal.advices(run_id)
 
 
 def refresh(settings: Settings, batches: Batches, batch: Batch) -> Batch:

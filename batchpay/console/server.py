@@ -57,7 +57,7 @@ def prepare(settings: Settings, options: ServeOptions, port: int
     for path in (options.tls_cert, options.tls_key):
         if path is not None and not path.is_file():
             raise UsageError(f"No file {path}.")
-    accounts = Accounts(console_folder(settings.journal))
+    accounts = Accounts(console_folder(settings.local_folder))
     if not is_loopback_host(options.host):
         if not https:
             raise UsageError(
@@ -98,7 +98,7 @@ def serve(settings: Settings, options: ServeOptions, say: Callable[[str], None])
     shown = f"[{name}]" if ":" in name else name
     token = app.state.console.sessions.login_link(login)
     link = f"{scheme}://{shown}:{port}/login/{token}"
-    say(f"batchpay console for the journal {settings.journal}")
+    say(f"batchpay console for the journal {settings.journal_name}")
     for batch in stopped_payments(app):
         say(f"The payment of batch {batch.id} ({batch.meta.get('uploaded_name', '')}) stopped "
             "before it ended: its page offers Resume payment (nothing is paid twice).")

@@ -136,7 +136,7 @@ def release_settings(settings: Settings, accounts: Accounts) -> Settings:
     makers' and approvers' keys) unless one is set."""
     if settings.approvers_file is not None:
         return settings
-    path = approval.console_approvers(settings.journal)  # where `run --plan` finds it too
+    path = approval.console_approvers(settings.local_folder)  # where `run --plan` finds it too
     lines = [line for user in accounts.users() if (line := signer_line(accounts, user.name))]
     text = "".join(line + "\n" for line in lines)
     if not (path.is_file() and path.read_text(encoding="utf-8") == text):

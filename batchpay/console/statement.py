@@ -109,7 +109,7 @@ def statement(settings: Settings, period: Span) -> Statement | None:
     disagrees with its chain is refused by the library (JournalTampered), as the command is."""
     if period.start is None or period.end is None:
         raise UsageError("Give both From and To (the first and last day of the period).")
-    if not settings.journal.is_file():
+    if not settings.journal_exists():
         return None
     with Journal(settings.journal) as journal:
         return build_statement(journal, period.start, period.end, settings.time_zone)
@@ -165,7 +165,7 @@ class Money(TypedDict):
 
 def money_by_run(settings: Settings) -> dict[str, list[Money]]:
     """Every run's money per currency, read from the journal's chain."""
-    if not settings.journal.is_file():
+    if not settings.journal_exists():
         return {}
     with Journal(settings.journal) as journal:
         found = totals_by_run(journal)

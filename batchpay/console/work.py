@@ -434,7 +434,7 @@ def history(settings: Settings, batches: Batches) -> History:
     """Runs, batches with their approvals, payee confirmations, the chain head."""
     from batchpay.journal.integrity import check as check_journal
 
-    if not settings.journal.is_file():
+    if not settings.journal_exists():
         return History(runs=[], confirmations=[], head="", events=0, intact=True, problem="",
                        batches=batches.all())
     with Journal(settings.journal) as journal:
@@ -470,7 +470,7 @@ def payees(settings: Settings) -> Payees:
     from batchpay.money import masked
 
     by_other = settings.payee_confirmed_by_other
-    if not settings.journal.is_file():
+    if not settings.journal_exists():
         return Payees(lines=[], held=[], by_other=by_other)
     with Journal(settings.journal) as journal:
         lines = register_lines(Register.load(journal))
@@ -501,3 +501,10 @@ def confirm_payee(settings: Settings, name: str, last4: str, user: str, method: 
 
     with Journal(settings.journal) as journal:
         return confirm(journal, name, last4.strip(), method=method, note=note, by=user)
+
+
+def journal_reachable(settings: Settings) -> bool:
+    """Whether the journal (its database, or its file) can be reached now: `/healthz`."""
+    from batchpay.journal.stores import reachable
+
+    return reachable(settings.journal)

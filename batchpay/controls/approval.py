@@ -64,10 +64,11 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- who is who
 
 
-def console_approvers(journal: Path) -> Path:
-    """The web console's own approvers file (its users' keys, written by the console beside
-    the journal, in its folder `console/`): the approvers file of a journal that sets none."""
-    return Path(journal).absolute().parent / "console" / "approvers"
+def console_approvers(local_folder: Path) -> Path:
+    """The web console's own approvers file (its users' keys, written by the console in the
+    journal's folder on this host, `Settings.local_folder`, in `console/`): the approvers
+    file of a journal that sets none."""
+    return Path(local_folder).absolute() / "console" / "approvers"
 
 
 def approvers_path(settings: Settings) -> Path | None:
@@ -75,7 +76,7 @@ def approvers_path(settings: Settings) -> Path | None:
     (a plan the console made and approved is paid by `batchpay run --plan` as it is)."""
     if settings.approvers_file is not None:
         return Path(settings.approvers_file)
-    found = console_approvers(settings.journal)
+    found = console_approvers(settings.local_folder)
     return found if found.is_file() else None
 
 
@@ -199,10 +200,10 @@ def check_release(plan: CheckedPlan, settings: Settings, *, now: datetime | None
             service["key_fingerprint"] != settings.key_fingerprint):
         raise PlanRefused(f"The plan was made for the service {service['base_url']} (key "
                           f"{service['key_fingerprint']}), not this one.")
-    if document["journal"]["path"] != str(Path(settings.journal).absolute()):
+    if document["journal"]["path"] != settings.journal_name:
         raise PlanRefused(f"The plan was made against the journal {document['journal']['path']}"
-                          f", not {Path(settings.journal).absolute()}.")
-    if not journal_holds_event(Path(settings.journal), document["journal"]["chain_head"]):
+                          f", not {settings.journal_name}.")
+    if not journal_holds_event(settings.journal, document["journal"]["chain_head"]):
         raise PlanRefused("The journal is not the one the plan was made against: the plan's "
                           "chain head is none of its events (another, older or new journal).",
                           hint="Run the plan with the journal it was made with, or make and "
@@ -216,15 +217,15 @@ def check_release(plan: CheckedPlan, settings: Settings, *, now: datetime | None
                           f"than its maker; {needed} are required"
                           + (f" ({'; '.join(left_out)})" if left_out else "") + ".",
                           hint=f"An approver runs `batchpay approve {plan.path.name}`.")
-    _check_payees(plan, settings, Path(settings.journal))
+    _check_payees(plan, settings, settings.journal)
 
 
-def _check_payees(plan: CheckedPlan, settings: Settings, journal_path: Path) -> bool:
+def _check_payees(plan: CheckedPlan, settings: Settings, journal_path: Path | str) -> bool:
     """The payee register's findings for the rows still to pay, recomputed: PlanRefused when
     the plan does not state one of them. False when the journal is not there to ask."""
     from batchpay.journal.store import Journal
 
-    if not journal_path.is_file():
+    if not settings.journal_exists():
         return False
     with Journal(journal_path) as journal:
         missing = unstated_findings(plan.document, plan.validation, journal,
@@ -246,9 +247,9 @@ def review(path: Path, settings: Settings, now: datetime | None = None) -> Check
     now = now or datetime.now(UTC)
     check_times(plan.document, settings.plan_hours, now)
     _check_maker(plan, signers_of(settings), now)
-    journal = Path(plan.document["journal"]["path"])
-    if not (journal == Path(settings.journal).absolute() and _check_payees(
-            plan, settings, journal)):
+    journal = plan.document["journal"]["path"]
+    if not (journal == settings.journal_name and _check_payees(
+            plan, settings, settings.journal)):
         plan.notes.append(f"The payee findings are the maker's: the plan's journal ({journal}) "
                           "is not here to recompute them (`run --plan` does).")
     return plan

@@ -402,12 +402,12 @@ def check_rows(journal: Journal, rows: Iterable[tuple[int, int, str, PayeeValues
         return classify(Register.load(journal), rows, rules)
 
 
-def check_sheet(journal_path: Path, rows: Sequence[RowCheck], rules: HoldRules) -> list[Finding]:
+def check_sheet(journal_path: Path | str, rows: Sequence[RowCheck], rules: HoldRules) -> list[Finding]:
     """`validate`: classify the valid rows (RowChecks) against the journal, when there is one.
 
     A row with an identity conflict becomes INVALID, as `run` would make it.
     """
-    if not journal_path.is_file():
+    if isinstance(journal_path, Path) and not journal_path.is_file():
         return []
     valid = [r for r in rows if r.payout is not None]
     with Journal(journal_path) as journal:

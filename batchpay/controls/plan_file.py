@@ -141,7 +141,7 @@ def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run
                   "principals": maker.principals},
         "service": {"base_url": settings.base_url or "embedded",
                     "key_fingerprint": settings.key_fingerprint},
-        "journal": {"path": str(Path(settings.journal).absolute()), "chain_head": chain_head},
+        "journal": {"path": settings.journal_name, "chain_head": chain_head},
         "dry_run": run_id, "tolerance": format(tolerance, "f"),
         "source_currency": source_currency or "",
         "sheet": {"name": sheet.path.name, "sha256": sheet.sha256, "columns": sheet.columns},

@@ -155,7 +155,7 @@ def check_sheet_bank_names(validation: Validation, settings: Settings, connect: 
     if not wanted:
         return []
     identity = EMBEDDED if settings.embedded else str(settings.base_url).rstrip("/")
-    cache_dir = settings.journal.parent
+    cache_dir = settings.local_folder
     cache = _Cache(cache_dir, identity, datetime.now(UTC).date())
     if all(cache.get(pair) is not None for pair in wanted):  # no service needed today
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import ROUND_UP, Decimal
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from batchpay.engine.sending import Sender, SendJob
@@ -105,7 +104,7 @@ class Confirmation:
 
 
 def confirm_real_payouts(confirmation: Confirmation, *, base_url: str, rows: int,
-                         needs: list[CurrencyNeed], new_journal: Path | None,
+                         needs: list[CurrencyNeed], new_journal: str | None,
                          in_doubt: int = 0) -> None:
     """Show what will be paid; refuse a short wallet; ask (or take --yes). Raises UsageError
     when the run must not start: nothing has been sent then."""

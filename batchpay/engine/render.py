@@ -169,7 +169,7 @@ def find_run(journal: Journal, run_id: str | None) -> RunRecord:
     run = journal.run(run_id)
     if run is None:
         what = f"run {run_id}" if run_id else "any run"
-        raise JournalError(f"The journal {journal.path} holds no {what}.",
+        raise JournalError(f"The journal {journal.where} holds no {what}.",
                            hint="`batchpay runs` lists the runs it holds.")
     return run
 

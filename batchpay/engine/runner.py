@@ -372,7 +372,7 @@ class _Batch:
         from batchpay.engine.banknames import add_bank_warnings
 
         for note in await add_bank_warnings(self.validation, client,
-                                            cache_dir=self.settings.journal.parent,
+                                            cache_dir=self.settings.local_folder,
                                             service=self.service.identity):
             self.reporter.note(note)
         missed = sum(any(w.startswith("bank_name:") for w in r.warnings)
@@ -388,7 +388,7 @@ class _Batch:
             service=self.service.identity, base_url=self.service.base_url
             if not self.service.embedded else "embedded sandbox",
             key_fingerprint=fingerprint(self.service.api_key), sandbox=self.sandbox,
-            journal=str(self.settings.journal.absolute()),
+            journal=self.settings.journal_name,
             settings={"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
                       "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,
                       "sheet": o.sheet_name or "", "source_currency": o.source_currency or "",
@@ -409,7 +409,7 @@ class _Batch:
                          note=self.reporter.note,
                          ask=self.reporter.confirm),
             base_url=self.service.base_url, rows=len(plan.send), needs=needs,
-            new_journal=self.settings.journal.absolute() if fresh else None,
+            new_journal=self.settings.journal_name if fresh else None,
             in_doubt=len(plan.resolve))
 
     async def _dry_run(self, client: PayoutClient, sender: Sender, plan: Plan) -> None:

@@ -200,7 +200,7 @@ def build_statement(journal: Journal, start: date, end: date,
     checked = verified if verified is not None and verified.ok else check_journal(journal)
     if not checked.ok:
         raise JournalTampered(
-            f"The journal {journal.path} was changed outside batchpay: {checked.problem}. "
+            f"The journal {journal.where} was changed outside batchpay: {checked.problem}. "
             "No statement was written.",
             hint="Keep this copy for the auditor, restore the journal from a backup, and "
             "run `batchpay verify` to confirm it.")
@@ -227,8 +227,7 @@ def build_statement(journal: Journal, start: date, end: date,
     _wallets(totals, period_runs)
     refunds = [r for r in requests if r.status == Status.REFUNDED]
     return Statement(start, end, lines, refunds, dict(sorted(totals.items())), period_runs,
-                     checked.head, checked.events, str(journal.path or ":memory:"), utcnow(),
-                     zone, requests)
+                     checked.head, checked.events, journal.where, utcnow(), zone, requests)
 
 
 def _line(ref: str, made: list[Request], entry: LedgerEntry | None, runs: dict[str, RunRecord]

@@ -31,15 +31,18 @@ import hashlib
 import json
 import os
 import secrets
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from batchpay.errors import JournalError
 from batchpay.files import private_dir, write_private
 from batchpay.journal.records import GENESIS, ChainCheck, ChainKey, walk_chain
+from batchpay.journal.stores import is_server_url
+
+if TYPE_CHECKING:
+    from batchpay.journal.stores import Connection
 
 KEY_FILE = "chain.key"
 KEY_ENV = "BATCHPAY_CHAIN_KEY"
@@ -187,11 +190,13 @@ class JournalChainKey:
     `reread` finds one); an in-memory journal is never keyed (no file anyone could copy or
     edit)."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path | None) -> None:
+    def __init__(self, db: Connection, path: Path | str | None) -> None:
         self._db = db
         self._path = path
-        # the journal's real path, as the key's list names it (every spelling, one journal)
-        self._real = os.path.realpath(path) if path is not None else ""
+        # the journal's real path, as the key's list names it (every spelling, one journal);
+        # a journal in a database: its address (without a password), whatever the folder
+        self._real: str = ("" if path is None else str(path) if is_server_url(path)
+                           else os.path.realpath(path))
         self.keyed: tuple[str, int] | None = None  # (the key's id, the first keyed seq)
         self._marked = False  # the chain holds its chain.keyed event (meta chain_marker)
 
@@ -214,7 +219,8 @@ class JournalChainKey:
             self.reread()  # keyed meanwhile through another connection?
         if self.keyed is None:
             key = ensure_key()
-            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            self._db.executemany("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) "
+                                 "DO UPDATE SET value = excluded.value",
                                  [("chain_key", key_id(key)), ("chain_keyed_from", str(seq))])
             self.keyed = (key_id(key), seq)
             # noted before the commit: undone with a rollback, the line names an event the
@@ -243,7 +249,8 @@ class JournalChainKey:
 
     def marked(self, seq: int) -> None:
         """The chain.keyed event was written as event `seq` (in the same transaction)."""
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('chain_marker', ?)", (str(seq),))
+        self._db.execute("INSERT INTO meta VALUES ('chain_marker', ?) "
+                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(seq),))
         self._marked = True
 
     def key_name(self) -> str | None:

@@ -1,108 +1,82 @@
-"""The journal's SQLite file: opened private, refused when it is not a batchpay journal,
+"""The journal's database: opened private, refused when it is not a batchpay journal,
 migrated to the current schema, written in nested transactions (durable on request), and
-locked for one run at a time. batchpay.journal.store's Journal keeps its records on it.
+locked for one run at a time. Its store (batchpay.journal.stores) is a SQLite file or a
+PostgreSQL database; batchpay.journal.store's Journal keeps its records on either.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Self
 
-from batchpay.errors import DISK_FULL_HINT, JournalError
-from batchpay.files import create_private, private_dir
+from batchpay.errors import JournalError
 from batchpay.journal.chain_keys import JournalChainKey
-from batchpay.journal.lock import RunLock, file_identity
 from batchpay.journal.schema import migrate
-
-
-def _unwritten(exc: sqlite3.Error) -> JournalError:
-    if "full" in str(exc).lower():
-        return JournalError("The disk is full: the journal could not be written.",
-                            hint=DISK_FULL_HINT)
-    return JournalError(f"Could not write the journal: {exc}.",
-                        hint="Check free disk space and permissions.")
+from batchpay.journal.stores import Connection, Store, is_server_url, open_store
 
 
 class JournalDatabase:
-    """One SQLite file (or `:memory:`). Every state change is one transaction; `_chain`
-    is the key the store's events are chained with (kept in step with rollbacks)."""
+    """One journal: a SQLite file (or `:memory:`) or a `postgresql://` database. Every
+    state change is one transaction; `_chain` is the key the store's events are chained
+    with (kept in step with rollbacks)."""
 
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path) if str(path) != ":memory:" else None
+    def __init__(self, where: Path | str) -> None:
         self._depth = 0
-        self._durable = True
-        self._run_lock: RunLock | None = None
+        self._durable_now = True
+        self.store: Store = open_store(where)
+        self.path: Path | None = self.store.path
+        self.where = self.store.where  # for messages: a path, or an address without password
+        self.db: Connection = self.store.db
         try:
-            if self.path is not None:
-                private_dir(self.path.parent)
-                create_private(self.path)  # private before SQLite writes a byte to it
-                self._run_lock = RunLock(self.path, file_identity(self.path))
-            self.db = sqlite3.connect(
-                str(path), isolation_level=None, timeout=30, check_same_thread=False
-            )
-            self.db.row_factory = sqlite3.Row
-            self._chain = JournalChainKey(self.db, self.path)
-            self.db.execute("PRAGMA busy_timeout = 30000")
-            self._refuse_foreign()  # before WAL: a file that is not ours is left as it was
-            if self.path is not None:
-                self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = FULL")
-            self.db.execute("PRAGMA foreign_keys = ON")
+            self._chain = JournalChainKey(self.db, self.path or (
+                self.where if self.store.kind != "sqlite" else None))
             self._migrate()
             self._chain.reread()
-            if self.path is not None and os.name == "posix":
-                for suffix in ("", "-wal", "-shm"):
-                    p = Path(str(self.path) + suffix)
-                    if p.exists():
-                        os.chmod(p, 0o600)
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(
-                f"Cannot open the journal {path}: {exc}.",
-                hint="Is it a batchpay journal? Point --journal (or BATCHPAY_JOURNAL) at the right file.",
-            ) from None
+            self.store.after_migrate()
+        except JournalError:
+            self.store.close()
+            raise
+        except self.store.errors as exc:
+            self.store.close()
+            raise self.store.unopened(exc) from None
 
     @classmethod
-    def existing(cls, path: Path) -> Self:
-        """Open a journal that must already be there: reading commands never create one."""
-        if not path.is_file():
-            raise JournalError(f"No journal at {path}.",
+    def existing(cls, where: Path | str) -> Self:
+        """Open a journal that must already be there: reading commands never create a
+        file (a database server's journal is its database, made by its administrator)."""
+        if not is_server_url(where) and not Path(where).is_file():
+            raise JournalError(f"No journal at {where}.",
                                hint="Run `batchpay run SHEET` first, or point --journal (or "
                                "BATCHPAY_JOURNAL) at the journal you paid with.")
-        return cls(path)
+        return cls(where)
 
     # --- plumbing -----------------------------------------------------------------------
-    def _refuse_foreign(self) -> None:
-        tables = {r[0] for r in self.db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if tables and "schema_version" not in tables:
-            self.db.close()
-            raise JournalError(
-                f"{self.path} is an SQLite database but not a batchpay journal.",
-                hint="Point --journal (or BATCHPAY_JOURNAL) at a batchpay journal, or at "
-                "a new file.")
-
     def _migrate(self) -> None:
         with self.transaction():
-            migrate(self.db)
+            migrate(self.db, self.store.schema)
+
+    def reread_chain_key(self) -> None:
+        """What `meta` says of the chain's key now (after rows were copied in)."""
+        self._chain.reread()
 
     def _rolled_back(self) -> None:
         self._chain.reread()  # a key noted in the transaction is undone with it
 
     @contextlib.contextmanager
-    def transaction(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT; nested calls join the outer transaction.
+    def transaction(self, *, durable: bool = False) -> Iterator[Connection]:
+        """One write transaction (the store's: BEGIN IMMEDIATE on SQLite, BEGIN and the
+        write lock on PostgreSQL) ... COMMIT; nested calls join the outer transaction.
 
-        Every commit survives a crash of the process (WAL). A `durable` one also survives
-        a power cut (fsync): intents are written so, because a payout request may leave
-        only once its quote id is on disk. Anything else lost by a power cut leaves a row
-        in doubt at worst, and in-doubt rows are looked up, never resent blindly.
+        Every commit survives a crash of the process. A `durable` one also survives a
+        power cut (SQLite: fsync; PostgreSQL commits are always so): intents are written
+        so, because a payout request may leave only once its quote id is on disk. Anything
+        else lost by a power cut leaves a row in doubt at worst, and in-doubt rows are
+        looked up, never resent blindly.
         """
         if self._depth:
-            if durable and not self._durable:
+            if durable and not self._durable_now:
                 raise AssertionError("a durable write cannot join a non-durable transaction")
             self._depth += 1
             try:
@@ -110,38 +84,38 @@ class JournalDatabase:
             finally:
                 self._depth -= 1
             return
+        errors = self.store.errors
         try:
-            if durable != self._durable:
-                self.db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
-                self._durable = durable
-            self.db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
+            self.store.begin(durable)
+        except errors as exc:
+            with contextlib.suppress(*errors):
+                self.store.rollback()
             raise JournalError(f"The journal is busy or unwritable: {exc}.") from None
-        self._depth = 1
+        self._depth, self._durable_now = 1, durable
         try:
             yield self.db
-        except sqlite3.Error as exc:  # mapped here, where it happens: nothing was written
+        except errors as exc:  # mapped here, where it happens: nothing was written
             self._depth = 0
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
+            with contextlib.suppress(*errors):
+                self.store.rollback()
                 self._rolled_back()
-            raise _unwritten(exc) from None
+            raise self.store.unwritten(exc) from None
         except BaseException:
             self._depth = 0
-            self.db.execute("ROLLBACK")
-            self._rolled_back()
+            with contextlib.suppress(*errors):
+                self.store.rollback()
+                self._rolled_back()
             raise
         self._depth = 0
         try:
-            self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-            raise _unwritten(exc) from None
+            self.store.commit()
+        except errors as exc:
+            with contextlib.suppress(*errors):
+                self.store.rollback()
+            raise self.store.unwritten(exc) from None
 
     def close(self) -> None:
-        self.unlock()
-        self.db.close()
+        self.store.close()
 
     def __enter__(self) -> Self:
         return self
@@ -149,17 +123,15 @@ class JournalDatabase:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # --- the run lock (batchpay.journal.lock) ------------------------------------------
+    # --- the run lock: batchpay.journal.lock (a file) or an advisory lock (PostgreSQL) --
     def lock(self) -> None:
-        """One run/rerun/sync at a time (RunLock); an in-memory journal needs none."""
-        if self._run_lock is not None:
-            self._run_lock.take()
+        """One run/rerun/sync at a time; an in-memory journal needs none."""
+        self.store.lock()
 
     def still_at_path(self) -> bool:
         """Whether the file this journal opened is still the one at its path (not deleted,
-        moved away or replaced by another file meanwhile)."""
-        return self._run_lock is None or self._run_lock.still_at_path()
+        moved away or replaced by another file meanwhile); a database always is."""
+        return self.store.still_at_path()
 
     def unlock(self) -> None:
-        if self._run_lock is not None:
-            self._run_lock.release()
+        self.store.unlock()

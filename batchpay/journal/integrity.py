@@ -31,9 +31,8 @@ from batchpay.errors import JournalTampered
 from batchpay.journal.records import ChainCheck, RunRecord, sha256_text
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from batchpay.journal.store import Journal
+    from batchpay.journal.stores import Connection
 
 # run.finished's own fields; the rest of its data is what the run added to its info
 RUN_END_FIELDS = ("outcome", "exit_code")
@@ -54,7 +53,7 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def replay(db: sqlite3.Connection) -> tuple[dict[str, _Replayed], dict[int, tuple[str, str]]]:
+def replay(db: Connection) -> tuple[dict[str, _Replayed], dict[int, tuple[str, str]]]:
     """What the events say each ledger row and attempt must hold."""
     ledger: dict[str, _Replayed] = {}
     attempts: dict[int, tuple[str, str]] = {}  # attempt id -> (payout_ref, body sha256)
@@ -76,7 +75,7 @@ def replay(db: sqlite3.Connection) -> tuple[dict[str, _Replayed], dict[int, tupl
     return ledger, attempts
 
 
-def disagreements(db: sqlite3.Connection) -> Iterator[str]:
+def disagreements(db: Connection) -> Iterator[str]:
     """Every way the ledger and the attempts differ from the chain, one line each."""
     ledger, attempts = replay(db)
     stored = {r["payout_ref"]: r for r in db.execute("SELECT * FROM payouts")}
@@ -106,7 +105,7 @@ def disagreements(db: sqlite3.Connection) -> Iterator[str]:
                    "(a resend would not be the request that was journaled)")
 
 
-def replay_runs(db: sqlite3.Connection) -> dict[str, RunRecord]:
+def replay_runs(db: Connection) -> dict[str, RunRecord]:
     """Every run as its events have it, in the order they were started: the kind, sheet,
     input hash and info of `run.started`, merged with what each `run.finished` added; a
     run's start time is its own (or, in events that do not carry it, its event's time),
@@ -140,7 +139,7 @@ def _object(text: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def run_disagreements(db: sqlite3.Connection) -> Iterator[str]:
+def run_disagreements(db: Connection) -> Iterator[str]:
     """Every way the runs table differs from the chain's run events, one line each."""
     chained = replay_runs(db)
     stamped = {run_id for run_id, text in db.execute(
@@ -205,7 +204,7 @@ def require_intact(journal: Journal) -> None:
     result = check(journal)
     if not result.ok:
         raise JournalTampered(
-            f"The journal {journal.path} was changed outside batchpay: {result.problem}. "
+            f"The journal {journal.where} was changed outside batchpay: {result.problem}. "
             "Nothing was sent.",
             hint="Keep this copy for the auditor, restore the journal from a backup, and "
             "run `batchpay verify` to confirm it.")

@@ -10,24 +10,29 @@ Tables:
   runs            who ran what, when, where, and the outcome
   run_rows        every input row of every run, in input order, as read
   events          an append-only, hash-chained log of everything above (tamper evidence)
+  advices         the outbox of remittance advices: one per run and payee, its mail's state
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from batchpay.errors import JournalError
 from batchpay.journal.records import utcnow
 from batchpay.statuses import FINAL, Status
+
+if TYPE_CHECKING:
+    from batchpay.journal.stores import Connection
 
 # 2: quotes_used (invoice rows)
 # 3: the chain names its key (a chain.keyed event; the key's id, the start time and the
 #    input columns in run.started), and `verify` checks the runs table against the chain.
 #    No table changes: a journal of schema 2 keeps its events as they are and gets its
 #    chain.keyed event with its next event. A batchpay that knows only schema 2 refuses
-#    a journal of schema 3 instead of writing run events that do not name the key.
-SCHEMA_VERSION = 3
+#    a newer journal instead of writing run events that do not name the key.
+# 4: the advices table (the remittance outbox)
+SCHEMA_VERSION = 4
 
 # progress order of the service's states: a payout never moves backwards; FAILED -> REFUNDED
 # is the one move after a final state
@@ -101,6 +106,22 @@ CREATE TABLE IF NOT EXISTS run_rows (
     asked TEXT,
     PRIMARY KEY (run_id, seq)
 );
+CREATE TABLE IF NOT EXISTS advices (
+    run_id TEXT NOT NULL,
+    payee TEXT NOT NULL,
+    payee_name TEXT NOT NULL,
+    recipients TEXT NOT NULL,
+    payout_refs TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT NOT NULL DEFAULT '',
+    message_id TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    tried_at TEXT,
+    sent_at TEXT,
+    PRIMARY KEY (run_id, payee)
+);
+CREATE INDEX IF NOT EXISTS advices_state ON advices(state);
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     at TEXT NOT NULL,
@@ -141,9 +162,10 @@ def moves_forward(current: str, new: str) -> bool:
     return RANK[new] > RANK[current]
 
 
-def migrate(db: sqlite3.Connection) -> None:
-    """Create the tables, or bring an older journal's up to this version (in a transaction)."""
-    for statement in SCHEMA.split(";"):
+def migrate(db: Connection, spelt: Callable[[str], str] = str) -> None:
+    """Create the tables, or bring an older journal's up to this version (in a transaction).
+    `spelt` turns the schema (SQLite's DDL) into the store's."""
+    for statement in spelt(SCHEMA).split(";"):
         if statement.strip():
             db.execute(statement)
     version = db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] or 0
@@ -155,5 +177,6 @@ def migrate(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE {table} ADD COLUMN quotes_used INTEGER")
         db.execute("ALTER TABLE run_rows ADD COLUMN asked TEXT")
     # 2 -> 3 alters no table: the chain.keyed event is written with the next event
+    # 3 -> 4: the advices table, which SCHEMA above has just made in an older journal
     if version < SCHEMA_VERSION:
         db.execute("INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, utcnow()))

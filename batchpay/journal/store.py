@@ -1,7 +1,7 @@
-"""The journal: one SQLite file, the single source of truth of every payout batchpay sent.
+"""The journal: one SQLite file or PostgreSQL database, the single source of truth of every payout batchpay sent.
 
-Its tables are described in batchpay.journal.schema; the file itself and its transactions
-in batchpay.journal.database. Every change appends an event to a hash chain (keyed, see
+Its tables are described in batchpay.journal.schema; the database and its transactions in
+batchpay.journal.database, the two stores in batchpay.journal.stores. Every change appends an event to a hash chain (keyed, see
 batchpay.journal.chain_keys). A payout_ref whose latest attempt has no answer is *in
 doubt* (status SENDING): its request may have reached the service. It is never given a new
 quote; it is looked up and, while its quote is valid, resent with the identical body.
@@ -10,7 +10,6 @@ quote; it is looked up and, while its quote is valid, resent with the identical 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 from batchpay.errors import AlreadySent, JournalServiceMismatch
 from batchpay.journal.chain_keys import MARKER
-from batchpay.journal.database import JournalDatabase
+from batchpay.journal.outbox import AdviceOutbox
 from batchpay.journal.records import (
     GENESIS,
     Attempt,
@@ -39,12 +38,15 @@ from batchpay.journal.schema import (
     known_fields,
     moves_forward,
 )
+from batchpay.journal.stores import is_server_url
 from batchpay.statuses import IN_DOUBT, MAY_HAVE_PAID, SENDING, SERVICE_ALIASES
 
 
-class Journal(JournalDatabase):
-    """A small typed class over one SQLite file: the runs, the ledger and the decisions
-    recorded about them, each state change one transaction with its event."""
+class Journal(AdviceOutbox):
+    """A small typed class over one journal database (a SQLite file or a PostgreSQL
+    schema): the runs, the ledger and the decisions recorded about them, each state change
+    one transaction with its event (and the outbox of remittance advices,
+    batchpay.journal.outbox)."""
 
     def has_payout_requests(self) -> bool:
         """False for a new, empty journal: it knows of no payout request ever sent."""
@@ -180,16 +182,16 @@ class Journal(JournalDatabase):
             f"SELECT id FROM runs WHERE input_sha256 = ? AND kind IN ({marks}) "
             "ORDER BY started_at, rowid", (input_sha256, *wanted))]
 
-    def run_row_states(self, run_id: str) -> list[sqlite3.Row]:
+    def run_row_states(self, run_id: str) -> list[Any]:
         """Each row of a run with what its status comes from, in order, its inputs unread:
         row, payout_ref, linked, status, error, and its payout_ref's ledger status, error
         and reference_number (NULL when none). `render.row_states` applies the rule."""
-        return self.db.execute(
+        return list(self.db.execute(
             "SELECT rr.row, rr.payout_ref, rr.linked, rr.status, rr.error, "
             "p.status AS ledger_status, p.error AS ledger_error, p.reference_number "
             "FROM run_rows rr LEFT JOIN payouts p ON rr.linked = 1 "
             "AND p.payout_ref = rr.payout_ref WHERE rr.run_id = ? ORDER BY rr.seq",
-            (run_id,)).fetchall()
+            (run_id,)).fetchall())
 
     def run(self, run_id: str | None = None) -> RunRecord | None:
         if run_id is None:
@@ -201,7 +203,7 @@ class Journal(JournalDatabase):
         return self._run(r) if r else None
 
     @staticmethod
-    def _run(r: sqlite3.Row) -> RunRecord:
+    def _run(r: Any) -> RunRecord:
         return RunRecord(
             id=r["id"], kind=r["kind"], started_at=r["started_at"], sheet=r["sheet"],
             input_sha256=r["input_sha256"], input_columns=json.loads(r["input_columns"]),
@@ -275,12 +277,11 @@ class Journal(JournalDatabase):
                 raise AlreadySent(ref, now[0])
             if seq is not None:
                 self.link_run_rows(run_id, [seq])
-            cur = self.db.execute(
+            attempt_id = int(self.db.execute(
                 "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
-                " quote_expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " quote_expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at, utcnow()),
-            )
-            attempt_id = int(cur.lastrowid or 0)
+            ).fetchone()[0])
             fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
             self.set_status(ref, SENDING, run_id=run_id, details=details,
                             event="payout.intent", evidence={
@@ -364,11 +365,11 @@ class Journal(JournalDatabase):
         one of `statuses` whose first payout request was made at `since` or later."""
         wanted = sorted(statuses)  # a set has no order; the query's parameters do
         marks = ",".join("?" * len(wanted))
-        return self.db.execute(
+        return [tuple(r) for r in self.db.execute(
             "SELECT p.payout_ref, p.details, p.status, p.run_id, e.sent_at FROM payouts p JOIN "
             "(SELECT payout_ref, MIN(at) AS sent_at FROM events WHERE kind = 'payout.intent' "
             " GROUP BY payout_ref) e ON e.payout_ref = p.payout_ref "
-            f"WHERE p.status IN ({marks}) AND e.sent_at >= ?", (*wanted, since)).fetchall()
+            f"WHERE p.status IN ({marks}) AND e.sent_at >= ?", (*wanted, since))]
 
     def record_decisions(self, run_id: str,
                          decisions: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
@@ -413,22 +414,23 @@ class Journal(JournalDatabase):
         every payout request made under it, less those proven to have moved no money
         (refused, expired before sending, never received)."""
         spent: dict[str, Decimal] = {}
+        field = self.store.json_text
         for currency, debit in self.db.execute(
-                "SELECT json_extract(e.data, '$.source_currency'), "
-                "json_extract(e.data, '$.total_debit') FROM events e "
+                f"SELECT {field('e.data', 'source_currency')}, "
+                f"{field('e.data', 'total_debit')} FROM events e "
                 "JOIN runs r ON r.id = e.run_id "
-                "JOIN attempts a ON a.id = json_extract(e.data, '$.attempt') "
-                "WHERE e.kind = 'payout.intent' AND json_extract(r.info, '$.plan_id') = ? "
+                f"JOIN attempts a ON a.id = CAST({field('e.data', 'attempt')} AS BIGINT) "
+                f"WHERE e.kind = 'payout.intent' AND {field('r.info', 'plan_id')} = ? "
                 "AND COALESCE(a.outcome, '') NOT IN "
                 "('rejected', 'expired', 'not_sent', 'never_received')", (plan_id,)):
             spent[currency] = spent.get(currency, Decimal(0)) + Decimal(str(debit))
         return spent
 
 
-def journal_holds_event(path: Path, digest: str) -> bool:
+def journal_holds_event(path: Path | str, digest: str) -> bool:
     """Whether the journal at `path` has an event with this hash; False when there is no
-    journal there (nothing is created)."""
-    if not Path(path).is_file():
+    journal file there (nothing is created)."""
+    if not is_server_url(path) and not Path(path).is_file():
         return False
     with Journal(path) as journal:
         return journal.holds_event(digest)

@@ -135,6 +135,14 @@ COLUMNS: tuple[Column, ...] = (
         "SUP-104", max_length=64,
     ),
     Column(
+        "payee_email", "no", "text",
+        "an e-mail address (`name@example.cn`); the payee's remittance advice goes there "
+        "once its rows are COMPLETED; never sent to the service",
+        "The payee's e-mail address for the remittance advice (a PDF in Chinese and English "
+        "of what was paid). Leave empty to send none.",
+        "finance@huaqiang.example.cn", max_length=254,
+    ),
+    Column(
         "source_currency", "yes*", "currency",
         "wallet currency debited (ISO 4217); *or `--source-currency`",
         "The wallet currency to pay from (ISO 4217 code, e.g. NGN or USD). May be left "

@@ -19,6 +19,11 @@ Message = Callable[[Any, int], str]  # (failing value, frame position) → messa
 REF_PATTERN = r"[A-Za-z0-9._/\-]{1,64}"
 ACCOUNT_PATTERN = r"[0-9]{8,30}"  # ASCII digits: full-width and other digits are refused
 AMOUNT_PATTERN = r"[0-9]+(?:\.[0-9]+)?"
+# an address a mail server takes: ASCII local part (dot-atom) @ a domain of two or more
+# labels; no display name, no spaces, no comments. A typo that still fits is not caught here
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+EMAIL_PATTERN = (r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+                 rf"@{_LABEL}(?:\.{_LABEL})*\.[A-Za-z]{{2,63}}")
 _SHORTENED_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?[eE][+-]?\d+")
 
 
@@ -93,3 +98,13 @@ def control_message(value: Any, _: int) -> str:
     what = CONTROL_NAMES.get(text[at], f"the control character U+{ord(text[at]):04X}")
     return (f"contains {what} at character {at + 1}, which a bank field cannot carry; "
             "type the cell again (paste as plain text)")
+
+
+def email_message(value: Any, _: int) -> str:
+    text = str(value)
+    if "@" not in text:
+        return f"{text!r} is not an e-mail address (no @); write it as name@example.cn"
+    if any(ch.isspace() for ch in text) or "<" in text or "," in text or ";" in text:
+        return (f"{text!r} must be one plain address (name@example.cn): no spaces, no name "
+                "in <>, no list")
+    return f"{text!r} is not an e-mail address a mail server takes; check it (name@example.cn)"

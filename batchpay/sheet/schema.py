@@ -27,6 +27,7 @@ from batchpay.sheet.rule_messages import (
     ACCOUNT_PATTERN,
     AMOUNT_PATTERN,
     CONTROL,
+    EMAIL_PATTERN,
     REF_PATTERN,
     Message,
     account_message,
@@ -34,6 +35,7 @@ from batchpay.sheet.rule_messages import (
     choice_message,
     control_message,
     currency_message,
+    email_message,
     resident_id_message,
     uscc_message,
 )
@@ -108,6 +110,9 @@ def column_rules(column: Column) -> list[Rule]:
         rules.append(Rule("digits", name, lambda s: s.str.fullmatch(r"[0-9]{1,30}"),
                           lambda v, _: f"must be digits only, got {v!r}",
                           holds=_all_match(r"[0-9]{1,30}")))
+    elif name == "payee_email":
+        rules.append(Rule("email", name, lambda s: s.str.fullmatch(EMAIL_PATTERN),
+                          email_message, holds=_all_match(EMAIL_PATTERN)))
     elif name == "company_id":
         rules.append(Rule("uscc", name, lambda s: _per_value(s, is_valid_uscc), uscc_message,
                           holds=lambda texts: all(map(is_valid_uscc, texts))))

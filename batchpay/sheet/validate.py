@@ -45,6 +45,7 @@ class PayoutRow:
     # what the recipient must receive (target currency), the source amount found by quotes
     target_amount: Decimal | None
     payee_id: str | None  # keys the payee register (batchpay's own, never sent)
+    payee_email: str | None  # where the remittance advice goes (never sent)
     source_currency: str
     reason: str
     remark: str | None

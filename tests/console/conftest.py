@@ -117,7 +117,7 @@ def desk_factory(cli_sandbox: Callable[..., RunningSandbox]) -> Callable[..., De
             own.parent.mkdir(parents=True, exist_ok=True)
             own.write_text(own_settings, encoding="utf-8")
         settings = dataclasses.replace(load_settings(), **overrides)
-        accounts = Accounts(console_folder(settings.journal))
+        accounts = Accounts(console_folder(settings.local_folder))
         accounts.ensure_owner()
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(accounts_module, "hash_password", the_teams_hash)

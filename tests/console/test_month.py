@@ -318,6 +318,7 @@ def test_the_payment_is_found_in_the_journal_while_it_goes_whatever_its_kind(
     dry run and runs from before the claim are not."""
     from types import SimpleNamespace
 
+    from batchpay.config import Settings
     from batchpay.console.payment import run_of
     from batchpay.journal.records import RunRecord
     from batchpay.journal.store import Journal
@@ -327,6 +328,6 @@ def test_the_payment_is_found_in_the_journal_while_it_goes_whatever_its_kind(
         for run_id, run_kind in [("old", kind), ("review", "dry-run"), ("paying", kind)]:
             journal.start_run(RunRecord(run_id, run_kind, "2026-11-26T00:00:00Z", "nov.xlsx",
                                         "a" * 64, ["payout_ref"]), [])
-    settings = SimpleNamespace(journal=path)
+    settings = Settings(journal=path)
     batch = SimpleNamespace(meta={"pay": {"sha256": "a" * 64, "runs_before": ["old"]}})
     assert run_of(settings, batch) == "paying"  # type: ignore[arg-type]

@@ -319,10 +319,8 @@ def test_two_wallet_currencies_give_two_files_an_empty_day_none_and_reconcile_ma
     from tests.engine.test_books_month import camt_schema
 
     document = etree.parse(str(tmp_path / "nov.xml"))
-    schema = camt_schema()
-    if schema is not None:
-        xsd = etree.XMLSchema(etree.parse(str(schema)))
-        assert xsd.validate(document), xsd.error_log
+    xsd = etree.XMLSchema(etree.parse(str(camt_schema())))
+    assert xsd.validate(document), xsd.error_log
     ns = {"c": "urn:iso:std:iso:20022:tech:xsd:camt.053.001.02"}
     ids = document.xpath("//c:Stmt/c:Id/text()", namespaces=ns)
     assert len(ids) == len(set(ids)) == 2

@@ -11,9 +11,11 @@ import pytest
 from batchpay.sandbox import app as sandbox_app
 from batchpay.sandbox.wire import failed
 from tests.support.e2e import batchpay, by_ref, own_settings, sandbox_payouts
+from tests.support.postgres import BOTH_STORES
 from tests.support.sheets import rows, write_sheet
 
 
+@BOTH_STORES
 def test_a_run_that_proves_every_row_in_doubt_never_received_ends_normally(
         cli_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A payout answered 500 before the service made it: in doubt. Its quote lives a second

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from tests.support.e2e import batchpay, results, sandbox_payouts
+from tests.support.postgres import BOTH_STORES
 from tests.support.processes import (
     journaled_attempts,
     kill_when,
@@ -52,14 +53,18 @@ def invoice_rows(count: int, start: int) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
+@BOTH_STORES
 @pytest.mark.parametrize("kind", ["amount", "invoice"])
-def test_sigkill_at_random_moments_never_pays_twice(tmp_path: Path, kind: str,
+def test_sigkill_at_random_moments_never_pays_twice(tmp_path: Path, kind: str, store: str,
+                                                    request: pytest.FixtureRequest,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(20261121)
     count = 12
     # invoice rows against a sandbox that rounds down and moves its rates
     options = ("--rounding", "down", "--rate-drift", "0.002") if kind == "invoice" else ()
     trials = CRASH_TRIALS if kind == "amount" else max(10, CRASH_TRIALS // 2)
+    if store == "postgresql":  # the same moments on the database's store: half as many
+        trials = max(5, trials // 2)
     with sandbox_process("--latency-ms", "15", "--settle-seconds", "0.2", *options,
                          state=tmp_path / "sandbox.sqlite3") as url:
         landed = 0  # trials whose kill struck a live run after its intents were journaled
@@ -73,8 +78,10 @@ def test_sigkill_at_random_moments_never_pays_twice(tmp_path: Path, kind: str,
             else:
                 sheet_rows = rows(count, start=trial * 100)
                 sheet = write_sheet(work / "sheet.xlsx", sheet_rows)
-            journal = work / "journal.sqlite3"
-            env = runner_env(url, journal)
+            journal: Path | str = work / "journal.sqlite3"
+            if store == "postgresql":  # a new journal each trial, on the one server
+                journal = request.getfixturevalue("postgres").journal_url()
+            env = runner_env(url, journal, folder=work)
             proc = start_runner("run", str(sheet), "--wait", "0", "--concurrency", "4",
                                 "--quiet", env=env, cwd=work)
             intents = rng.randint(1, count)
@@ -101,6 +108,7 @@ def faulty(cli_sandbox: Any) -> Any:
 
 
 @pytest.mark.slow
+@BOTH_STORES
 def test_errors_and_dropped_responses_end_completed_without_duplicates(
         faulty: Any, tmp_path: Path, no_backoff: None) -> None:
     service = faulty(error_rate=0.1, drop_rate=0.1, seed=7)
@@ -130,6 +138,7 @@ def test_rate_limited_service_pays_every_row_once(faulty: Any, tmp_path: Path) -
     assert any(k.endswith(" 429") for k in stats), stats  # the limit was really hit
 
 
+@BOTH_STORES
 def test_sync_resolves_rows_left_unknown_by_dropped_responses(faulty: Any,
                                                               tmp_path: Path) -> None:
     service = faulty(drop_rate=0.5, seed=3, quote_ttl=1)

@@ -13,6 +13,7 @@ import pytest
 from batchpay.engine.journal_thread import JournalThread
 from batchpay.journal.store import Journal
 from tests.support.e2e import batchpay, sandbox_payouts
+from tests.support.postgres import BOTH_STORES
 from tests.support.sheets import rows, write_sheet
 
 
@@ -45,6 +46,7 @@ def test_calls_take_turns_and_a_cancelled_one_ends_with_its_thread(journal: Jour
     assert at_once == [1] * 5
 
 
+@BOTH_STORES
 def test_intents_and_answers_are_written_off_the_event_loop(
         cli_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A durable intent waits for the disk: on the loop's thread it would stop every other

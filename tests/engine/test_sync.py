@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 
-from batchpay.config import Settings
+from batchpay.config import Settings, journal_location
 from batchpay.engine.sync import sync_run
 from batchpay.journal.records import RunRecord, RunRow, utcnow
 from batchpay.journal.store import Journal
 from batchpay.sandbox.server import RunningSandbox
 from batchpay.service import Service
 from tests.support.e2e import batchpay, by_ref, own_settings, results, sandbox_payouts
+from tests.support.postgres import BOTH_STORES
 from tests.support.sheets import row, rows, write_sheet
 
 GOOD = {"PENDING", "PROCESSING", "COMPLETED"}
@@ -42,11 +43,13 @@ def prefill(service: RunningSandbox, count: int) -> None:
 
 
 @pytest.fixture
-def use(cli_sandbox: Any, tmp_path: Path) -> Any:
-    """Start a sandbox with these options and point the CLI at it (cwd = tmp_path)."""
-    return lambda **options: cli_sandbox(journal=tmp_path / "journal.sqlite3", **options)
+def use(cli_sandbox: Any) -> Any:
+    """Start a sandbox with these options and point the CLI at it (cwd = tmp_path; the
+    journal `journal_at`: a file, or PostgreSQL for the tests on both stores)."""
+    return lambda **options: cli_sandbox(**options)
 
 
+@BOTH_STORES
 def test_dropped_answers_stay_unknown_after_a_capped_scan_and_resolve_after_a_full_one(
         use: Any, tmp_path: Path) -> None:
     # every payout answer is lost after the sandbox committed it; our payouts sit on the
@@ -97,7 +100,7 @@ def test_dropped_answers_stay_unknown_after_a_capped_scan_and_resolve_after_a_fu
         (ref, r["status"], r["reference_number"]) for ref, r in got.items()}
 
 
-def _journal_with_a_row_in_doubt(path: Path, service_url: str, quote_id: str) -> str:
+def _journal_with_a_row_in_doubt(path: Path | str, service_url: str, quote_id: str) -> str:
     """A run whose one row's payout request never reached the service (its quote expired)."""
     with Journal(path) as j:
         j.bind_service(service_url)
@@ -116,11 +119,12 @@ def _journal_with_a_row_in_doubt(path: Path, service_url: str, quote_id: str) ->
         return run.id
 
 
-def test_never_received_only_after_a_complete_scan(sandbox_factory: Any,
+@BOTH_STORES
+def test_never_received_only_after_a_complete_scan(sandbox_factory: Any, journal_at: str,
                                                    tmp_path: Path) -> None:
     service = sandbox_factory(state_path=tmp_path / "sandbox.sqlite3", settle_seconds=0)
     prefill(service, 101)  # two pages of COMPLETED: the cap of one page cannot see the end
-    journal = tmp_path / "journal.sqlite3"
+    journal = journal_location(journal_at)
     run_id = _journal_with_a_row_in_doubt(journal, service.url, "q-never-arrived")
     settings = Settings(base_url=service.url, api_key=service.api_key, journal=journal,
                         sync_max_pages=1)
@@ -146,7 +150,8 @@ def test_never_received_only_after_a_complete_scan(sandbox_factory: Any,
     assert len(sandbox_payouts(service.url)) == 101  # sync never sends a payout
 
 
-def test_sync_picks_up_failed_then_refunded(use: Any, tmp_path: Path) -> None:
+@BOTH_STORES
+def test_sync_picks_up_failed_then_refunded(use: Any, tmp_path: Path, journal_at: str) -> None:
     service = use(settle_seconds=1.0)
     sheet = write_sheet(tmp_path / "nov.xlsx", [row(1), row(2, remark="fail")])
     out = tmp_path / "nov-results.xlsx"
@@ -167,7 +172,7 @@ def test_sync_picks_up_failed_then_refunded(use: Any, tmp_path: Path) -> None:
     assert after["T-00002"]["status"] == "REFUNDED"
     assert after["T-00002"]["payout_id"] == before["T-00002"]["payout_id"]
     assert after["T-00001"] == before["T-00001"]
-    with Journal(tmp_path / "journal.sqlite3") as j:
+    with Journal(journal_location(journal_at)) as j:
         kinds = [r[0] for r in j.db.execute(
             "SELECT kind FROM events WHERE payout_ref = 'T-00002' ORDER BY seq")]
         assert kinds[-1] == "payout.sync"

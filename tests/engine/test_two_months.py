@@ -19,6 +19,7 @@ import batchpay.journal.store as journal_module
 from tests.controls.test_approval import CHECKER, MAKER, approve, approvers, maya, new_key
 from tests.engine.test_statement import cents, sheet_rows, wallet
 from tests.support.e2e import batchpay, by_ref, edit_results, results, sandbox_payouts
+from tests.support.postgres import BOTH_STORES
 from tests.support.sheets import HEADERS, rows, write_sheet
 
 PAYEE_HEADERS = ["payee_id", *HEADERS]
@@ -68,6 +69,7 @@ def totals_of(path: Path) -> dict[str, Any]:
     return next(r for r in sheet_rows(path, "Totals") if r["source_currency"] == "NGN")
 
 
+@BOTH_STORES
 def test_two_months_in_approval_mode(service: Any, tmp_path: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     checker_key, line = new_key(tmp_path, "Li Wei")

@@ -68,7 +68,7 @@ def test_a_schema_2_journal_verifies_and_gives_its_statement(old_journal: Path,
     db = sqlite3.connect(old_journal)
     versions = [v for (v,) in db.execute("SELECT version FROM schema_version ORDER BY version")]
     db.close()
-    assert versions == [2, 3]
+    assert versions == [2, 4]
 
 
 def test_its_next_event_brings_the_chain_keyed_event_and_the_key_cannot_be_taken_off(

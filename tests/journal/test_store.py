@@ -1,4 +1,5 @@
-"""The journal: durability rules, the run lock, monotonic states and the hash chain."""
+"""The journal: durability rules, the run lock, monotonic states and the hash chain, on
+both stores (a SQLite file, a PostgreSQL database) where they matter for the store."""
 
 from __future__ import annotations
 
@@ -6,24 +7,57 @@ import itertools
 import os
 import sqlite3
 import stat
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from batchpay.errors import JournalLocked, JournalServiceMismatch
 from batchpay.journal.records import RunRecord, RunRow, pack_values, unpack_values, utcnow
+from batchpay.journal.schema import SCHEMA_VERSION
 from batchpay.journal.store import Journal
 from batchpay.statuses import SENDING
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """A new journal's place: a file (this module tests the file: modes, WAL, durability),
+    or a PostgreSQL database."""
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("postgres").journal_url())
+    return tmp_path / "j" / "journal.sqlite3"
+
+
 @pytest.fixture
-def journal(tmp_path: Path) -> Journal:
-    """A journal in its own file: this module tests the file (modes, WAL, durability), so
-    it replaces the in-memory `journal` of the engine's conftest here."""
+def journal(where: Path | str) -> Iterator[Journal]:
+    """A journal in its own file or database (not the in-memory `journal` of the conftest)."""
+    j = Journal(where)
+    yield j
+    j.close()
+
+
+@pytest.fixture
+def sqlite_journal(tmp_path: Path) -> Iterator[Journal]:
+    """A journal file, for what only a file has (modes, WAL, fsync levels)."""
     j = Journal(tmp_path / "j" / "journal.sqlite3")
     yield j
     j.close()
+
+
+def _read_elsewhere(where: Path | str, sql: str, *args: object) -> tuple[object, ...] | None:
+    """One row read through a connection of its own (another process, after a crash)."""
+    if isinstance(where, str):
+        with psycopg.connect(where) as conn:
+            found = conn.execute(sql.replace("?", "%s"), args).fetchone()
+            return tuple(found) if found else None
+    other = sqlite3.connect(str(where))
+    try:
+        found = other.execute(sql, args).fetchone()
+        return tuple(found) if found else None
+    finally:
+        other.close()
 
 
 def _intent(j: Journal, ref: str = "R1", quote: str = "q1") -> int:
@@ -31,15 +65,27 @@ def _intent(j: Journal, ref: str = "R1", quote: str = "q1") -> int:
                            {"quoteId": quote, "reason": "x"}, expires_at=9e9)
 
 
-def test_file_and_directory_are_private(journal: Journal) -> None:
+def test_file_and_directory_are_private(sqlite_journal: Journal) -> None:
+    journal = sqlite_journal
     assert journal.path is not None
     assert stat.S_IMODE(journal.path.stat().st_mode) == 0o600
     assert stat.S_IMODE(journal.path.parent.stat().st_mode) == 0o700
 
 
-def test_wal_and_schema_version(journal: Journal) -> None:
+def test_wal_and_schema_version(sqlite_journal: Journal) -> None:
+    journal = sqlite_journal
     assert journal.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert journal.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 3
+    assert journal.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == 4
+
+
+def test_a_new_postgresql_journal_has_the_schema_and_a_keyed_chain(postgres: object) -> None:
+    url = postgres.journal_url()  # type: ignore[attr-defined]
+    with Journal(url) as journal:
+        journal.bind_service("embedded")
+        assert journal.db.execute("SELECT MAX(version) FROM schema_version").fetchone()[0] == SCHEMA_VERSION
+        assert journal.store.kind == "postgresql" and journal.path is None
+        assert journal._chain.keyed is not None  # keyed from its first event, as a file is
+        assert journal.verify(head=journal.head()).ok
 
 
 def test_a_journal_of_schema_1_gains_the_invoice_columns(tmp_path: Path) -> None:
@@ -57,7 +103,7 @@ def test_a_journal_of_schema_1_gains_the_invoice_columns(tmp_path: Path) -> None
         columns = {r[1] for r in reopened.db.execute("PRAGMA table_info(run_rows)")}
         assert {"quotes_used", "asked"} <= columns
         assert [r[0] for r in reopened.db.execute(
-            "SELECT version FROM schema_version ORDER BY version")] == [1, 3]
+            "SELECT version FROM schema_version ORDER BY version")] == [1, 4]
     finally:
         reopened.close()
 
@@ -69,9 +115,8 @@ def test_journal_belongs_to_one_service(journal: Journal) -> None:
         journal.bind_service("https://api.example.com")
 
 
-def test_second_lock_is_refused_and_released_on_close(tmp_path: Path) -> None:
-    path = tmp_path / "journal.sqlite3"
-    first, second = Journal(path), Journal(path)
+def test_second_lock_is_refused_and_released_on_close(where: Path | str) -> None:
+    first, second = Journal(where), Journal(where)
     first.lock()
     with pytest.raises(JournalLocked):
         second.lock()
@@ -80,13 +125,12 @@ def test_second_lock_is_refused_and_released_on_close(tmp_path: Path) -> None:
     second.close()
 
 
-def test_intent_is_on_disk_before_the_answer(journal: Journal) -> None:
+def test_intent_is_on_disk_before_the_answer(journal: Journal, where: Path | str) -> None:
     attempt = _intent(journal)
     # another connection (another process after a crash) sees the intent and its body
-    other = sqlite3.connect(str(journal.path))
-    row = other.execute("SELECT quote_id, body_json, outcome FROM attempts WHERE id = ?",
-                        (attempt,)).fetchone()
-    assert row[0] == "q1" and '"quoteId":"q1"' in row[1] and row[2] is None
+    row = _read_elsewhere(where, "SELECT quote_id, body_json, outcome FROM attempts WHERE id = ?",
+                          attempt)
+    assert row is not None and row[0] == "q1" and '"quoteId":"q1"' in row[1] and row[2] is None
     assert journal.entry("R1").status == SENDING
     journal.record_answer(attempt, "accepted", status="PENDING", payout_id="p1",
                           reference_number="ABC")
@@ -131,8 +175,8 @@ def test_values_keep_their_types() -> None:
     assert isinstance(unpack_values(pack_values(values))[1], Decimal)
 
 
-def _filled(tmp_path: Path) -> Journal:
-    j = Journal(tmp_path / "journal.sqlite3")
+def _filled(where: Path | str) -> Journal:
+    j = Journal(where)
     j.bind_service("embedded")
     j.start_run(RunRecord("run1", "run", utcnow(), "s.xlsx", "abc", ["payout_ref"]),
                 [RunRow(0, 2, "R1", ["R1"], "NOT_SENT")])
@@ -142,15 +186,15 @@ def _filled(tmp_path: Path) -> Journal:
     return j
 
 
-def test_untouched_chain_verifies(tmp_path: Path) -> None:
-    j = _filled(tmp_path)
+def test_untouched_chain_verifies(where: Path | str) -> None:
+    j = _filled(where)
     check = j.verify(head=j.head())
     assert check.ok and check.events >= 5
     j.close()
 
 
-def test_edited_event_is_caught(tmp_path: Path) -> None:
-    j = _filled(tmp_path)
+def test_edited_event_is_caught(where: Path | str) -> None:
+    j = _filled(where)
     j.db.execute("UPDATE events SET data = replace(data, 'COMPLETED', 'FAILED') "
                  "WHERE kind = 'payout.poll'")
     check = j.verify()
@@ -158,16 +202,16 @@ def test_edited_event_is_caught(tmp_path: Path) -> None:
     j.close()
 
 
-def test_deleted_event_is_caught(tmp_path: Path) -> None:
-    j = _filled(tmp_path)
+def test_deleted_event_is_caught(where: Path | str) -> None:
+    j = _filled(where)
     j.db.execute("DELETE FROM events WHERE seq = 3")
     check = j.verify()
     assert not check.ok and check.broken_at == 3
     j.close()
 
 
-def test_inserted_event_is_caught(tmp_path: Path) -> None:
-    j = _filled(tmp_path)
+def test_inserted_event_is_caught(where: Path | str) -> None:
+    j = _filled(where)
     last = j.db.execute("SELECT * FROM events WHERE seq = 2").fetchone()
     j.db.execute("UPDATE events SET seq = seq + 100 WHERE seq > 2")
     j.db.execute("INSERT INTO events VALUES (3, ?, 'payout.poll', '', 'R9', '{}', ?, ?)",
@@ -178,8 +222,8 @@ def test_inserted_event_is_caught(tmp_path: Path) -> None:
     j.close()
 
 
-def test_reordered_events_are_caught(tmp_path: Path) -> None:
-    j = _filled(tmp_path)
+def test_reordered_events_are_caught(where: Path | str) -> None:
+    j = _filled(where)
     a = j.db.execute("SELECT * FROM events WHERE seq = 2").fetchone()
     b = j.db.execute("SELECT * FROM events WHERE seq = 3").fetchone()
     cols = ("at", "kind", "run_id", "payout_ref", "data", "prev_hash", "hash")
@@ -191,8 +235,8 @@ def test_reordered_events_are_caught(tmp_path: Path) -> None:
     j.close()
 
 
-def test_truncated_chain_is_caught_against_the_filed_head(tmp_path: Path) -> None:
-    j = _filled(tmp_path)
+def test_truncated_chain_is_caught_against_the_filed_head(where: Path | str) -> None:
+    j = _filled(where)
     head = j.head()
     assert j.verify(head=head).ok
     j.db.execute("DELETE FROM events WHERE seq = (SELECT MAX(seq) FROM events)")
@@ -227,9 +271,10 @@ def test_an_unrelated_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> N
     assert tables == [("customers",)]
 
 
-def test_intents_are_fsynced_and_answers_need_not_be(journal: Journal) -> None:
+def test_intents_are_fsynced_and_answers_need_not_be(sqlite_journal: Journal) -> None:
     """An intent survives a power cut (synchronous FULL); other writes survive a crash of
     the process (WAL) and cost no fsync: losing one only leaves a row in doubt."""
+    journal = sqlite_journal
     seen: list[str] = []
     journal.db.set_trace_callback(seen.append)
 
@@ -257,9 +302,10 @@ def test_column_names_are_checked_before_they_reach_sql(journal: Journal) -> Non
     assert journal.entries(["R-1"]) == {}  # nothing was written
 
 
-def test_a_full_disk_inside_a_transaction_is_a_journal_error(journal: Journal) -> None:
+def test_a_full_disk_inside_a_transaction_is_a_journal_error(sqlite_journal: Journal) -> None:
     from batchpay.errors import JournalError
 
+    journal = sqlite_journal
     with pytest.raises(JournalError, match="The disk is full") as caught, journal.transaction():
         journal.db.execute("INSERT INTO meta (key, value) VALUES ('probe', '1')")
         raise sqlite3.OperationalError("database or disk is full")

@@ -20,7 +20,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 DESIGN_ORDER = (
     "payout_ref", "recipient_type", "recipient_name", "company_name", "company_id",
     "ic_number", "account_number", "bank_name", "bank_city", "sort_code", "amount",
-    "target_amount", "payee_id", "source_currency", "reason", "remark", "item_category", "currency", "country",
+    "target_amount", "payee_id", "payee_email", "source_currency", "reason", "remark", "item_category", "currency", "country",
     "payment_channel",
 )
 

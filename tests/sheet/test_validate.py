@@ -55,8 +55,17 @@ def test_good_rows_are_valid_with_normalized_values() -> None:
     assert str(person.amount) == "1000.00"
 
 
+def test_a_plain_payee_email_is_valid_and_kept() -> None:
+    result = validate_sheet(sheet_of({**GOOD_BUSINESS, "payee_email": "li.wei+ap@mail.qq.com"}))
+    assert result.counts == {"VALID": 1}
+    assert result.rows[0].payout is not None
+    assert result.rows[0].payout.payee_email == "li.wei+ap@mail.qq.com"
+
+
 def test_payout_body_follows_the_api_fields_and_omits_empty_ones() -> None:
-    result = validate_sheet(sheet_of(GOOD_BUSINESS, GOOD_PERSON))
+    # payee_email is batchpay's own (where the remittance advice goes): never sent
+    result = validate_sheet(sheet_of({**GOOD_BUSINESS, "payee_email": "ap@huaqiang.cn"},
+                                     GOOD_PERSON))
     business, person = (r.payout for r in result.rows)
     assert business is not None and person is not None
     assert business.payout_body("q-1") == {
@@ -99,6 +108,14 @@ def test_payout_body_follows_the_api_fields_and_omits_empty_ones() -> None:
     ({"reason": None}, "reason: required"),
     ({"sort_code": "10-21"}, "sort_code: must be digits only"),
     ({"currency": "XYZ"}, "currency: 'XYZ' is not an ISO 4217 currency code"),
+    ({"payee_email": "finance.huaqiang.cn"}, "payee_email: 'finance.huaqiang.cn' is not an "
+                                             "e-mail address (no @)"),
+    ({"payee_email": "Li Wei <li@huaqiang.cn>"}, "payee_email: 'Li Wei <li@huaqiang.cn>' must "
+                                                 "be one plain address"),
+    ({"payee_email": "a@huaqiang.cn; b@huaqiang.cn"}, "payee_email: 'a@huaqiang.cn; "
+                                                      "b@huaqiang.cn' must be one plain address"),
+    ({"payee_email": "li@huaqiang"}, "payee_email: 'li@huaqiang' is not an e-mail address a "
+                                     "mail server takes"),
 ])
 def test_each_rule_gives_one_actionable_message(change: dict[str, Any], expected: str) -> None:
     result = validate_sheet(sheet_of({**GOOD_BUSINESS, **change}))

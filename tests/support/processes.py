@@ -78,12 +78,17 @@ def _wait_for_url(proc: subprocess.Popen[bytes], log: Path) -> str:
     raise RuntimeError(f"the sandbox did not start: {log.read_text(errors='replace')[-2000:]}")
 
 
-def runner_env(url: str, journal: Path, key: str = "sandbox-key") -> dict[str, str]:
-    """The runner's environment: this sandbox, this journal, and user folders of its own
-    beside the journal (benchmarks run outside pytest and must not touch the real ones)."""
+def runner_env(url: str, journal: Path | str, key: str = "sandbox-key",
+               folder: Path | None = None) -> dict[str, str]:
+    """The runner's environment: this sandbox, this journal (a file, or a PostgreSQL
+    address), and user folders of its own in `folder`, by default beside the journal file
+    (benchmarks run outside pytest and must not touch the real ones)."""
+    if folder is None:
+        assert isinstance(journal, Path), "a journal in a database needs a folder"
+        folder = journal.parent
     env = {k: v for k, v in os.environ.items() if not k.startswith("BATCHPAY_")}
     env.update(BATCHPAY_BASE_URL=url, BATCHPAY_API_KEY=key, BATCHPAY_JOURNAL=str(journal),
-               NO_COLOR="1", **private_user_folders(journal.parent))
+               NO_COLOR="1", **private_user_folders(folder))
     return env
 
 
@@ -110,8 +115,18 @@ def start_runner(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Popen
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def journaled_attempts(journal: Path) -> int:
-    """How many payout intents a (running) runner has put in its journal."""
+def journaled_attempts(journal: Path | str) -> int:
+    """How many payout intents a (running) runner has put in its journal (a file, or a
+    PostgreSQL address)."""
+    if isinstance(journal, str):
+        import psycopg
+
+        try:
+            with psycopg.connect(journal, connect_timeout=2) as conn:
+                found = conn.execute("SELECT COUNT(*) FROM attempts").fetchone()
+                return int(found[0]) if found else 0
+        except psycopg.Error:
+            return 0
     try:
         db = sqlite3.connect(f"file:{journal}?mode=ro", uri=True, timeout=1)
         try:
@@ -122,7 +137,8 @@ def journaled_attempts(journal: Path) -> int:
         return 0
 
 
-def kill_when(proc: subprocess.Popen[str], journal: Path, intents: int, extra: float) -> bool:
+def kill_when(proc: subprocess.Popen[str], journal: Path | str, intents: int,
+              extra: float) -> bool:
     """SIGKILL the runner once `intents` intents are journaled (plus `extra` s); True if killed."""
     deadline = time.monotonic() + 60
     while proc.poll() is None and time.monotonic() < deadline:

@@ -1,0 +1,239 @@
+"""The journal in a PostgreSQL database (psycopg 3), shared by the hosts of a team.
+
+The same tables and the same queries as the SQLite file (batchpay.journal.stores): the
+store translates `?` placeholders and a few column types, and answers rows that read like
+sqlite3.Row (by position and by name).
+
+Exactly-once across processes and hosts rests on the database, never on a file:
+- every write transaction starts by taking one transaction-scoped advisory lock
+  (`pg_advisory_xact_lock`), so that writers follow one another as they do on SQLite
+  (BEGIN IMMEDIATE): the check that a payout_ref was never sent and the intent that claims
+  it are one step no other host can come between, and each event of the hash chain is
+  appended after the last one committed (one chain, the database orders it);
+- the run lock (one run, rerun or sync at a time) is a session-level advisory lock, held by
+  this connection and dropped by the server when the connection ends, so a killed process
+  or a lost host leaves no stale lock.
+Commits are durable (synchronous_commit on for this connection), so an intent is on the
+server's disk before its payout request leaves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from batchpay.errors import JournalError, JournalLocked
+from batchpay.files import create_private
+from batchpay.journal.stores import Store, shown_url
+
+# advisory lock keys: two 32-bit ints, which lock (batchpay's writes or its run lock), then
+# the journal's schema (advisory locks are per database; a database may hold a journal per
+# schema)
+WRITE_LOCK = 0x62700001
+RUN_LOCK = 0x62700002
+OF_THIS_JOURNAL = "hashtext(current_schema())"
+RUN_LOCK_GRACE = 2.0  # seconds: see PostgresStore.lock
+
+
+class Row(tuple[Any, ...]):
+    """A result row read by position or by column name, as sqlite3.Row is."""
+
+    _names: dict[str, int]
+
+    def __new__(cls, values: Sequence[Any], names: dict[str, int]) -> Row:
+        row = super().__new__(cls, values)
+        row._names = names
+        return row
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._names[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._names)
+
+
+def _row_maker(cursor: Any) -> Callable[[Sequence[Any]], Row]:
+    names = {column.name: i for i, column in enumerate(cursor.description or ())}
+    return lambda values: Row(values, names)
+
+
+@functools.lru_cache(maxsize=512)
+def spelt(sql: str) -> str:
+    """A query in SQLite's spelling with `?` placeholders, in psycopg's (`%s`, `%%`)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class PostgresConnection:
+    """The few calls the journal makes of a connection, on a psycopg one."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        cursor = self.conn.cursor()
+        cursor.execute(spelt(sql), tuple(parameters))
+        return cursor
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any:
+        cursor = self.conn.cursor()
+        cursor.executemany(spelt(sql), [tuple(p) for p in parameters])
+        return cursor
+
+
+class PostgresStore(Store):
+    """One journal in one PostgreSQL database (or in the schema its address's
+    `options=-csearch_path=...` names)."""
+
+    kind = "postgresql"
+    errors = (psycopg.Error,)
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.where = shown_url(url)
+        self._locked = False
+        try:
+            conn = psycopg.connect(url, autocommit=True, row_factory=_row_maker,
+                                   connect_timeout=15, application_name="batchpay")
+        except psycopg.Error as exc:
+            raise JournalError(
+                f"Cannot reach the journal database {self.where}: {_first_line(exc)}.",
+                hint="Check the address (postgresql://USER@HOST/DB), that the server is up "
+                "and lets this host in (pg_hba.conf), and the password (PGPASSFILE or "
+                "~/.pgpass).") from None
+        self.pg = PostgresConnection(conn)
+        self.db = self.pg
+        try:
+            self.db.execute("SET synchronous_commit TO on")
+            if self.db.execute("SELECT current_schema()").fetchone()[0] is None:
+                conn.close()
+                raise JournalError(f"The journal database {self.where} has no schema to "
+                                   "keep the journal in.",
+                                   hint="Create the schema its search_path names "
+                                   "(CREATE SCHEMA), or leave search_path as it is.")
+            self._refuse_foreign()
+        except psycopg.Error as exc:
+            conn.close()
+            raise self.unopened(exc) from None
+
+    def _refuse_foreign(self) -> None:
+        tables = self.tables()
+        if tables and "schema_version" not in tables:
+            self.pg.conn.close()
+            raise JournalError(
+                f"The database {self.where} holds other tables and is not a batchpay journal.",
+                hint="Give the journal a database of its own (createdb), or a schema of its "
+                "own (options=-csearch_path=NAME in the address).")
+
+    def tables(self) -> set[str]:
+        return {r[0] for r in self.db.execute(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_schema = current_schema()")}
+
+    def begin(self, durable: bool) -> None:
+        """BEGIN, then the journal's write lock until COMMIT or ROLLBACK (see the module)."""
+        self.db.execute("BEGIN")
+        self.db.execute(f"SELECT pg_advisory_xact_lock(?, {OF_THIS_JOURNAL})", (WRITE_LOCK,))
+
+    def schema(self, text: str) -> str:
+        """The SQLite DDL in PostgreSQL's types: ids as identity columns, REAL as double
+        precision (a float4 would round an expiry time by minutes), and `runs` given the
+        insertion order that SQLite keeps as its rowid."""
+        text = text.replace("INTEGER PRIMARY KEY AUTOINCREMENT",
+                            "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY")
+        text = re.sub(r"\bREAL\b", "DOUBLE PRECISION", text)
+        return text.replace("CREATE TABLE IF NOT EXISTS runs (",
+                            "CREATE TABLE IF NOT EXISTS runs (\n"
+                            "    rowid BIGINT GENERATED ALWAYS AS IDENTITY,")
+
+    def json_text(self, expr: str, key: str) -> str:
+        return f"(({expr})::json ->> '{key}')"
+
+    def after_copy(self) -> None:
+        """Ids copied in as they were: the identity columns go on after the largest."""
+        for table, column in (("attempts", "id"), ("events", "seq")):
+            self.db.execute(f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                            f"COALESCE((SELECT MAX({column}) FROM {table}), 0) + 1, false)")
+
+    def backup(self, out: Path) -> None:
+        """`pg_dump --format=custom` of the journal's schema: the server's consistent dump
+        (pg_restore puts it back)."""
+        tool = shutil.which("pg_dump")
+        if tool is None:
+            raise JournalError(
+                "pg_dump is not installed here: a PostgreSQL journal is backed up with the "
+                "server's own tool.",
+                hint="Install the PostgreSQL client (apt-get install postgresql-client), or "
+                "run on the server: pg_dump --format=custom --file BACKUP DBNAME")
+        schema = self.db.execute("SELECT current_schema()").fetchone()[0]
+        create_private(out)  # private before a byte is written
+        done = subprocess.run([tool, "--format=custom", f"--file={out}", f"--schema={schema}",
+                               f"--dbname={self.url}"], capture_output=True, text=True,
+                              check=False)
+        if done.returncode != 0:
+            out.unlink(missing_ok=True)
+            words = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise JournalError(f"pg_dump could not back up the journal {self.where}: {words}",
+                               hint="pg_dump must be of the server's major version or newer.")
+
+    def lock(self) -> None:
+        """The run lock, or JournalLocked. A holder that has just died (killed, its
+        connection closed) keeps it until its server process has seen the connection go,
+        a moment later: so the lock is asked for again for up to RUN_LOCK_GRACE seconds."""
+        if self._locked:
+            return
+        deadline = time.monotonic() + RUN_LOCK_GRACE
+        while not self.db.execute(f"SELECT pg_try_advisory_lock(?, {OF_THIS_JOURNAL})",
+                                  (RUN_LOCK,)).fetchone()[0]:
+            if time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            raise JournalLocked(
+                f"Another batchpay run is using the journal {self.where}.",
+                hint="Wait for it to finish (nothing was sent by this one), then run again.")
+        self._locked = True
+
+    def unlock(self) -> None:
+        if self._locked:
+            self._locked = False
+            with contextlib.suppress(psycopg.Error):  # a lost connection dropped it already
+                self.db.execute(f"SELECT pg_advisory_unlock(?, {OF_THIS_JOURNAL})", (RUN_LOCK,))
+
+    def close(self) -> None:
+        self.unlock()
+        self.pg.conn.close()
+
+    def unwritten(self, exc: Exception) -> JournalError:
+        return JournalError(f"Could not write the journal {self.where}: {_first_line(exc)}.",
+                            hint="Check that the database server is up and reachable, then "
+                            "run again: rows in flight are looked up, never sent twice.")
+
+    def unopened(self, exc: Exception) -> JournalError:
+        return JournalError(f"Cannot open the journal {self.where}: {_first_line(exc)}.",
+                            hint="Check that this role may create and write tables in that "
+                            "database (GRANT), and that it is a batchpay journal.")
+
+
+def answers(url: str, timeout: float) -> bool:
+    """Whether the database at `url` answers a query within `timeout` seconds."""
+    try:
+        with psycopg.connect(url, connect_timeout=max(1, round(timeout)),
+                             application_name="batchpay health") as conn:
+            conn.execute("SELECT 1").fetchone()
+    except psycopg.Error:
+        return False
+    return True
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -1,0 +1,88 @@
+"""A real PostgreSQL server for the tests: a cluster of its own in a temporary folder,
+reached over a Unix socket in that folder only (no TCP), one per test session (per xdist
+worker), one database in it, and a new schema per journal (a journal lives in the schema
+its address's search_path names: making one takes milliseconds, a database a second).
+
+Started as the unprivileged `postgres` user when the tests run as root (PostgreSQL refuses
+to run as root), as the current user otherwise. The Debian binaries live in
+/usr/lib/postgresql/<version>/bin (`.ci/run` installs the `postgresql` package); a machine
+without them fails these tests, it does not skip them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import psycopg
+import pytest
+
+# runs a test once with its journal in a file, once in PostgreSQL (the `store` fixture,
+# tests/conftest.py, which `journal_at` and `cli_sandbox` follow)
+BOTH_STORES = pytest.mark.parametrize("store", ["sqlite", "postgresql"], indirect=True)
+
+PORT = 5432  # names the socket file in the cluster's own folder: no TCP port is opened
+
+
+def binaries() -> Path:
+    """The newest installed PostgreSQL's bin folder."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+                   key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit()
+                   else 0)
+    if not found:
+        on_path = shutil.which("initdb")
+        if on_path is None:
+            raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql): "
+                               "the journal's PostgreSQL tests need its server binaries")
+        return Path(on_path).parent
+    return found[-1].parent
+
+
+class Cluster:
+    """One running cluster; `database()` makes a new, empty database and gives its URL."""
+
+    def __init__(self) -> None:
+        self.bin = binaries()
+        self.folder = Path(tempfile.mkdtemp(prefix="bp-pg-"))
+        self.data = self.folder / "data"
+        self._as: list[str] = []
+        if os.geteuid() == 0:
+            user = pwd.getpwnam("postgres")
+            os.chown(self.folder, user.pw_uid, user.pw_gid)
+            self._as = ["runuser", "-u", "postgres", "--"]
+        self._names = itertools.count(1)
+        self._run("initdb", "-D", str(self.data), "-A", "trust", "--no-sync", "-U", "postgres",
+                  "-E", "UTF8")
+        # fsync off: a test cluster is thrown away (commits still wait for the server); small
+        # shared buffers: one cluster per test worker, beside everything else on the machine
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-l", str(self.folder / "log"), "-o",
+                  f"-k {self.folder} -p {PORT} -c listen_addresses='' -c fsync=off "
+                  "-c shared_buffers=16MB -c max_connections=100", "start")
+
+    def _run(self, tool: str, *args: str) -> None:
+        done = subprocess.run([*self._as, str(self.bin / tool), *args], capture_output=True,
+                              text=True, cwd=self.folder)
+        if done.returncode != 0:
+            raise RuntimeError(f"{tool} failed: {done.stdout}\n{done.stderr}")
+
+    def url(self, database: str = "postgres", schema: str = "") -> str:
+        options = f"&options=-csearch_path%3D{schema}" if schema else ""
+        return f"postgresql://postgres@/{database}?host={self.folder}&port={PORT}{options}"
+
+    def journal_url(self) -> str:
+        """The address of a new, empty journal: a schema of its own."""
+        name = f"journal_{next(self._names)}"
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {name}")
+        return self.url(schema=name)
+
+    def stop(self) -> None:
+        try:
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
