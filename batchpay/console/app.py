@@ -10,7 +10,8 @@
     GET  /batches/ID/progress  the payment as the journal holds it (JSON); /events: the same
                                as server-sent events until the run is final
     GET  /batches/ID/files/KIND  sheet, checked, plan, results
-    GET  /history, /payees; POST /payees/confirm; GET /template
+    GET  /history (?from=&to=), /history.csv, /payees; POST /payees/confirm; GET /template
+    GET  /statement?from=&to=, /statement/workbook?from=&to=   (auditor, approver, owner)
     GET  /healthz              200 when the journal (its database) is reachable, else 503;
                                no session needed, nothing else said
     GET  /users                the users, their sessions and the settings (owner, auditor)
@@ -27,6 +28,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -36,6 +38,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -52,6 +55,7 @@ from starlette.staticfiles import StaticFiles
 
 from batchpay.config import Settings, own_setting
 from batchpay.console import payment, work
+from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER, Accounts, User, console_folder
 from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
@@ -109,6 +113,7 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
     console = Console(settings, Accounts(folder), Sessions(), Batches(folder / "batches"),
                       templates, limit,
                       approval_off_by_user=own_setting("require_approval") is False)
+    console.templates.globals["may_read_statement"] = audit.may_read_statement
     routes = [
         Route("/healthz", healthz),
         Route("/", page(console, index)),
@@ -133,6 +138,9 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
         Route("/batches/{id}/events", page(console, events)),
         Route("/batches/{id}/files/{kind}", page(console, download)),
         Route("/history", page(console, history)),
+        Route("/history.csv", page(console, history_download)),
+        Route("/statement", page(console, statement_page)),
+        Route("/statement/workbook", page(console, statement_download)),
         Route("/payees", page(console, payees)),
         Route("/payees/confirm", page(console, confirm_payee, write=True), methods=["POST"]),
         Route("/users", page(console, users_page)),
@@ -517,8 +525,48 @@ def attachment(name: str) -> str:
 
 
 async def history(request: Request, console: Console, caller: Caller) -> Response:
+    return render(console, request, "history.html", caller,
+                  **await history_view(request, console))
+
+
+async def history_view(request: Request, console: Console) -> dict[str, Any]:
+    period = audit.span_of(request.query_params, console.settings.time_zone)
     found = await run_in_threadpool(work.history, console.settings, console.batches)
-    return render(console, request, "history.html", caller, **found)
+    return await run_in_threadpool(audit.history_money, console.settings, dict(found), period)
+
+
+async def history_download(request: Request, console: Console, caller: Caller) -> Response:
+    view = await history_view(request, console)
+    name = "-".join(["history", *(str(d) for d in (view["period"].start, view["period"].end)
+                                  if d is not None)]) + ".csv"
+    return Response(audit.history_csv(view).encode("utf-8-sig"),
+                    media_type="text/csv; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+def require_statement_reader(caller: Caller) -> None:
+    if not audit.may_read_statement(caller.user.roles):
+        raise HTTPException(403, "The statement is for auditors, approvers and the owner; "
+                                 f"{caller.user.name} has {', '.join(caller.user.roles)}.")
+
+
+async def statement_page(request: Request, console: Console, caller: Caller) -> Response:
+    """The form; once From and To are given, the period's totals per currency."""
+    require_statement_reader(caller)
+    period = audit.span_of(request.query_params, console.settings.time_zone)
+    asked = period.start is not None or period.end is not None
+    made = (await run_in_threadpool(audit.statement, console.settings, period)
+            if asked else None)
+    return render(console, request, "statement.html", caller, period=period, asked=asked,
+                  statement=made, totals=audit.total_lines(made) if made else [])
+
+
+async def statement_download(request: Request, console: Console, caller: Caller) -> Response:
+    require_statement_reader(caller)
+    period = audit.span_of(request.query_params, console.settings.time_zone)
+    path, folder = await run_in_threadpool(audit.statement_workbook, console.settings, period)
+    return FileResponse(path, filename=path.name,
+                        background=BackgroundTask(shutil.rmtree, folder, ignore_errors=True))
 
 
 async def payees(request: Request, console: Console, caller: Caller) -> Response:

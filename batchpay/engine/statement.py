@@ -302,3 +302,18 @@ def default_statement_path(start: date, end: date) -> Path:
     return Path(f"statement-{start.isoformat()}-{end.isoformat()}.xlsx")
 
 
+def totals_by_run(journal: Journal) -> dict[str, dict[str, CurrencyTotal]]:
+    """Each run's money per source currency, counted as a statement counts it: from the
+    chain's events, every request of the run with its latest state (a row refunded weeks
+    later shows as refunded in the run that sent it). History shows these per run and per
+    batch; the wallet figures are the statement's alone."""
+    by_run: dict[str, dict[str, CurrencyTotal]] = {}
+    paid: set[tuple[str, str]] = set()
+    for request in replay_requests(journal, "", "9999-12-31T23:59:59"):
+        totals = by_run.setdefault(request.run_id, {})
+        _count(totals, request)
+        if request.money_out and request.total_debit and \
+                (request.run_id, request.payout_ref) not in paid:
+            paid.add((request.run_id, request.payout_ref))
+            totals[request.source_currency].payouts += 1
+    return by_run
