@@ -161,7 +161,7 @@ def main() -> None:
             env = runner_env(url, folder / "journal" / "journal.sqlite3")
             # a maker who signs in by the link only (the owner makes nothing); with no
             # approver among the users, the console pays a reviewed batch unapproved
-            Accounts(console_folder(folder / "journal" / "journal.sqlite3")).add(
+            Accounts(console_folder(folder / "journal")).add(
                 MAKER, ("maker",), None)
             env["PYTHONPATH"] = str(REPO)
             console = Console(env, folder)
@@ -180,10 +180,7 @@ def main() -> None:
                     time.sleep(0.5)  # a long review goes on after the request
                 review_s = time.perf_counter() - started
                 started = time.perf_counter()
-                plan = re.search(r'name="plan" value="([0-9a-f]{64})"',
-                                 console.get(f"/batches/{batch}").text)
-                assert plan, "no Pay form on the batch's page"
-                console.post(f"/batches/{batch}/pay", plan=plan.group(1), confirm="yes")
+                press_pay(console, batch)
                 state = console.follow(batch)
                 pay_s = time.perf_counter() - started
                 started = time.perf_counter()
@@ -242,6 +239,13 @@ def command_line(folder: Path, sheet: Path) -> tuple[float, float, int]:
         return times[0], times[1], len(payouts_at(url))
 
 
+def press_pay(console: Console, batch: str) -> None:
+    """Pay as the page asks a maker to: the plan the page shows, and the yes ticked."""
+    plan = re.search(r'name="plan" value="([0-9a-f]{64})"', console.get(f"/batches/{batch}").text)
+    assert plan, "no Pay form on the batch's page"
+    console.post(f"/batches/{batch}/pay", plan=plan.group(1), confirm="yes")
+
+
 def killed_and_resumed(folder: Path, sheet: Path) -> tuple[float, int, int, int]:
     """The console paying the sheet, killed with SIGKILL a quarter of the way, a new console
     on the same journal, Resume payment: (seconds from the press to the end, payouts at the
@@ -254,13 +258,14 @@ def killed_and_resumed(folder: Path, sheet: Path) -> tuple[float, int, int, int]
         journal = folder / "resume" / "journal.sqlite3"
         env = runner_env(url, journal)
         env["PYTHONPATH"] = str(REPO)
+        Accounts(console_folder(journal.parent)).add(MAKER, ("maker",), None)
         console = Console(env, folder)
         try:
             batch, _ = console.upload(sheet)
             console.post(f"/batches/{batch}/review")
             while "This page refreshes itself" in console.get(f"/batches/{batch}").text:
                 time.sleep(0.5)
-            console.post(f"/batches/{batch}/pay")
+            press_pay(console, batch)
             while journaled_attempts(journal) < rows // 4:
                 time.sleep(0.01)
         finally:
