@@ -41,7 +41,7 @@ def approved_batch(desk: Desk, sample: str = "november-payouts-corrected.xlsx"
     maker = desk.client("mia")
     batch = batch_id(maker.upload(sample))
     assert maker.post(f"/batches/{batch}/review").status_code == 303
-    assert desk.client("abe").post(f"/batches/{batch}/approve").status_code == 303
+    assert desk.client("abe").press(batch, "approve").status_code == 303
     return maker, batch
 
 
@@ -87,8 +87,13 @@ def test_a_payment_killed_half_way_is_resumed_and_pays_every_row_once(
     index = maker.http.get("/").text
     assert "Payments that stopped" in index and f"batch {batch}" in index
     assert maker.http.get(f"/batches/{batch}/progress").json()["stopped"] is True
-    assert desk.client("ada").post(f"/batches/{batch}/resume").status_code == 403
-    assert maker.post(f"/batches/{batch}/pay").status_code == 409  # Pay stays once
+    # whoever may not pay may not resume: an auditor, an approver, the owner
+    for who in ("ada", "abe", "owner"):
+        assert desk.client(who).post(f"/batches/{batch}/resume").status_code == 403, who
+    for who in ("abe", "owner"):
+        assert ">Resume payment<" not in desk.client(who).http.get(f"/batches/{batch}").text
+    shown = stored.meta["review"]["plan_id"]  # Pay stays once, even with the plan and a yes
+    assert maker.post(f"/batches/{batch}/pay", plan=shown, confirm="yes").status_code == 409
 
     first = maker.post(f"/batches/{batch}/resume")
     second = maker.post(f"/batches/{batch}/resume")  # a second press, a second tab
@@ -137,7 +142,7 @@ def test_a_payment_going_on_is_not_offered_for_resuming(desk_factory: Callable[.
     maker = desk.client("mia")
     batch = batch_id(maker.upload("november-payouts.xlsx"))
     maker.post(f"/batches/{batch}/review")
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     page = maker.http.get(f"/batches/{batch}").text
     assert "the payment goes on" in page and ">Resume payment<" not in page
     assert maker.post(f"/batches/{batch}/resume").status_code == 409
