@@ -412,7 +412,8 @@ async def refresh(request: Request, console: Console, caller: Caller) -> Respons
 async def resume(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "maker")
     await run_in_threadpool(payment.resume, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name)
+                            console.accounts, caller.user.name,
+                            work.Shown(_text(request.state.form.get("plan"))))
     return back_to(batch, "progress")
 
 
