@@ -258,6 +258,7 @@ def killed_and_resumed(folder: Path, sheet: Path) -> tuple[float, int, int, int]
         rich(url)
         journal = folder / "resume" / "journal.sqlite3"
         env = runner_env(url, journal)
+        Accounts(console_folder(journal)).add(MAKER, ("maker",), None)  # who pays, resumes
         env["PYTHONPATH"] = str(REPO)
         console = Console(env, folder)
         try:
