@@ -435,19 +435,22 @@ async def refresh(request: Request, console: Console, caller: Caller) -> Respons
 async def resume(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "maker")
     await run_in_threadpool(payment.resume, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name)
+                            console.accounts, caller.user.name,
+                            work.Shown(_text(request.state.form.get("plan"))))
     return back_to(batch, "progress")
 
 
 async def continue_valid(request: Request, console: Console, caller: Caller) -> Response:
     """Continue without the invalid rows: the review and the payment skip them."""
     batch = batch_for(console, request, caller, "maker")
-    work.skip_invalid(console.batches, batch)
+    work.skip_invalid(console.batches, batch, caller.user.name)
     return back_to(batch, "check")
 
 
 async def discard(request: Request, console: Console, caller: Caller) -> Response:
+    """Discard batch: its maker's only, as its review is."""
     batch = batch_for(console, request, caller, "maker")
+    work.require_maker(batch, caller.user.name, "discards it")
     console.batches.discard(batch.id, caller.user.name)
     return RedirectResponse("/", status_code=303)
 

@@ -312,17 +312,24 @@ def stopped(settings: Settings, batches: Batches) -> list[Batch]:
 
 
 def resume(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
-           user: str) -> Batch:
+           user: str, shown: Shown) -> Batch:
     """Resume payment: the stopped payment's run made again (`batchpay run --plan`, or the
     sheet's run): rows the journal shows sent are not sent again, rows in doubt are looked
-    up first, and the rest are paid once."""
+    up first, and the rest are paid once. Like Pay, it acts on the plan its page showed, and
+    only on the plan the payment was started with (409 otherwise)."""
     batch = settle(settings, batches, batch)
     if batch.stage != "paying" or going_on(settings, batch):
         raise BatchRefused("Only a payment that stopped is resumed: this one "
                            + ("goes on." if batch.stage == "paying" else f"is {batch.stage}."),
                            hint="Its page shows the payment.")
+    expected = require_shown(batch, shown)
     approved = batch.meta.get("before_paying") == "approved"
     release, options = _run_terms(settings, batch, accounts, approved=approved)
+    recorded = batch.meta.get("pay")
+    started = recorded["sha256"] if recorded else ""
+    if options.approved is not None and (options.approved.id != expected or (
+            started and started != expected)):
+        raise BatchRefused(CHANGED)  # not the plan this payment was started with
     with _reserved(batch.id):
         taken = batches.resume_payment(batch.id, batch.meta.get("pay_process"), user)
         if not taken.meta.get("pay"):  # the process died before it recorded its payment

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 
-RELEASE = ("tick “pay anyway” for the row under Rows held in the review and press "
-           "Review again")
+# the batch's maker only reviews it again: the words say so to whoever reads the page
+RELEASE = ("the batch's maker ticks “pay anyway” for the row under Rows held in the review "
+           "and presses Review again")
 PAYEES = "on the Payees page"
 REFRESH = "press Refresh statuses on the batch's page"
 UPLOAD_RESULTS = ("upload the results workbook (Results workbook on the batch's page) as a "

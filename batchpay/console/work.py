@@ -152,9 +152,19 @@ def saved_check(batch: Batch) -> CheckView:
                      more_warnings=data.get("more_warnings", 0))
 
 
-def skip_invalid(batches: Batches, batch: Batch) -> Batch:
+def require_maker(batch: Batch, user: str, does: str) -> None:
+    """Only the batch's maker chooses what it pays, so only they review it again, continue
+    without its invalid rows or discard it (403 for anyone else)."""
+    if user != batch.maker:
+        raise NotYours(f"{batch.maker} made this batch: only they {does}.",
+                       hint="Upload the sheet as a batch of your own instead.")
+
+
+def skip_invalid(batches: Batches, batch: Batch, user: str) -> Batch:
     """Continue without the invalid rows (`--skip-invalid`): the review lists them, the plan
-    leaves them out, and the payment never sends them."""
+    leaves them out, and the payment never sends them. The batch's maker's choice only: it
+    changes what the batch pays."""
+    require_maker(batch, user, "choose to continue without its invalid rows")
     check = batch.meta.get("check") or SavedCheck()
     if batch.stage not in ("checked", "rejected") or check.get("failure"):
         raise BatchRefused(f"This batch is {batch.stage}: only a checked sheet continues "

@@ -108,6 +108,13 @@ class Console:
         assert answer.status_code == 303, (path, answer.status_code, answer.text[:2000])
         return answer
 
+    def shown_plan(self, batch: str) -> str:
+        """The plan id the batch's page forms carry (Pay and Resume payment send it)."""
+        plan = re.search(r'name="plan" value="([0-9a-f]{64})"',
+                         self.get(f"/batches/{batch}").text)
+        assert plan, f"no form with the plan on batch {batch}'s page"
+        return plan.group(1)
+
     def follow(self, batch: str) -> dict[str, Any]:
         """The payment followed as its page follows it (server-sent events, until final)."""
         state: dict[str, Any] = {}
@@ -180,7 +187,8 @@ def main() -> None:
                     time.sleep(0.5)  # a long review goes on after the request
                 review_s = time.perf_counter() - started
                 started = time.perf_counter()
-                press_pay(console, batch)
+                console.post(f"/batches/{batch}/pay", plan=console.shown_plan(batch),
+                             confirm="yes")
                 state = console.follow(batch)
                 pay_s = time.perf_counter() - started
                 started = time.perf_counter()
@@ -239,13 +247,6 @@ def command_line(folder: Path, sheet: Path) -> tuple[float, float, int]:
         return times[0], times[1], len(payouts_at(url))
 
 
-def press_pay(console: Console, batch: str) -> None:
-    """Pay as the page asks a maker to: the plan the page shows, and the yes ticked."""
-    plan = re.search(r'name="plan" value="([0-9a-f]{64})"', console.get(f"/batches/{batch}").text)
-    assert plan, "no Pay form on the batch's page"
-    console.post(f"/batches/{batch}/pay", plan=plan.group(1), confirm="yes")
-
-
 def killed_and_resumed(folder: Path, sheet: Path) -> tuple[float, int, int, int]:
     """The console paying the sheet, killed with SIGKILL a quarter of the way, a new console
     on the same journal, Resume payment: (seconds from the press to the end, payouts at the
@@ -258,14 +259,15 @@ def killed_and_resumed(folder: Path, sheet: Path) -> tuple[float, int, int, int]
         journal = folder / "resume" / "journal.sqlite3"
         env = runner_env(url, journal)
         env["PYTHONPATH"] = str(REPO)
-        Accounts(console_folder(journal.parent)).add(MAKER, ("maker",), None)
+        Accounts(console_folder(journal.parent)).add(MAKER, ("maker",), None)  # who pays, resumes
         console = Console(env, folder)
         try:
             batch, _ = console.upload(sheet)
             console.post(f"/batches/{batch}/review")
             while "This page refreshes itself" in console.get(f"/batches/{batch}").text:
                 time.sleep(0.5)
-            press_pay(console, batch)
+            console.post(f"/batches/{batch}/pay", plan=console.shown_plan(batch),
+                         confirm="yes")
             while journaled_attempts(journal) < rows // 4:
                 time.sleep(0.01)
         finally:
@@ -278,7 +280,7 @@ def killed_and_resumed(folder: Path, sheet: Path) -> tuple[float, int, int, int]
             page = console.get(f"/batches/{batch}").text
             assert ">Resume payment<" in page, page[-3000:]
             started = time.perf_counter()
-            console.post(f"/batches/{batch}/resume")
+            console.post(f"/batches/{batch}/resume", plan=console.shown_plan(batch))
             state = console.follow(batch)
             resume_s = time.perf_counter() - started
             print("resumed: " + " ".join(f"{s}={n}" for s, n in state["counts"]) + " "

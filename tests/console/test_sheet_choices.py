@@ -31,6 +31,10 @@ def test_continue_without_the_invalid_rows_pays_only_the_valid_ones(
     assert ">Continue without the invalid rows<" in page and ">Review<" not in page
     assert maker.post(f"/batches/{batch}/review").status_code == 409
     assert desk.client("ada").post(f"/batches/{batch}/continue").status_code == 403
+    other = desk.client("max")  # a maker, not this batch's: its invalid rows are mia's call
+    assert ">Continue without the invalid rows<" not in other.http.get(f"/batches/{batch}").text
+    assert other.post(f"/batches/{batch}/continue").status_code == 403
+    assert "skip_invalid" not in desk.app.state.console.batches.get(batch).meta
     assert maker.post(f"/batches/{batch}/continue").status_code == 303
     page = maker.http.get(f"/batches/{batch}").text
     assert "Continuing without the 10 invalid row(s)" in page and ">Review<" in page
@@ -41,8 +45,8 @@ def test_continue_without_the_invalid_rows_pays_only_the_valid_ones(
     if require_approval:
         document = json.loads(stored.plan_files.plan.read_text())
         assert len(document["rows"]) == 2  # the plan holds the valid rows only
-        assert desk.client("abe").post(f"/batches/{batch}/approve").status_code == 303
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+        assert desk.client("abe").press(batch, "approve").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     state = wait_final(maker, batch)
     assert dict(state["counts"]).get("COMPLETED") == 2, state
     paid = sandbox_payouts(desk.sandbox.url)
@@ -60,11 +64,17 @@ def test_a_discarded_batch_is_never_paid_and_stays_in_history(desk: Desk) -> Non
     batch = batch_id(maker.upload("november-payouts.xlsx"))
     assert maker.post(f"/batches/{batch}/review").status_code == 303
     assert ">Discard batch<" in maker.http.get(f"/batches/{batch}").text
+    shown = desk.app.state.console.batches.get(batch).meta["review"]["plan_id"]
     assert desk.client("ada").post(f"/batches/{batch}/discard").status_code == 403
+    other = desk.client("max")  # a maker, not this batch's
+    assert ">Discard batch<" not in other.http.get(f"/batches/{batch}").text
+    assert other.post(f"/batches/{batch}/discard").status_code == 403
+    assert desk.app.state.console.batches.get(batch).stage == "reviewed"
     assert maker.post(f"/batches/{batch}/discard").status_code == 303
     page = maker.http.get(f"/batches/{batch}").text
     assert "Discarded by mia" in page and ">Pay<" not in page and ">Discard batch<" not in page
-    assert maker.post(f"/batches/{batch}/pay").status_code == 409
+    # the form Pay showed before the discard, sent now: refused
+    assert maker.post(f"/batches/{batch}/pay", plan=shown, confirm="yes").status_code == 409
     assert maker.post(f"/batches/{batch}/review").status_code == 409
     assert maker.post(f"/batches/{batch}/discard").status_code == 409
     history = desk.client("ada").http.get("/history").text
@@ -73,7 +83,7 @@ def test_a_discarded_batch_is_never_paid_and_stays_in_history(desk: Desk) -> Non
 
     paid = batch_id(maker.upload("november-payouts.xlsx"))
     maker.post(f"/batches/{paid}/review")
-    maker.post(f"/batches/{paid}/pay")
+    assert maker.press(paid, "pay").status_code == 303
     wait_final(maker, paid)
     assert maker.post(f"/batches/{paid}/discard").status_code == 409  # paid: kept as paid
     assert ">Discard batch<" not in maker.http.get(f"/batches/{paid}").text

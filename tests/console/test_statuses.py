@@ -57,8 +57,8 @@ def test_a_failed_row_fixed_and_paid_again_leaves_a_statement_that_reconciles(
     maker, approver = desk.client("mia"), desk.client("abe")
     batch = batch_id(maker.upload(with_a_failing_row(tmp_path)))
     maker.post(f"/batches/{batch}/review")
-    approver.post(f"/batches/{batch}/approve")
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    approver.press(batch, "approve")
+    assert maker.press(batch, "pay").status_code == 303
     paid_at = time.monotonic()
     state = wait_final(maker, batch)
     assert dict(state["counts"]) == {"COMPLETED": 11, "FAILED": 1}, state
@@ -73,8 +73,8 @@ def test_a_failed_row_fixed_and_paid_again_leaves_a_statement_that_reconciles(
     edit_results(results, "NOV26-M01", remark=None, account_number="6222020000012420000")
     again = batch_id(maker.upload(results))
     assert maker.post(f"/batches/{again}/review").status_code == 303
-    assert approver.post(f"/batches/{again}/approve").status_code == 303
-    assert maker.post(f"/batches/{again}/pay").status_code == 303
+    assert approver.press(again, "approve").status_code == 303
+    assert maker.press(again, "pay").status_code == 303
     assert dict(wait_final(maker, again)["counts"]) == {"COMPLETED": 1}
     assert len(sandbox_payouts(desk.sandbox.url)) == 13
 
@@ -94,7 +94,7 @@ def test_the_follower_follows_a_failed_row_to_refunded(desk_factory: Callable[..
     maker = desk.client("mia")
     batch = batch_id(maker.upload(with_a_failing_row(tmp_path, "november-payouts.xlsx")))
     maker.post(f"/batches/{batch}/review")
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     paid_at = time.monotonic()
     state = wait_final(maker, batch)
     assert state["not_final"] == 25 and ">Refresh statuses<" in maker.http.get(

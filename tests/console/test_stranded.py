@@ -41,7 +41,7 @@ def approved_batch(desk: Desk, sample: str = "november-payouts-corrected.xlsx"
     maker = desk.client("mia")
     batch = batch_id(maker.upload(sample))
     assert maker.post(f"/batches/{batch}/review").status_code == 303
-    assert desk.client("abe").post(f"/batches/{batch}/approve").status_code == 303
+    assert desk.client("abe").press(batch, "approve").status_code == 303
     return maker, batch
 
 
@@ -87,11 +87,22 @@ def test_a_payment_killed_half_way_is_resumed_and_pays_every_row_once(
     index = maker.http.get("/").text
     assert "Payments that stopped" in index and f"batch {batch}" in index
     assert maker.http.get(f"/batches/{batch}/progress").json()["stopped"] is True
-    assert desk.client("ada").post(f"/batches/{batch}/resume").status_code == 403
-    assert maker.post(f"/batches/{batch}/pay").status_code == 409  # Pay stays once
+    # whoever may not pay may not resume, the page's plan or not: auditor, approver, owner
+    shown = stored.meta["review"]["plan_id"]
+    for who in ("ada", "abe", "owner"):
+        assert desk.client(who).post(f"/batches/{batch}/resume",
+                                     plan=shown).status_code == 403, who
+    for who in ("abe", "owner"):
+        assert ">Resume payment<" not in desk.client(who).http.get(f"/batches/{batch}").text
+    # Pay stays once, even with the plan and a yes
+    assert maker.post(f"/batches/{batch}/pay", plan=shown, confirm="yes").status_code == 409
 
-    first = maker.post(f"/batches/{batch}/resume")
-    second = maker.post(f"/batches/{batch}/resume")  # a second press, a second tab
+    # Resume payment acts on the plan its page showed, and on the one the payment started
+    assert maker.post(f"/batches/{batch}/resume").status_code == 409  # no plan: refused
+    assert maker.post(f"/batches/{batch}/resume", plan="0" * 64).status_code == 409
+    assert ">Resume payment<" in maker.http.get(f"/batches/{batch}").text  # still stopped
+    first = maker.press(batch, "resume")
+    second = maker.post(f"/batches/{batch}/resume", plan=shown)  # a second press, a second tab
     assert first.status_code == 303 and second.status_code == 409, second.text
     state = wait_final(maker, batch)
     assert dict(state["counts"]) == {"COMPLETED": 12}, state
@@ -137,7 +148,7 @@ def test_a_payment_going_on_is_not_offered_for_resuming(desk_factory: Callable[.
     maker = desk.client("mia")
     batch = batch_id(maker.upload("november-payouts.xlsx"))
     maker.post(f"/batches/{batch}/review")
-    assert maker.post(f"/batches/{batch}/pay").status_code == 303
+    assert maker.press(batch, "pay").status_code == 303
     page = maker.http.get(f"/batches/{batch}").text
     assert "the payment goes on" in page and ">Resume payment<" not in page
     assert maker.post(f"/batches/{batch}/resume").status_code == 409
@@ -169,6 +180,6 @@ def test_a_console_that_died_right_after_the_claim_offers_resume(
     batches.update(batch, pay_process={**this_process(), "pid": dead_pid()})
     page = maker.http.get(f"/batches/{batch}").text
     assert "Stopped: this payment stopped" in page and ">Resume payment<" in page
-    assert maker.post(f"/batches/{batch}/resume").status_code == 303
+    assert maker.press(batch, "resume").status_code == 303
     assert dict(wait_final(maker, batch)["counts"]) == {"COMPLETED": 25}
     assert len(sandbox_payouts(desk.sandbox.url)) == 25

@@ -46,6 +46,7 @@ def test_the_page_words_name_the_actions() -> None:
     repeat = for_page("possible duplicate payment: ...; if this is a new payment, run again "
                       "with --allow-repeat DEC-1")
     assert "pay anyway" in repeat and "Review again" in repeat
+    assert "the batch's maker ticks" in repeat  # nobody else reviews it again
     assert "Continue without the invalid rows" in for_page(
         "Fix them, or run with --skip-invalid to pay the valid rows.")
     assert for_page("account_number: must be 8-30 digits") == (
