@@ -23,6 +23,7 @@ import openpyxl
 import pytest
 
 from tests.console.conftest import Desk, Signed
+from tests.console.test_browser import Served, browser, served  # noqa: F401 - fixtures
 from tests.console.test_statement_page import COLUMNS, FROM, TO, cells, number, paid  # noqa: F401
 from tests.engine.test_books_month import camt_schema
 from tests.support.e2e import batchpay, sandbox_payouts
@@ -35,6 +36,7 @@ NAMES = {"ofx": ("OFX", ".ofx"), "xero": ("Xero CSV", ".csv"), "camt053": ("camt
          "kingdee": ("Kingdee vouchers", ".xlsx"), "yonyou": ("Yonyou vouchers", ".xlsx"),
          "journal": ("Double-entry CSV", ".csv")}
 CAMT = {"c": "urn:iso:std:iso:20022:tech:xsd:camt.053.001.02"}
+OVERFLOW = "document.documentElement.scrollWidth <= window.innerWidth"
 VOUCHER_COLUMNS = {"kingdee": ("凭证号", "借方", "贷方"), "yonyou": ("凭证号", "借方金额", "贷方金额")}
 
 
@@ -54,7 +56,8 @@ def ngn_totals(html: str) -> dict[str, str]:
     return dict(zip(COLUMNS, cells(html, "Totals per currency")[1], strict=True))
 
 
-def ofx_transactions(data: bytes, tmp_path: Path, name: str) -> list[tuple[str, Decimal]]:
+def ofx_transactions(data: bytes, tmp_path: Path, name: str, currency: str = "NGN"
+                     ) -> list[tuple[str, Decimal]]:
     from ofxtools.Parser import OFXTree
 
     path = tmp_path / name
@@ -62,7 +65,7 @@ def ofx_transactions(data: bytes, tmp_path: Path, name: str) -> list[tuple[str, 
     parser = OFXTree()
     parser.parse(str(path))
     (statement,) = parser.convert().statements
-    assert statement.curdef == "NGN"
+    assert statement.curdef == currency
     return [(t.fitid, t.trnamt) for t in statement.transactions]
 
 
@@ -238,3 +241,93 @@ def test_a_maker_alone_gets_no_books(paid: tuple[Desk, str, str], user: str,  # 
             assert answer.status_code == 200, (path, answer.text[:300])
         else:
             assert answer.status_code == 403 and "auditors, approvers" in answer.text, path
+
+
+def test_the_books_on_a_phone(browser: Any, served: Served,  # noqa: F811
+                              tmp_path: Path) -> None:
+    """The Statement page with its export links and Reconcile in Debian's Chromium, 375 px
+    wide: every link there by its name, a download named as the command names it, the
+    reconciliation said on the page, and no page wider than the screen."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from playwright.sync_api import expect
+
+    from tests.console.conftest import SAMPLES
+    from tests.console.test_browser import shot
+
+    # the month paid by the command, on the console's journal (in a thread of its own:
+    # Playwright's loop runs in this one)
+    with ThreadPoolExecutor(1) as other:
+        paying = other.submit(batchpay, "run", str(SAMPLES / "november-payouts.xlsx"), "--out",
+                              str(tmp_path / "results.xlsx"), "--wait", "10").result()
+    assert paying.exit_code == 0, paying
+    assert len(sandbox_payouts(served.desk.sandbox.url)) == 25
+
+    phone = browser.new_context(accept_downloads=True, viewport={"width": 375, "height": 800})
+    page = phone.new_page()
+    page.goto(served.login_link("ada"))
+    page.get_by_role("link", name="Statement", exact=True).click()
+    page.get_by_label("From").fill(FROM)
+    page.get_by_label("To", exact=True).fill(TO)
+    page.get_by_role("button", name="Show statement").click()
+    for name, _ in NAMES.values():
+        expect(page.get_by_role("link", name=name, exact=True)).to_be_visible()
+    assert page.evaluate(OVERFLOW), page.evaluate("document.documentElement.scrollWidth")
+
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Double-entry CSV", exact=True).click()
+    assert download.value.suggested_filename == f"books-journal-{FROM}-{TO}.csv"
+    saved = tmp_path / download.value.suggested_filename
+    download.value.save_as(saved)
+    with open(saved, encoding="utf-8-sig", newline="") as handle:
+        assert len(list(csv.DictReader(handle))) > 0
+
+    page.get_by_role("button", name="Reconcile").click()
+    said = page.get_by_role("status", name="Reconciliation")
+    expect(said).to_contain_text("Everything matched")
+    expect(said).to_contain_text("50 matched, 0 outside batchpay, 0 not in the wallet")
+    assert page.evaluate(OVERFLOW), page.evaluate("document.documentElement.scrollWidth")
+    shot(page, "console-books", tmp_path)
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Reconciliation workbook").click()
+    assert download.value.suggested_filename == f"reconcile-{FROM}-{TO}.xlsx"
+    phone.close()
+
+
+def test_a_period_of_two_currencies_downloads_a_zip_of_the_commands_files(
+        paid: tuple[Desk, str, str], tmp_path: Path) -> None:  # noqa: F811
+    """The NGN month and a USD payout: OFX and Xero CSV come as a zip holding each
+    currency's file, byte for byte the files the command writes; the others stay one file."""
+    import zipfile
+
+    from tests.support.sheets import row, write_sheet
+
+    desk, _, _ = paid
+    sheet = write_sheet(tmp_path / "usd.xlsx", [row(901, source_currency="USD",
+                                                   amount=Decimal("150.00"))])
+    usd = batchpay("run", str(sheet), "--out", str(tmp_path / "usd-results.xlsx"), "--wait", "10")
+    assert usd.exit_code == 0, usd
+    auditor = desk.client("ada")
+    found = links(statement_page(auditor), "/statement/books/")
+    for fmt in ("ofx", "xero"):
+        name, suffix = NAMES[fmt]
+        answer = auditor.http.get(found[name])
+        assert answer.status_code == 200, answer.text[:500]
+        file_name = f"books-{fmt}-{FROM}-{TO}.zip"
+        assert f'filename="{file_name}"' in answer.headers["content-disposition"]
+        made = batchpay("export", "--from", FROM, "--to", TO, "--format", fmt, "--out",
+                        str(tmp_path / f"books-{fmt}-{FROM}-{TO}{suffix}"))
+        assert made.exit_code == 0, made
+        with zipfile.ZipFile(io.BytesIO(answer.content)) as bundle:
+            held = {n: bundle.read(n) for n in bundle.namelist()}
+        assert sorted(held) == [f"books-{fmt}-{FROM}-{TO}-{c}{suffix}" for c in ("NGN", "USD")]
+        for member, data in held.items():
+            if fmt == "xero":
+                assert data == (tmp_path / member).read_bytes(), member
+            else:
+                currency = member[-len("XXX.ofx"):-len(".ofx")]
+                got = ofx_transactions(data, tmp_path, "page-" + member, currency)
+                assert got and got == ofx_transactions((tmp_path / member).read_bytes(),
+                                                       tmp_path, "read-" + member, currency)
+    single = auditor.http.get(found["Double-entry CSV"])
+    assert single.status_code == 200 and "USD" in single.content.decode("utf-8-sig")
