@@ -12,6 +12,8 @@
     GET  /batches/ID/files/KIND  sheet, checked, plan, results
     GET  /history (?from=&to=), /history.csv, /payees; POST /payees/confirm; GET /template
     GET  /statement?from=&to=, /statement/workbook?from=&to=   (auditor, approver, owner)
+    GET  /statement/books/{format}?from=&to=, /statement/reconcile?from=&to=,
+         /statement/reconciliation?from=&to=                   (the same readers)
     GET  /healthz              200 when the journal (its database) is reachable, else 503;
                                no session needed, nothing else said
     GET  /users                the users, their sessions and the settings (owner, auditor)
@@ -54,7 +56,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from batchpay.config import Settings, own_setting
-from batchpay.console import payment, work
+from batchpay.console import books, payment, work
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER, Accounts, User, console_folder
 from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused
@@ -114,6 +116,7 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
                       templates, limit,
                       approval_off_by_user=own_setting("require_approval") is False)
     console.templates.globals["may_read_statement"] = audit.may_read_statement
+    console.templates.globals["export_links"] = books.EXPORT_LINKS
     routes = [
         Route("/healthz", healthz),
         Route("/", page(console, index)),
@@ -141,6 +144,9 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
         Route("/history.csv", page(console, history_download)),
         Route("/statement", page(console, statement_page)),
         Route("/statement/workbook", page(console, statement_download)),
+        Route("/statement/books/{format}", page(console, books_download)),
+        Route("/statement/reconcile", page(console, reconcile_page)),
+        Route("/statement/reconciliation", page(console, reconcile_download)),
         Route("/payees", page(console, payees)),
         Route("/payees/confirm", page(console, confirm_payee, write=True), methods=["POST"]),
         Route("/users", page(console, users_page)),
@@ -570,6 +576,40 @@ async def statement_download(request: Request, console: Console, caller: Caller)
     path, folder = await run_in_threadpool(audit.statement_workbook, console.settings, period)
     return FileResponse(path, filename=path.name,
                         background=BackgroundTask(shutil.rmtree, folder, ignore_errors=True))
+
+
+async def books_download(request: Request, console: Console, caller: Caller) -> Response:
+    """One export of the period, as `batchpay export --format` writes it."""
+    require_statement_reader(caller)
+    period = audit.span_of(request.query_params, console.settings.time_zone)
+    made = await run_in_threadpool(books.export_file, console.settings, period,
+                                   request.path_params["format"])
+    return sent(made)
+
+
+async def reconcile_page(request: Request, console: Console, caller: Caller) -> Response:
+    """The Statement page with the period's reconciliation against the service's list."""
+    require_statement_reader(caller)
+    period = audit.span_of(request.query_params, console.settings.time_zone)
+    made = await run_in_threadpool(audit.statement, console.settings, period)
+    found, written = await run_in_threadpool(books.reconcile, console.settings, period)
+    books.removed(written)()  # the page shows the counts; its link writes the workbook anew
+    return render(console, request, "statement.html", caller, period=period, asked=True,
+                  statement=made, totals=audit.total_lines(made) if made else [],
+                  reconciled=found)
+
+
+async def reconcile_download(request: Request, console: Console, caller: Caller) -> Response:
+    require_statement_reader(caller)
+    period = audit.span_of(request.query_params, console.settings.time_zone)
+    _, written = await run_in_threadpool(books.reconcile, console.settings, period)
+    return sent(written)
+
+
+def sent(made: books.Download) -> Response:
+    return FileResponse(made.path, content_disposition_type="attachment",
+                        headers={"Content-Disposition": attachment(made.path.name)},
+                        background=BackgroundTask(books.removed(made)))
 
 
 async def payees(request: Request, console: Console, caller: Caller) -> Response:
