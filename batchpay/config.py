@@ -33,6 +33,7 @@ from typing import Any
 
 from batchpay.days import machine_zone, zone
 from batchpay.errors import BatchpayError, ConfigError
+from batchpay.files import is_database_address, shown_address
 from batchpay.mail_settings import MAIL_PASSWORD_ENV, Mail, mail_table
 from batchpay.settings_rules import (
     SECRET_NAMES,
@@ -54,7 +55,6 @@ from batchpay.settings_rules import (
 SETTINGS_FILE = "batchpay.toml"
 TABLES = ("paths", "headers", "source_countries", "books", "mail")  # settings written as a [table]
 LEGACY_JOURNAL = Path(".batchpay") / "journal.sqlite3"  # relative to the current folder
-DATABASE_SCHEMES = ("postgresql://", "postgres://")
 
 
 class DatabaseURL(str):
@@ -63,8 +63,7 @@ class DatabaseURL(str):
 
     @property
     def shown(self) -> str:
-        hidden = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", self)
-        return re.sub(r"([?&]password=)[^&]*", r"\1***", hidden, flags=re.IGNORECASE)
+        return shown_address(self)
 
 
 JournalLocation = Path | DatabaseURL
@@ -72,7 +71,7 @@ JournalLocation = Path | DatabaseURL
 
 def journal_location(value: str | Path) -> JournalLocation:
     """A journal setting: a database address as given, a file path made absolute."""
-    if isinstance(value, str) and value.strip().lower().startswith(DATABASE_SCHEMES):
+    if isinstance(value, str) and is_database_address(value.strip()):
         return DatabaseURL(value.strip())
     return Path(value).expanduser().absolute()
 

@@ -9,11 +9,25 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
+# a journal kept in a PostgreSQL database instead of a file is named by its address
+DATABASE_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_database_address(where: Path | str) -> bool:
+    """Whether a journal's location names a PostgreSQL database rather than a file."""
+    return isinstance(where, str) and where.lower().startswith(DATABASE_SCHEMES)
+
+
+def shown_address(url: str) -> str:
+    """A database address as it may be printed and filed: without its password."""
+    hidden = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    return re.sub(r"([?&]password=)[^&]*", r"\1***", hidden, flags=re.IGNORECASE)
 
 
 def private_dir(path: Path) -> Path:

@@ -37,9 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batchpay.errors import JournalError
-from batchpay.files import private_dir, write_private
+from batchpay.files import is_database_address, private_dir, write_private
 from batchpay.journal.records import GENESIS, ChainCheck, ChainKey, walk_chain
-from batchpay.journal.stores import is_server_url
 
 if TYPE_CHECKING:
     from batchpay.journal.stores import Connection
@@ -195,7 +194,7 @@ class JournalChainKey:
         self._path = path
         # the journal's real path, as the key's list names it (every spelling, one journal);
         # a journal in a database: its address (without a password), whatever the folder
-        self._real: str = ("" if path is None else str(path) if is_server_url(path)
+        self._real: str = ("" if path is None else str(path) if is_database_address(path)
                            else os.path.realpath(path))
         self.keyed: tuple[str, int] | None = None  # (the key's id, the first keyed seq)
         self._marked = False  # the chain holds its chain.keyed event (meta chain_marker)

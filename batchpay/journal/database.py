@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Self
 
 from batchpay.errors import JournalError
+from batchpay.files import is_database_address
 from batchpay.journal.chain_keys import JournalChainKey
 from batchpay.journal.schema import migrate
-from batchpay.journal.stores import Connection, Store, is_server_url, open_store
+from batchpay.journal.stores import Connection, Store, open_store
 
 
 class JournalDatabase:
@@ -46,7 +47,7 @@ class JournalDatabase:
     def existing(cls, where: Path | str) -> Self:
         """Open a journal that must already be there: reading commands never create a
         file (a database server's journal is its database, made by its administrator)."""
-        if not is_server_url(where) and not Path(where).is_file():
+        if not is_database_address(where) and not Path(where).is_file():
             raise JournalError(f"No journal at {where}.",
                                hint="Run `batchpay run SHEET` first, or point --journal (or "
                                "BATCHPAY_JOURNAL) at the journal you paid with.")

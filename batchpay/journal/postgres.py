@@ -32,8 +32,8 @@ from typing import Any
 import psycopg
 
 from batchpay.errors import JournalError, JournalLocked
-from batchpay.files import create_private
-from batchpay.journal.stores import Store, shown_url
+from batchpay.files import create_private, shown_address
+from batchpay.journal.stores import Store
 
 # advisory lock keys: two 32-bit ints, which lock (batchpay's writes or its run lock), then
 # the journal's schema (advisory locks are per database; a database may hold a journal per
@@ -100,7 +100,7 @@ class PostgresStore(Store):
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.where = shown_url(url)
+        self.where = shown_address(url)
         self._locked = False
         try:
             conn = psycopg.connect(url, autocommit=True, row_factory=_row_maker,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.errors import AlreadySent, JournalServiceMismatch
+from batchpay.files import is_database_address
 from batchpay.journal.chain_keys import MARKER
 from batchpay.journal.outbox import AdviceOutbox
 from batchpay.journal.records import (
@@ -38,7 +39,6 @@ from batchpay.journal.schema import (
     known_fields,
     moves_forward,
 )
-from batchpay.journal.stores import is_server_url
 from batchpay.statuses import IN_DOUBT, MAY_HAVE_PAID, SENDING, SERVICE_ALIASES
 
 
@@ -430,7 +430,7 @@ class Journal(AdviceOutbox):
 def journal_holds_event(path: Path | str, digest: str) -> bool:
     """Whether the journal at `path` has an event with this hash; False when there is no
     journal file there (nothing is created)."""
-    if not is_server_url(path) and not Path(path).is_file():
+    if not is_database_address(path) and not Path(path).is_file():
         return False
     with Journal(path) as journal:
         return journal.holds_event(digest)

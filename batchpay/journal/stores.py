@@ -16,28 +16,14 @@ What differs is what makes exactly-once true on each:
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
 from batchpay.errors import DISK_FULL_HINT, JournalError
-from batchpay.files import create_private, private_dir
+from batchpay.files import create_private, is_database_address, private_dir
 from batchpay.journal.lock import RunLock, file_identity
-
-SERVER_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_server_url(where: Path | str) -> bool:
-    """Whether a journal setting names a PostgreSQL database rather than a file."""
-    return isinstance(where, str) and where.lower().startswith(SERVER_SCHEMES)
-
-
-def shown_url(url: str) -> str:
-    """A database address as it may be printed and filed: without its password."""
-    hidden = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
-    return re.sub(r"([?&]password=)[^&]*", r"\1***", hidden, flags=re.IGNORECASE)
 
 
 class Connection(Protocol):
@@ -205,7 +191,7 @@ def reachable(where: Path | str, timeout: float = 5.0) -> bool:
     """Whether the journal could be opened now, without opening it as a journal (no
     migration, no lock): a database that answers, or a file (or the folder for a new one)
     that can be read. For a health check."""
-    if is_server_url(where):
+    if is_database_address(where):
         try:
             from batchpay.journal.postgres import answers
         except ImportError:
@@ -227,7 +213,7 @@ def reachable(where: Path | str, timeout: float = 5.0) -> bool:
 
 def open_store(where: Path | str) -> Store:
     """The store a journal setting names: a `postgresql://` address, else a file."""
-    if is_server_url(where):
+    if is_database_address(where):
         try:
             from batchpay.journal.postgres import PostgresStore
         except ImportError:
