@@ -30,9 +30,10 @@ import os
 import re
 import secrets
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
@@ -129,7 +130,8 @@ class Accounts:
         self.folder = Path(folder)
         self.path = self.folder / "users.json"
         self.keys = self.folder / "keys"
-        self._lock = threading.Lock()
+        # a file's read-change-write, one at a time (the team store's: a transaction)
+        self._lock: AbstractContextManager[Any] = threading.Lock()
 
     def _load(self) -> dict[str, StoredUser]:
         if not self.path.is_file():

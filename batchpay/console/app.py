@@ -58,11 +58,12 @@ from starlette.staticfiles import StaticFiles
 from batchpay.config import Settings, own_setting
 from batchpay.console import books, payment, work
 from batchpay.console import statement as audit
-from batchpay.console.accounts import OWNER, Accounts, User, console_folder
+from batchpay.console.accounts import OWNER, Accounts, User
 from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
+from batchpay.console.state import open_state
 from batchpay.console.wording import for_page
 from batchpay.errors import BatchpayError
 
@@ -107,12 +108,12 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
                follow_seconds: float = FOLLOW_SECONDS) -> Starlette:
     """The console for `settings`' journal, answering to `allowed_hosts`; while served, its
     follower refreshes paid batches' rows every `follow_seconds` until they are final."""
-    folder = console_folder(settings.local_folder)
     limit = max_upload_bytes or int(settings.max_file_mb * 1024 * 1024)
     templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                             autoescape=select_autoescape(default=True, default_for_string=True))
     templates.filters["page_words"] = for_page
-    console = Console(settings, Accounts(folder), Sessions(), Batches(folder / "batches"),
+    state = open_state(settings)  # beside the journal file, or in its database
+    console = Console(settings, state.accounts, state.sessions, state.batches,
                       templates, limit,
                       approval_off_by_user=own_setting("require_approval") is False)
     console.templates.globals["may_read_statement"] = audit.may_read_statement

@@ -26,6 +26,7 @@ import re
 import secrets
 import socket
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -236,7 +237,8 @@ def safe_name(filename: str) -> str:
 class Batches:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
-        self._lock = threading.Lock()
+        # a file's read-change-write, one at a time (the team store's: a transaction)
+        self._lock: AbstractContextManager[Any] = threading.Lock()
 
     def create(self, filename: str, data: bytes, maker: str) -> Batch:
         name = safe_name(filename)
