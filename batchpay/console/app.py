@@ -63,9 +63,9 @@ from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
-from batchpay.console.state import open_state
+from batchpay.console.state import open_state, unreachable
 from batchpay.console.wording import for_page
-from batchpay.errors import BatchpayError
+from batchpay.errors import BatchpayError, JournalError
 
 HERE = Path(__file__).parent
 EVENT_SECONDS = 1.0  # how often the progress stream reads the journal
@@ -165,7 +165,8 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
 
     app = Starlette(routes=routes, max_body_size=limit + 64 * 1024, lifespan=lifespan,
                     middleware=[Middleware(Guard, allowed_hosts=allowed_hosts, https=https)],
-                    exception_handlers={HTTPException: http_error})
+                    exception_handlers={HTTPException: http_error,
+                                        JournalError: unreachable})
     app.state.console = console
     return app
 
@@ -174,7 +175,7 @@ async def healthz(request: Request) -> Response:
     """For a load balancer or a service manager: whether this console can reach its journal
     (its PostgreSQL database, or its file). No session: it says nothing but that."""
     console: Console = request.app.state.console
-    ok = await run_in_threadpool(work.journal_reachable, console.settings)
+    ok = await run_in_threadpool(work.journal_reachable, console.loaded)  # reads no user
     return JSONResponse({"status": "ok" if ok else "journal unreachable"},
                         status_code=200 if ok else 503,
                         headers={"Cache-Control": "no-store"})

@@ -19,10 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+
 from batchpay.config import Settings
 from batchpay.console.accounts import Accounts, console_folder
 from batchpay.console.batches import Batches
 from batchpay.console.sessions import Sessions
+from batchpay.errors import JournalError
 from batchpay.files import is_database_address
 
 if TYPE_CHECKING:
@@ -44,7 +48,8 @@ def in_database(settings: Settings) -> bool:
 
 
 def open_state(settings: Settings) -> ConsoleState:
-    """The console's state for `settings`' journal (its tables made when missing)."""
+    """The console's state for `settings`' journal (in a database: its tables made when
+    missing, at the first use)."""
     folder = console_folder(settings.local_folder)
     if not in_database(settings):
         return ConsoleState(Accounts(folder), Sessions(), Batches(folder / "batches"), False)
@@ -67,11 +72,16 @@ def open_accounts(settings: Settings) -> Accounts:
 
 
 def _database(url: str) -> ConsoleDatabase:
+    """Its tables are made at its first use (ConsoleDatabase.migrate)."""
     from batchpay.console.state_postgres import ConsoleDatabase
-    from batchpay.journal.store import Journal
 
-    # the journal's tables first: a database holding other tables is refused as no journal
-    Journal(url).close()
-    db = ConsoleDatabase(url)
-    db.migrate()
-    return db
+    return ConsoleDatabase(url)
+
+
+async def unreachable(request: Request, exc: Exception) -> Response:
+    """A page asked for while the journal's database cannot be reached (where the users and
+    sessions live): 503 and what to do, never a traceback; /healthz says the same to a
+    load balancer, which sends the team to the other console meanwhile."""
+    assert isinstance(exc, JournalError)
+    return PlainTextResponse(f"{exc.message}\n{exc.hint or ''}\n", status_code=503,
+                             headers={"Retry-After": "30", "Cache-Control": "no-store"})

@@ -98,11 +98,18 @@ class ConsoleDatabase:
         self._idle: list[Conn] = []
         self._idle_lock = threading.Lock()
         self._bound = threading.local()  # the connection of this thread's transaction
+        self._ready = False  # the console's tables are there, at this version
+        self._migrate_lock = threading.Lock()
 
     def _take(self) -> Conn:
+        if not self._ready:
+            self.migrate()
         with self._idle_lock:
             if self._idle:
                 return self._idle.pop()
+        return self._connect()
+
+    def _connect(self) -> Conn:
         try:
             return psycopg.connect(self.url, autocommit=True, connect_timeout=15,
                                    application_name="batchpay console")
@@ -175,22 +182,40 @@ class ConsoleDatabase:
         return _Locked(self, lock)
 
     def migrate(self) -> None:
-        """The console's tables, made or brought to this version (under a lock: two
-        consoles starting at once make them once)."""
-        with self.transaction(SCHEMA_LOCK) as conn:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            version = value(conn, "SELECT MAX(version) FROM console_schema_version") or 0
-            if version > CONSOLE_SCHEMA_VERSION:
-                raise JournalError(f"The console's tables in {self.where} were written by a "
-                                   f"newer batchpay (console schema {version}).",
-                                   hint="Upgrade batchpay on this host to serve them.")
-            if version < CONSOLE_SCHEMA_VERSION:
-                from batchpay.journal.records import utcnow
+        """The console's tables, made or brought to this version, at the first use of the
+        database (a console started while the database is down starts, and its /healthz
+        says so). The journal's own tables first: a database holding other tables is
+        refused as no journal. Under a lock: two consoles starting at once make them once."""
+        with self._migrate_lock:
+            if self._ready:
+                return
+            from batchpay.journal.records import utcnow
+            from batchpay.journal.store import Journal
 
-                conn.execute("INSERT INTO console_schema_version VALUES (%s, %s)",
-                             (CONSOLE_SCHEMA_VERSION, utcnow()))
+            Journal(self.url).close()
+            conn = self._connect()
+            try:
+                conn.execute("BEGIN")
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))",
+                             (SCHEMA_LOCK,))
+                for statement in SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                version = value(conn, "SELECT MAX(version) FROM console_schema_version") or 0
+                if version > CONSOLE_SCHEMA_VERSION:
+                    raise JournalError(
+                        f"The console's tables in {self.where} were written by a newer "
+                        f"batchpay (console schema {version}).",
+                        hint="Upgrade batchpay on this host to serve them.")
+                if version < CONSOLE_SCHEMA_VERSION:
+                    conn.execute("INSERT INTO console_schema_version VALUES (%s, %s)",
+                                 (CONSOLE_SCHEMA_VERSION, utcnow()))
+                conn.execute("COMMIT")
+            except psycopg.Error as exc:
+                raise self._failed(exc) from None
+            finally:
+                conn.close()
+            self._ready = True
 
     def close(self) -> None:
         with self._idle_lock:

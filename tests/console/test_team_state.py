@@ -14,11 +14,13 @@ from typing import Any
 
 import psycopg
 import pytest
+from starlette.testclient import TestClient
 
 from batchpay.config import load_settings
+from batchpay.console.app import create_app
 from batchpay.console.batches import BatchRefused
 from batchpay.console.batches_postgres import TeamBatches
-from batchpay.console.sessions import IDLE_SECONDS
+from batchpay.console.sessions import COOKIE, IDLE_SECONDS
 from batchpay.console.state import open_accounts, open_state
 from batchpay.console.state_postgres import (
     CONSOLE_SCHEMA_VERSION,
@@ -42,7 +44,6 @@ def url(postgres: Any) -> str:
 
 @pytest.fixture
 def hosts(url: str) -> Iterator[tuple[ConsoleDatabase, ConsoleDatabase]]:
-    open_state(load_settings(env={"BATCHPAY_JOURNAL": url}))  # the tables
     pair = (ConsoleDatabase(url), ConsoleDatabase(url))
     yield pair
     for db in pair:
@@ -59,16 +60,16 @@ def tables(url: str) -> set[str]:
 def test_an_existing_journal_gets_the_console_tables_once(url: str) -> None:
     assert not {t for t in tables(url) if t.startswith("console_")}
     state = open_state(load_settings(env={"BATCHPAY_JOURNAL": url}))
-    assert state.shared
+    assert state.shared and state.accounts.users() == []  # made at the first use
     assert {"console_users", "console_sessions", "console_batches", "console_batch_files",
             "console_pay_claims", "console_keys", "console_links"} <= tables(url)
-    open_state(load_settings(env={"BATCHPAY_JOURNAL": url}))  # a second console: no change
+    open_state(load_settings(env={"BATCHPAY_JOURNAL": url})).batches.all()  # no change
     with psycopg.connect(url) as conn:
         versions = [r[0] for r in conn.execute("SELECT version FROM console_schema_version")]
         assert versions == [CONSOLE_SCHEMA_VERSION]
         conn.execute("INSERT INTO console_schema_version VALUES (99, 'later')")
     with pytest.raises(JournalError, match="newer batchpay"):
-        open_state(load_settings(env={"BATCHPAY_JOURNAL": url}))
+        open_state(load_settings(env={"BATCHPAY_JOURNAL": url})).sessions.login_link("mia")
 
 
 def test_a_file_journal_keeps_the_console_in_its_folder(tmp_path: Path) -> None:
@@ -177,3 +178,16 @@ def test_the_pay_claim_is_one_row_whichever_host_asks(
     assert b.claim_payment(batch.id, "mia").stage == "paying"  # free again after a release
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT COUNT(*) FROM console_pay_claims").fetchone() == (1,)
+
+
+def test_a_page_while_the_database_is_away_says_so(tmp_path: Path) -> None:
+    gone = f"postgresql://batchpay@/journal?host={tmp_path}&port=5432"
+    app = create_app(load_settings(env={"BATCHPAY_JOURNAL": gone}),
+                     allowed_hosts={"testserver"}, https=False)  # starts: nothing read yet
+    client = TestClient(app, base_url="https://testserver", raise_server_exceptions=False)
+    signed = TestClient(app, base_url="https://testserver", raise_server_exceptions=False,
+                        cookies={COOKIE: "x" * 22})
+    for answer in (client.get("/login"), signed.get("/")):
+        assert answer.status_code == 503, answer.text
+        assert "Cannot reach the journal database" in answer.text
+        assert "Traceback" not in answer.text
