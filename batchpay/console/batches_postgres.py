@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from batchpay.console.batches import (
@@ -34,6 +34,9 @@ from batchpay.console.state_postgres import BATCHES_LOCK, Conn, ConsoleDatabase,
 from batchpay.files import private_dir, replaced_atomically
 
 LOCAL_ONLY = {"meta.json", "pay.claim"}  # the record is a row; the claim too
+# a payment claimed (or resumed) on another host this recently may not hold the journal's
+# run lock yet: it counts as going on, whatever the lock says
+CLAIM_GRACE = timedelta(minutes=2)
 
 
 class TeamBatches(Batches):
@@ -188,3 +191,12 @@ class TeamBatches(Batches):
             raise BatchRefused("No such batch.")
         return batch
 
+
+
+def claimed_lately(batch: Batch, now: datetime | None = None) -> bool:
+    """Whether the batch's Pay, or its last Resume payment, is younger than CLAIM_GRACE: its
+    run may still be starting on its host (the sheet read, the service opened)."""
+    stamps = [str(batch.meta.get("paid_at") or "")]
+    stamps += [entry.rsplit(" ", 1)[-1] for entry in batch.meta.get("resumed", [])]
+    latest = max((datetime.fromisoformat(s) for s in stamps if s), default=None)
+    return latest is not None and (now or datetime.now(UTC)) - latest < CLAIM_GRACE

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from starlette.testclient import TestClient
 
 from batchpay.config import load_settings
 from batchpay.console.app import create_app
-from batchpay.console.batches import BatchRefused
+from batchpay.console.batches import BatchRefused, PayProcess
 from batchpay.console.batches_postgres import TeamBatches
 from batchpay.console.sessions import COOKIE, IDLE_SECONDS
 from batchpay.console.state import open_accounts, open_state
@@ -191,3 +192,24 @@ def test_a_page_while_the_database_is_away_says_so(tmp_path: Path) -> None:
         assert answer.status_code == 503, answer.text
         assert "Cannot reach the journal database" in answer.text
         assert "Traceback" not in answer.text
+
+
+def test_a_payment_of_a_lost_host_is_judged_by_the_journals_run_lock(
+        hosts: tuple[ConsoleDatabase, ConsoleDatabase], tmp_path: Path, url: str) -> None:
+    """Another host's payment goes on while its run holds the journal's run lock (the
+    database drops it with a lost host's connection), or while its claim is fresh; else it
+    stopped, and this console offers Resume payment."""
+    from batchpay.console import payment
+
+    settings = load_settings(env={"BATCHPAY_JOURNAL": url})
+    batches = TeamBatches(tmp_path / "b", hosts[1])
+    made = batches.create("sheet.csv", b"x", "mia")
+    long_ago = (datetime.now(UTC) - timedelta(minutes=10)).isoformat(timespec="seconds")
+    batch = batches.update(made.id, stage="paying", paid_at=long_ago,
+                           pay_process=PayProcess(host="a-lost-host", pid=1))
+    assert payment.going_on(settings, batch) == ""
+    with Journal(url) as running:  # a run of that host's, going on
+        running.lock()
+        assert payment.going_on(settings, batch) == "elsewhere"
+    fresh = batches.update(made.id, paid_at=datetime.now(UTC).isoformat(timespec="seconds"))
+    assert payment.going_on(settings, fresh) == "elsewhere"  # its run may be starting
