@@ -15,8 +15,10 @@ from typing import Any
 
 import psycopg
 import pytest
+from click.testing import CliRunner
 from starlette.testclient import TestClient
 
+from batchpay.cli import cli
 from batchpay.config import load_settings
 from batchpay.console.app import create_app
 from batchpay.console.batches import BatchRefused, PayProcess
@@ -213,3 +215,28 @@ def test_a_payment_of_a_lost_host_is_judged_by_the_journals_run_lock(
         assert payment.going_on(settings, batch) == "elsewhere"
     fresh = batches.update(made.id, paid_at=datetime.now(UTC).isoformat(timespec="seconds"))
     assert payment.going_on(settings, fresh) == "elsewhere"  # its run may be starting
+
+
+def test_journal_copy_brings_a_file_journals_console_along(postgres: Any,
+                                                          tmp_path: Path) -> None:
+    journal = tmp_path / "laptop" / "journal.sqlite3"
+    Journal(journal).close()
+    state = open_state(load_settings(env={"BATCHPAY_JOURNAL": str(journal)}))
+    state.accounts.add("mia", ("maker",), PASSWORD)
+    fingerprint = state.accounts.fingerprint("mia")
+    paid = state.batches.create("november.csv", b"payout_ref,amount\n", "mia")
+    state.batches.claim_payment(paid.id, "mia")
+    url = str(postgres.journal_url())
+    copied = CliRunner().invoke(cli, ["journal", "copy", "--to", url, "--journal",
+                                      str(journal)])
+    assert copied.exit_code == 0, copied.output
+    assert "Copied the console: 1 users and their keys, 1 batches." in copied.output
+    team = open_state(load_settings(env={"BATCHPAY_JOURNAL": url}))
+    assert team.accounts.authenticate("mia", PASSWORD) is not None
+    assert team.accounts.fingerprint("mia") == fingerprint  # the same key: old plans verify
+    found = team.batches.get(paid.id)
+    assert found is not None and found.stage == "paying"
+    assert found.sheet.read_bytes() == b"payout_ref,amount\n"
+    assert found.folder != paid.folder  # this host's working copy, written from the database
+    with pytest.raises(BatchRefused, match="paid once"):
+        team.batches.claim_payment(paid.id, "mia")  # its claim came with it
