@@ -110,6 +110,15 @@ class TeamBatches(Batches):
                              "sha256 = EXCLUDED.sha256, data = EXCLUDED.data",
                              (batch.id, path.name, sha, data))
             self._remember(path, sha)
+        # a file deleted here since it was in step (a review's stale approvals): gone there too
+        held = conn.execute("SELECT name FROM console_batch_files WHERE batch_id = %s",
+                            (batch.id,)).fetchall()
+        for (name,) in held:
+            path = batch.folder / name
+            if path in self._known and not path.exists():
+                conn.execute("DELETE FROM console_batch_files WHERE batch_id = %s AND "
+                             "name = %s", (batch.id, name))
+                self._forget(path)
 
     def _pull(self, conn: Conn, batches: list[Batch]) -> None:
         """Write here the files the database holds in another version than this host's
@@ -119,6 +128,14 @@ class TeamBatches(Batches):
         by_id = {b.id: b for b in batches}
         rows = conn.execute("SELECT batch_id, name, sha256 FROM console_batch_files "
                             "WHERE batch_id = ANY(%s)", (list(by_id),)).fetchall()
+        held = {by_id[batch_id].folder / name for batch_id, name, _sha in rows}
+        folders = {b.folder for b in batches}
+        for path, was in list(self._known.items()):
+            if path.parent in folders and path not in held and path.is_file():
+                stat = path.stat()
+                if was[1:] == (stat.st_mtime_ns, stat.st_size):  # deleted by another host
+                    path.unlink()
+                    self._forget(path)
         for batch_id, name, sha in rows:
             path = by_id[batch_id].folder / name
             known = self._known.get(path)
@@ -136,6 +153,10 @@ class TeamBatches(Batches):
                 with os.fdopen(fd, "wb") as handle:
                     handle.write(bytes(data))
             self._remember(path, sha)
+
+    def _forget(self, path: Path) -> None:
+        with self._known_lock:
+            self._known.pop(path, None)
 
     def _remember(self, path: Path, sha: str) -> None:
         stat = path.stat()

@@ -150,6 +150,14 @@ def test_a_batchs_files_follow_the_database(hosts: tuple[ConsoleDatabase, Consol
     on_b.checked.write_bytes(b"checked again on b")
     b.update(made.id, stage="checked")
     assert a.all()[0].checked.read_bytes() == b"checked again on b"  # a stale copy replaced
+    stale = on_b.folder / "sheet.plan.json.sig"  # an approval a new review makes stale
+    stale.write_bytes(b"signature")
+    b.update(made.id, stage="reviewed")
+    assert a.get(made.id) is not None and (again.folder / stale.name).is_file()
+    stale.unlink()  # deleted by the review on B...
+    b.update(made.id, stage="reviewed")
+    assert a.get(made.id) is not None and not (again.folder / stale.name).exists()  # ...on A
+    assert b.get(made.id) is not None and not stale.exists()  # and never comes back
 
 
 def test_the_pay_claim_is_one_row_whichever_host_asks(
