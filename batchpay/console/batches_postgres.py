@@ -130,7 +130,9 @@ class TeamBatches(Batches):
                             "WHERE batch_id = ANY(%s)", (list(by_id),)).fetchall()
         held = {by_id[batch_id].folder / name for batch_id, name, _sha in rows}
         folders = {b.folder for b in batches}
-        for path, was in list(self._known.items()):
+        with self._known_lock:
+            known_now = list(self._known.items())
+        for path, was in known_now:
             if path.parent in folders and path not in held and path.is_file():
                 stat = path.stat()
                 if was[1:] == (stat.st_mtime_ns, stat.st_size):  # deleted by another host

@@ -117,7 +117,8 @@ class ConsoleDatabase:
             raise self._failed(exc) from None
 
     def _give(self, conn: Conn) -> None:
-        if conn.closed or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        if conn.closed or conn.broken or (
+                conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE):
             conn.close()
             return
         with self._idle_lock:
