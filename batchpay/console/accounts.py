@@ -1,6 +1,7 @@
 """The console's users: a name, roles, an Argon2id password hash and a signing key.
 
-Stored beside the journal (`console/users.json`, private), so that one journal has one team.
+Stored beside the journal (`console/users.json`, private), so that one journal has one team;
+with the journal in PostgreSQL, in its database (state_postgres.TeamAccounts).
 Roles say what a user may do on the page:
 
     maker      upload, check, review and pay a sheet; confirm a held payee

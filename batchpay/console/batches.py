@@ -13,7 +13,9 @@
 The stages, in order: uploaded → checked → (reviewing →) reviewed → approved (or rejected)
 → paying → paid; any stage before paying may end discarded (kept, never paid).
 The claim file is what makes Pay once: a second press, a second tab or a second server on
-the same folder finds it there and is refused, whatever the page showed. A payment whose
+the same folder finds it there and is refused, whatever the page showed (with the journal
+in PostgreSQL the batches, their files and the claim are in its database:
+batches_postgres.TeamBatches, the claim a row). A payment whose
 process died keeps its claim: Resume payment (`payment.resume`) goes on with it.
 """
 
