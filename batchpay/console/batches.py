@@ -279,6 +279,14 @@ class Batches:
         found = (self.get(p.name) for p in self.folder.iterdir() if p.is_dir())
         return sorted((b for b in found if b is not None), key=lambda b: b.id, reverse=True)
 
+    def follows_here(self) -> bool:
+        """Whether this console's follower refreshes the paid batches (one console per
+        folder; the team's consoles on a database take turns: batches_postgres)."""
+        return True
+
+    def stop_following(self) -> None:
+        """This console's follower stops: another console may follow."""
+
     def same_file(self, batch: Batch) -> list[Batch]:
         """Earlier batches of the same bytes: "this file was already uploaded (paid) by ..."."""
         return [b for b in self.all() if b.id != batch.id and b.meta["sha256"] == batch.meta[

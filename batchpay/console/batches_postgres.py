@@ -21,6 +21,8 @@ import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import psycopg
+
 from batchpay.console.batches import (
     _ID,
     DISCARDABLE,
@@ -30,7 +32,14 @@ from batchpay.console.batches import (
     Rejection,
     this_process,
 )
-from batchpay.console.state_postgres import BATCHES_LOCK, Conn, ConsoleDatabase, value
+from batchpay.console.state_postgres import (
+    BATCHES_LOCK,
+    FOLLOW_LOCK,
+    Conn,
+    ConsoleDatabase,
+    value,
+)
+from batchpay.errors import JournalError
 from batchpay.files import private_dir, replaced_atomically
 
 LOCAL_ONLY = {"meta.json", "pay.claim"}  # the record is a row; the claim too
@@ -50,6 +59,7 @@ class TeamBatches(Batches):
         # path → (SHA-256, mtime_ns, size); a file whose stat differs was written here since
         self._known: dict[Path, tuple[str, int, int]] = {}
         self._known_lock = threading.Lock()
+        self._leader: Conn | None = None  # holds the follower's lock while this console leads
 
     # --- the record ---------------------------------------------------------------------
     def save(self, batch: Batch) -> None:
@@ -164,6 +174,39 @@ class TeamBatches(Batches):
         stat = path.stat()
         with self._known_lock:
             self._known[path] = (sha, stat.st_mtime_ns, stat.st_size)
+
+    # --- the follower -------------------------------------------------------------------
+    def follows_here(self) -> bool:
+        """One console of the team follows the paid batches (each refresh spends the API
+        key's requests): the one holding the follower's session-level advisory lock, on a
+        connection of its own kept while it lives; the database drops it with a stopped
+        or lost console, and the next console to ask takes it."""
+        with self._known_lock:
+            if self._leader is not None and not self._leader.closed and not self._leader.broken:
+                return True
+            self._leader = None
+        try:
+            conn = self.db.dedicated()
+        except JournalError:
+            return False
+        try:
+            got = value(conn, "SELECT pg_try_advisory_lock(%s, hashtext(current_schema()))",
+                        (FOLLOW_LOCK,))
+        except psycopg.Error:
+            got = False
+        if not got:
+            conn.close()
+            return False
+        with self._known_lock:
+            self._leader = conn
+        return True
+
+    def stop_following(self) -> None:
+        """Let another console follow (its lock goes with this connection)."""
+        with self._known_lock:
+            leader, self._leader = self._leader, None
+        if leader is not None:
+            leader.close()
 
     # --- the Pay claim ------------------------------------------------------------------
     def claim_payment(self, batch_id: str, user: str) -> Batch:

@@ -52,6 +52,7 @@ CONSOLE_SCHEMA_VERSION = 1
 SCHEMA_LOCK = 0x62700010
 USERS_LOCK = 0x62700011
 BATCHES_LOCK = 0x62700012
+FOLLOW_LOCK = 0x62700013  # session-level: the console whose follower refreshes batches
 SEEN_EVERY = 60.0  # seconds: a session's last-seen time is written at most this often
 
 SCHEMA = """
@@ -177,6 +178,12 @@ class ConsoleDatabase:
         finally:
             self._bound.conn = None
             self._give(conn)
+
+    def dedicated(self) -> Conn:
+        """A connection of the caller's own, never shared (for a session-level lock)."""
+        if not self._ready:
+            self.migrate()
+        return self._connect()
 
     def locked(self, lock: int) -> contextlib.AbstractContextManager[Any]:
         """What `with self._lock:` of the file stores becomes: a fresh transaction each time."""

@@ -23,6 +23,7 @@ from batchpay.config import load_settings
 from batchpay.console.app import create_app
 from batchpay.console.batches import BatchRefused, PayProcess
 from batchpay.console.batches_postgres import TeamBatches
+from batchpay.console.follower import Follower
 from batchpay.console.sessions import COOKIE, IDLE_SECONDS
 from batchpay.console.state import open_accounts, open_state
 from batchpay.console.state_postgres import (
@@ -248,3 +249,15 @@ def test_journal_copy_brings_a_file_journals_console_along(postgres: Any,
     assert found.folder != paid.folder  # this host's working copy, written from the database
     with pytest.raises(BatchRefused, match="paid once"):
         team.batches.claim_payment(paid.id, "mia")  # its claim came with it
+
+
+def test_one_console_of_the_team_follows_the_paid_batches(
+        hosts: tuple[ConsoleDatabase, ConsoleDatabase], tmp_path: Path) -> None:
+    """Each refresh spends the API key's requests: the consoles take turns, never both."""
+    a, b = (TeamBatches(tmp_path / name, db) for name, db in zip("ab", hosts, strict=True))
+    assert a.follows_here() and a.follows_here()
+    assert not b.follows_here()
+    assert Follower(load_settings(), b, every=0).round() == 0  # B leaves them to A
+    a.stop_following()  # A stops (or its host is lost: the database drops its lock)
+    assert b.follows_here() and not a.follows_here()
+    b.stop_following()
