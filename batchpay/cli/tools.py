@@ -219,7 +219,7 @@ def journal_group() -> None:
 @handle_errors
 def journal_copy(to: str, journal: str | None) -> None:
     """Copy the journal into a new one (a PostgreSQL database), chain checked before and after."""
-    from batchpay.config import journal_location, shown_journal
+    from batchpay.config import DatabaseURL, journal_location, shown_journal
     from batchpay.journal.moving import copy_journal
     from batchpay.journal.store import Journal
 
@@ -229,6 +229,13 @@ def journal_copy(to: str, journal: str | None) -> None:
         moved = copy_journal(source, target)
     click.echo(f"Copied {moved.events} events to {shown_journal(target)} in "
                f"{moved.seconds:.1f} s; chain head {moved.head} (the same as the source's).")
+    if isinstance(target, DatabaseURL) and not isinstance(settings.journal, DatabaseURL):
+        from batchpay.console.moving import copy_console
+
+        console = copy_console(settings.local_folder, target)
+        if console.users or console.batches:
+            click.echo(f"Copied the console: {console.users} users and their keys, "
+                       f"{console.batches} batches.")
     click.echo(f"Use it from now on: journal = \"{shown_journal(target)}\" in your settings "
                "file (or BATCHPAY_JOURNAL), on every host, each with the chain key.",
                err=True)

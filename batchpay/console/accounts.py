@@ -1,6 +1,7 @@
 """The console's users: a name, roles, an Argon2id password hash and a signing key.
 
-Stored beside the journal (`console/users.json`, private), so that one journal has one team.
+Stored beside the journal (`console/users.json`, private), so that one journal has one team;
+with the journal in PostgreSQL, in its database (state_postgres.TeamAccounts).
 Roles say what a user may do on the page:
 
     maker      upload, check, review and pay a sheet; confirm a held payee
@@ -30,9 +31,10 @@ import os
 import re
 import secrets
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
@@ -129,7 +131,8 @@ class Accounts:
         self.folder = Path(folder)
         self.path = self.folder / "users.json"
         self.keys = self.folder / "keys"
-        self._lock = threading.Lock()
+        # a file's read-change-write, one at a time (the team store's: a transaction)
+        self._lock: AbstractContextManager[Any] = threading.Lock()
 
     def _load(self) -> dict[str, StoredUser]:
         if not self.path.is_file():

@@ -58,13 +58,14 @@ from starlette.staticfiles import StaticFiles
 from batchpay.config import Settings, own_setting
 from batchpay.console import books, payment, work
 from batchpay.console import statement as audit
-from batchpay.console.accounts import OWNER, Accounts, User, console_folder
+from batchpay.console.accounts import OWNER, Accounts, User
 from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
+from batchpay.console.state import open_state, unreachable
 from batchpay.console.wording import for_page
-from batchpay.errors import BatchpayError
+from batchpay.errors import BatchpayError, JournalError
 
 HERE = Path(__file__).parent
 EVENT_SECONDS = 1.0  # how often the progress stream reads the journal
@@ -107,12 +108,12 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
                follow_seconds: float = FOLLOW_SECONDS) -> Starlette:
     """The console for `settings`' journal, answering to `allowed_hosts`; while served, its
     follower refreshes paid batches' rows every `follow_seconds` until they are final."""
-    folder = console_folder(settings.local_folder)
     limit = max_upload_bytes or int(settings.max_file_mb * 1024 * 1024)
     templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                             autoescape=select_autoescape(default=True, default_for_string=True))
     templates.filters["page_words"] = for_page
-    console = Console(settings, Accounts(folder), Sessions(), Batches(folder / "batches"),
+    state = open_state(settings)  # beside the journal file, or in its database
+    console = Console(settings, state.accounts, state.sessions, state.batches,
                       templates, limit,
                       approval_off_by_user=own_setting("require_approval") is False)
     console.templates.globals["may_read_statement"] = audit.may_read_statement
@@ -164,7 +165,8 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
 
     app = Starlette(routes=routes, max_body_size=limit + 64 * 1024, lifespan=lifespan,
                     middleware=[Middleware(Guard, allowed_hosts=allowed_hosts, https=https)],
-                    exception_handlers={HTTPException: http_error})
+                    exception_handlers={HTTPException: http_error,
+                                        JournalError: unreachable})
     app.state.console = console
     return app
 
@@ -173,7 +175,7 @@ async def healthz(request: Request) -> Response:
     """For a load balancer or a service manager: whether this console can reach its journal
     (its PostgreSQL database, or its file). No session: it says nothing but that."""
     console: Console = request.app.state.console
-    ok = await run_in_threadpool(work.journal_reachable, console.settings)
+    ok = await run_in_threadpool(work.journal_reachable, console.loaded)  # reads no user
     return JSONResponse({"status": "ok" if ok else "journal unreachable"},
                         status_code=200 if ok else 503,
                         headers={"Cache-Control": "no-store"})

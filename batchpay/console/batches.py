@@ -13,7 +13,9 @@
 The stages, in order: uploaded → checked → (reviewing →) reviewed → approved (or rejected)
 → paying → paid; any stage before paying may end discarded (kept, never paid).
 The claim file is what makes Pay once: a second press, a second tab or a second server on
-the same folder finds it there and is refused, whatever the page showed. A payment whose
+the same folder finds it there and is refused, whatever the page showed (with the journal
+in PostgreSQL the batches, their files and the claim are in its database:
+batches_postgres.TeamBatches, the claim a row). A payment whose
 process died keeps its claim: Resume payment (`payment.resume`) goes on with it.
 """
 
@@ -26,6 +28,7 @@ import re
 import secrets
 import socket
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -236,7 +239,8 @@ def safe_name(filename: str) -> str:
 class Batches:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
-        self._lock = threading.Lock()
+        # a file's read-change-write, one at a time (the team store's: a transaction)
+        self._lock: AbstractContextManager[Any] = threading.Lock()
 
     def create(self, filename: str, data: bytes, maker: str) -> Batch:
         name = safe_name(filename)
@@ -274,6 +278,14 @@ class Batches:
             return []
         found = (self.get(p.name) for p in self.folder.iterdir() if p.is_dir())
         return sorted((b for b in found if b is not None), key=lambda b: b.id, reverse=True)
+
+    def follows_here(self) -> bool:
+        """Whether this console's follower refreshes the paid batches (one console per
+        folder; the team's consoles on a database take turns: batches_postgres)."""
+        return True
+
+    def stop_following(self) -> None:
+        """This console's follower stops: another console may follow."""
 
     def same_file(self, batch: Batch) -> list[Batch]:
         """Earlier batches of the same bytes: "this file was already uploaded (paid) by ..."."""

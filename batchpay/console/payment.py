@@ -233,7 +233,14 @@ def going_on(settings: Settings, batch: Batch) -> str:
             _alive(owner["pid"])):
         return "elsewhere"
     if owner and owner["host"] != mine["host"]:
-        return "elsewhere"  # another machine's process: not ours to judge
+        # another machine's process is not ours to judge, but with a journal in a database
+        # its run lock is: held while a run goes on on any host, dropped if the host is lost
+        if not isinstance(settings.journal, DatabaseURL):
+            return "elsewhere"
+        from batchpay.console.batches_postgres import claimed_lately
+
+        if claimed_lately(batch):
+            return "elsewhere"
     return "elsewhere" if _journal_in_use(settings.journal) else ""
 
 

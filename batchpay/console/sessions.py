@@ -1,4 +1,5 @@
-"""Sign-in and sessions, kept in the server's memory only.
+"""Sign-in and sessions, kept in the server's memory only (with the journal in PostgreSQL,
+in its database, by their hashes: state_postgres.TeamSessions).
 
 A session is a random 128-bit id in a `__Host-` cookie (Secure, HttpOnly, SameSite=Strict,
 Path=/, no Domain): the browser sends it to this origin only and no script can read it.
