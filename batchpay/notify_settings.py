@@ -87,6 +87,8 @@ def receivers(entries: tuple[str, ...]) -> list[Receiver]:
 
 def shown_notify(entries: tuple[str, ...]) -> str:
     """The setting as `batchpay config` prints it: without passwords."""
+    if not entries:
+        return "(none)"
     shown = []
     for r in receivers(entries):
         names = ",".join(sorted(r.audiences))
