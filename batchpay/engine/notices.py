@@ -155,12 +155,14 @@ def deliver(journal: Journal, notify: tuple[str, ...], send: Send, *, everything
             continue  # another worker took it
         try:
             send(target.url, rec.title, rec.body)
-        except NoticeFailed as exc:
-            final = not exc.retry or rec.attempts + 1 >= ATTEMPTS
-            journal.notice_not_sent(rec.event, rec.target, exc.message, final=final,
+        except Exception as exc:  # noqa: BLE001 - any failure ends as the record's state
+            failure = exc if isinstance(exc, NoticeFailed) else NoticeFailed(
+                f"{type(exc).__name__}: {exc}")
+            final = not failure.retry or rec.attempts + 1 >= ATTEMPTS
+            journal.notice_not_sent(rec.event, rec.target, failure.message, final=final,
                                     retry_in=wait_after(rec.attempts + 1, first_wait))
-            (done.failed if final else done.retrying).append((rec, exc.message))
-            log.info("notice %s to %s not delivered: %s", rec.event, rec.shown, exc.message)
+            (done.failed if final else done.retrying).append((rec, failure.message))
+            log.info("notice %s to %s not delivered: %s", rec.event, rec.shown, failure.message)
             continue
         journal.notice_sent(rec.event, rec.target)
         done.sent.append(rec)

@@ -89,3 +89,15 @@ def test_a_receiver_taken_out_of_the_setting_is_failed_not_sent(journal: Journal
 
     done = deliver(journal, (), never)
     assert [why for _, why in done.failed] == ["its receiver is no longer in the notify setting"]
+
+
+def test_a_sender_that_breaks_leaves_the_notice_queued_not_sending(journal: Journal) -> None:
+    queue(journal, (HOOK,), NoticeKind.PAYMENT_ENDED, "r1", "Payment ended", "")
+
+    def broken(url: str, title: str, body: str) -> None:
+        raise OSError("network is unreachable")
+
+    done = deliver(journal, (HOOK,), broken)
+    assert [why for _, why in done.retrying] == ["OSError: network is unreachable"]
+    (record,) = journal.notices()
+    assert record.state == OutboxState.QUEUED and record.attempts == 1
