@@ -35,6 +35,7 @@ from batchpay.days import machine_zone, zone
 from batchpay.errors import BatchpayError, ConfigError
 from batchpay.files import is_database_address, shown_address
 from batchpay.mail_settings import MAIL_PASSWORD_ENV, Mail, mail_table
+from batchpay.notify_settings import notify_list, shown_notify
 from batchpay.settings_rules import (
     SECRET_NAMES,
     books_values,
@@ -202,6 +203,8 @@ class Settings:
     plan_hours: float = 72.0  # a plan expires this many hours after it is made
     plan_tolerance: float = 0.02  # the total debit may exceed the plan's quotes by this share
     mail: Mail | None = None  # [mail]: remittance advices by SMTP; None: none sent
+    # where notifications go: apprise URLs, each maybe `approver=URL` (batchpay.notify_settings)
+    notify: tuple[str, ...] = ()
     listen_host: str = "127.0.0.1"
     listen_port: int = 8788
     source_countries: dict[str, str] = field(
@@ -294,6 +297,8 @@ class Settings:
                     items.append((f"{f.name}.{key}", str(getattr(value, sub.name))))
             elif isinstance(value, dict):
                 items.append((f.name, ", ".join(f"{k}={v}" for k, v in value.items())))
+            elif f.name == "notify":  # a URL may hold a password
+                items.append((f.name, shown_notify(value)))
             elif isinstance(value, tuple):
                 items.append((f.name, ", ".join(value)))
             else:
@@ -503,6 +508,8 @@ def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None =
                 kwargs[name] = tuple(str(v).lower() for v in value)
             elif name == "mail":
                 kwargs[name] = mail_table(value)
+            elif name == "notify":
+                kwargs[name] = notify_list(value)
             elif name == "source_countries":
                 kwargs[name] = {**Settings().source_countries, **value}
             elif name == "books":

@@ -177,6 +177,9 @@ FROM_A_FOLDER: dict[str, FolderRule] = {
     "books": USER_ONLY,
     # the mail server receives the payees' names and the mail password from the environment
     "mail": USER_ONLY,
+    # a receiver of notifications learns of every batch and payment, and its URL may hold
+    # a password: a folder's file may not send them elsewhere
+    "notify": USER_ONLY,
 }
 
 

@@ -31,7 +31,9 @@ ALLOWED: dict[str, set[str]] = {
     "display.py": {"statuses.py"},
     # the pacing rules are parsed where the settings are read
     "config.py": {"errors.py", "files.py", "settings_rules.py", "provider", "days.py",
-                  "mail_settings.py"},
+                  "mail_settings.py", "notify_settings.py"},
+    # who a notification goes to, each receiver checked when the settings are read
+    "notify_settings.py": {"errors.py"},
     "mail_settings.py": {"errors.py", "config.py", "settings_rules.py"},
     "settings_rules.py": {"errors.py", "config.py"},
     "journal": BASE,
@@ -40,19 +42,21 @@ ALLOWED: dict[str, set[str]] = {
     "controls": BASE | {"journal", "sheet", "config.py", "sshsig.py"},
     # the engine receives an opened service and builds no infrastructure
     "engine": BASE | {"journal", "sheet", "controls", "provider", "config.py", "service.py",
-                      "mail_settings.py", "__init__.py"},
+                      "mail_settings.py", "notify_settings.py", "__init__.py"},
     # the receiver checks signatures; what an event does to the journal is the engine's
     "webhooks.py": BASE | {"journal", "engine", "config.py", "serving.py", "service.py"},
     # the SMTP sender of remittance advices; what an advice is and says is the engine's
     "mail.py": BASE | {"engine", "config.py", "mail_settings.py"},
+    # the apprise sender of notifications and its worker; what a notice says is the engine's
+    "notify.py": BASE | {"journal", "engine", "config.py", "notify_settings.py"},
     # the sandbox is a service of its own, not a client of ours
     "sandbox": BASE | {"serving.py", "tls.py"},
     "connect.py": BASE | {"config.py", "service.py", "serving.py", "webhooks.py", "sandbox"},
     "console": BASE | {"journal", "sheet", "controls", "engine", "config.py", "connect.py",
-                       "service.py", "serving.py", "sshsig.py", "mail.py"},
+                       "service.py", "serving.py", "sshsig.py", "mail.py", "notify.py"},
     "cli": BASE | {"journal", "sheet", "controls", "engine", "provider", "config.py",
                    "connect.py", "service.py", "serving.py", "sshsig.py", "webhooks.py",
-                   "display.py", "sandbox", "console", "mail.py", "__init__.py"},
+                   "display.py", "sandbox", "console", "mail.py", "notify.py", "__init__.py"},
     "__main__.py": {"cli"},
     "__init__.py": set(),
 }

@@ -56,7 +56,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from batchpay.config import Settings, own_setting
-from batchpay.console import books, payment, work
+from batchpay.console import books, notices, payment, work
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER, Accounts, User
 from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused
@@ -66,6 +66,8 @@ from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
 from batchpay.console.state import open_state, unreachable
 from batchpay.console.wording import for_page
 from batchpay.errors import BatchpayError, JournalError
+from batchpay.notify import EVERY as NOTIFY_EVERY
+from batchpay.notify import NoticeWorker
 
 HERE = Path(__file__).parent
 EVENT_SECONDS = 1.0  # how often the progress stream reads the journal
@@ -105,7 +107,8 @@ class Caller:
 
 def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
                max_upload_bytes: int | None = None,
-               follow_seconds: float = FOLLOW_SECONDS) -> Starlette:
+               follow_seconds: float = FOLLOW_SECONDS,
+               notify_seconds: float = NOTIFY_EVERY) -> Starlette:
     """The console for `settings`' journal, answering to `allowed_hosts`; while served, its
     follower refreshes paid batches' rows every `follow_seconds` until they are final."""
     limit = max_upload_bytes or int(settings.max_file_mb * 1024 * 1024)
@@ -154,14 +157,17 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     follower = Follower(settings, console.batches, follow_seconds)
+    deliverer = NoticeWorker(settings.journal, settings.notify, notify_seconds)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         follower.start()
+        deliverer.start()
         try:
             yield
         finally:
             await run_in_threadpool(follower.stop)
+            await run_in_threadpool(deliverer.stop)
 
     app = Starlette(routes=routes, max_body_size=limit + 64 * 1024, lifespan=lifespan,
                     middleware=[Middleware(Guard, allowed_hosts=allowed_hosts, https=https)],
@@ -399,9 +405,10 @@ async def review(request: Request, console: Console, caller: Caller) -> Response
 async def approve(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "approver")
     form = request.state.form
-    await run_in_threadpool(work.approve, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name,
-                            work.Shown(_text(form.get("plan")), _text(form.get("code"))))
+    done = await run_in_threadpool(work.approve, console.settings, console.batches, batch,
+                                   console.accounts, caller.user.name,
+                                   work.Shown(_text(form.get("plan")), _text(form.get("code"))))
+    await run_in_threadpool(notices.batch_approved, console.settings, done, caller.user.name)
     return back_to(batch, "approvals")
 
 
@@ -411,16 +418,19 @@ async def signature(request: Request, console: Console, caller: Caller) -> Respo
     text = _text(request.state.form.get("signature_text"))
     if upload is not None and not isinstance(upload, str):
         text = (await upload.read(64 * 1024)).decode("utf-8", "replace") or text
-    await run_in_threadpool(work.approve_with_signature, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name, text)
+    done = await run_in_threadpool(work.approve_with_signature, console.settings,
+                                   console.batches, batch, console.accounts, caller.user.name,
+                                   text)
+    await run_in_threadpool(notices.batch_approved, console.settings, done, caller.user.name)
     return back_to(batch, "approvals")
 
 
 async def reject(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "approver")
     form = request.state.form
-    work.reject(console.batches, batch, caller.user.name, _text(form.get("reason")),
-                _text(form.get("plan")))
+    done = work.reject(console.batches, batch, caller.user.name, _text(form.get("reason")),
+                       _text(form.get("plan")))
+    await run_in_threadpool(notices.batch_rejected, console.settings, done)
     return back_to(batch, "approvals")
 
 

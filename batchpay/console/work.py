@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from batchpay.config import Settings
 from batchpay.connect import open_service
-from batchpay.console import signing
+from batchpay.console import notices, signing
 from batchpay.console.accounts import Accounts
 from batchpay.console.batches import (
     Approval,
@@ -248,8 +248,9 @@ def _reviewed(settings: Settings, batches: Batches, batch: Batch, accounts: Acco
         batches.update(batch.id, stage=batch.meta.get("before_review", "checked"),
                        review_error=f"Unexpected {type(exc).__name__}: {exc}", review_hint="")
         return
-    batches.update(batch.id, stage="reviewed", approvals=[], rejected=None, review_error="",
-                   review=made)
+    done = batches.update(batch.id, stage="reviewed", approvals=[], rejected=None,
+                          review_error="", review=made)
+    notices.batch_waiting(settings, done)
 
 
 @dataclass

@@ -27,6 +27,7 @@ from batchpay import __version__
 from batchpay.config import Settings, fingerprint
 from batchpay.controls.repeats import control_settings
 from batchpay.engine.gate import Plan, input_ref, plan_rows
+from batchpay.engine.notices import queue_payment_ended
 from batchpay.engine.paying import Paying, Reporter
 from batchpay.engine.real_money import (
     Confirmation,
@@ -477,6 +478,9 @@ class _Batch:
                                 {"counts": dict(counts), "totals": totals,
                                  "sent_rows": sent_rows,
                                  "results": str(path.absolute()), **self.wallets})
+        if not self.options.dry_run:
+            queue_payment_ended(self.journal, self.settings.notify, self.run_id,
+                                plan.payee_changes)
         run = find_run(self.journal, self.run_id)
         try:
             summary = render_run(self.journal, run, path, rows)

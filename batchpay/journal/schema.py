@@ -11,6 +11,7 @@ Tables:
   run_rows        every input row of every run, in input order, as read
   events          an append-only, hash-chained log of everything above (tamper evidence)
   advices         the outbox of remittance advices: one per run and payee, its mail's state
+  notices         the outbox of notifications: one per event and receiver, its delivery's state
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 #    chain.keyed event with its next event. A batchpay that knows only schema 2 refuses
 #    a newer journal instead of writing run events that do not name the key.
 # 4: the advices table (the remittance outbox)
+# The notices table (the notifications' outbox) came without a new version: it is made in
+# any journal when opened (CREATE ... IF NOT EXISTS), and a batchpay that does not know it
+# leaves it alone; no record of a payment is in it.
 SCHEMA_VERSION = 4
 
 # progress order of the service's states: a payout never moves backwards; FAILED -> REFUNDED
@@ -122,6 +126,23 @@ CREATE TABLE IF NOT EXISTS advices (
     PRIMARY KEY (run_id, payee)
 );
 CREATE INDEX IF NOT EXISTS advices_state ON advices(state);
+CREATE TABLE IF NOT EXISTS notices (
+    event TEXT NOT NULL,
+    target TEXT NOT NULL,
+    shown TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    due_at TEXT NOT NULL,
+    tried_at TEXT,
+    sent_at TEXT,
+    PRIMARY KEY (event, target)
+);
+CREATE INDEX IF NOT EXISTS notices_state ON notices(state);
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     at TEXT NOT NULL,

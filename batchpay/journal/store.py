@@ -18,6 +18,7 @@ from typing import Any
 from batchpay.errors import AlreadySent, JournalServiceMismatch
 from batchpay.files import is_database_address
 from batchpay.journal.chain_keys import MARKER
+from batchpay.journal.notices import NoticeOutbox
 from batchpay.journal.outbox import AdviceOutbox
 from batchpay.journal.records import (
     GENESIS,
@@ -42,11 +43,11 @@ from batchpay.journal.schema import (
 from batchpay.statuses import IN_DOUBT, MAY_HAVE_PAID, SENDING, SERVICE_ALIASES
 
 
-class Journal(AdviceOutbox):
+class Journal(AdviceOutbox, NoticeOutbox):
     """A small typed class over one journal database (a SQLite file or a PostgreSQL
     schema): the runs, the ledger and the decisions recorded about them, each state change
-    one transaction with its event (and the outbox of remittance advices,
-    batchpay.journal.outbox)."""
+    one transaction with its event (and the outboxes of remittance advices and of
+    notifications, batchpay.journal.outbox and batchpay.journal.notices)."""
 
     def has_payout_requests(self) -> bool:
         """False for a new, empty journal: it knows of no payout request ever sent."""
