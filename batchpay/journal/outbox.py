@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from batchpay.clock import stamp
 from batchpay.journal.database import JournalDatabase
-from batchpay.journal.records import utcnow
 
 
 class AdviceState(StrEnum):
@@ -60,7 +60,7 @@ class AdviceOutbox(JournalDatabase):
     def queue_advices(self, drafts: Iterable[AdviceDraft]) -> int:
         """Queue each draft unless its run and payee have a record already; how many new."""
         added = 0
-        now = utcnow()
+        now = stamp()
         with self.transaction():
             for d in drafts:
                 cur = self.db.execute(
@@ -100,7 +100,7 @@ class AdviceOutbox(JournalDatabase):
             cur = self.db.execute(
                 "UPDATE advices SET state = ?, attempts = attempts + 1, tried_at = ? "
                 "WHERE run_id = ? AND payee = ? AND state = ?",
-                (AdviceState.SENDING, utcnow(), run_id, payee, AdviceState.QUEUED))
+                (AdviceState.SENDING, stamp(), run_id, payee, AdviceState.QUEUED))
             return bool(cur.rowcount == 1)
 
     def advice_sent(self, run_id: str, payee: str) -> None:
@@ -108,7 +108,7 @@ class AdviceOutbox(JournalDatabase):
             self.db.execute(
                 "UPDATE advices SET state = ?, sent_at = ?, last_error = '' "
                 "WHERE run_id = ? AND payee = ?",
-                (AdviceState.SENT, utcnow(), run_id, payee))
+                (AdviceState.SENT, stamp(), run_id, payee))
 
     def advice_not_sent(self, run_id: str, payee: str, error: str, *, final: bool) -> None:
         """The mail did not go: queued again for a later `advise`, or failed for good."""
