@@ -55,6 +55,7 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from batchpay import clock
 from batchpay.config import Settings, own_setting
 from batchpay.console import books, payment, work
 from batchpay.console import statement as audit
@@ -65,6 +66,7 @@ from batchpay.console.guard import Guard
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
 from batchpay.console.wording import for_page
 from batchpay.errors import BatchpayError
+from batchpay.money import shown_amount
 
 HERE = Path(__file__).parent
 EVENT_SECONDS = 1.0  # how often the progress stream reads the journal
@@ -112,6 +114,9 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
     templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                             autoescape=select_autoescape(default=True, default_for_string=True))
     templates.filters["page_words"] = for_page
+    templates.filters["when"] = lambda at, seconds=False: clock.show(at, settings.time_zone,
+                                                                    seconds=seconds)
+    templates.filters["amount"] = shown_amount
     console = Console(settings, Accounts(folder), Sessions(), Batches(folder / "batches"),
                       templates, limit,
                       approval_off_by_user=own_setting("require_approval") is False)
