@@ -25,7 +25,6 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from batchpay.money import shown_amount
 from batchpay.statuses import Status, coloured
 
 STATUS_STYLE = coloured({"done": "green", "not paid": "red", "look again": "yellow",
@@ -156,10 +155,9 @@ def print_money(console: Console, summary: Any, *, dry_run: bool = False) -> Non
         left = ", ".join(f"{n} {what}" for n, what in (
             (others, "not quoted" if dry_run else "not sent"), (held, "held"),
             (totals.invalid.rows, "invalid")) if n) or "0"
-        target = ", ".join(shown_amount(v, k) for k, v in sorted(money.target.items()))
-        lines.append([currency, str(money.rows), shown_amount(money.amount, currency),
-                      shown_amount(money.fee, currency), shown_amount(money.total_debit, currency),
-                      target, left])
+        target = ", ".join(f"{v:,} {k}" for k, v in sorted(money.target.items()))
+        lines.append([currency, str(money.rows), f"{money.amount:,}", f"{money.fee:,}",
+                      f"{money.total_debit:,}", target, left])
     if not lines:
         return
     table = Table()
@@ -174,11 +172,10 @@ def print_money(console: Console, summary: Any, *, dry_run: bool = False) -> Non
         money = totals.quoted if dry_run else totals.sent
         for target, asked in sorted(money.asked.items()):
             console.print(
-                f"Invoices from {currency}: {money.invoices}, asked "
-                f"{shown_amount(asked, target)}, {'quoted' if dry_run else 'delivered'} "
-                f"{shown_amount(money.delivered.get(target, 0), target)} "
-                f"(+{shown_amount(money.overpaid.get(target, 0), target)}), "
-                f"debit {shown_amount(money.invoice_debit, currency)}")
+                f"Invoices from {currency}: {money.invoices}, asked {asked:,} {target}, "
+                f"{'quoted' if dry_run else 'delivered'} "
+                f"{money.delivered.get(target, 0):,} (+{money.overpaid.get(target, 0):,}), "
+                f"debit {money.invoice_debit:,} {currency}")
     for problem in summary.problems:
         console.print(Text(f"Control totals do not reconcile: {problem}", style="red"))
 
@@ -255,12 +252,12 @@ def print_statement(statement: Any, console: Console | None = None) -> None:
                  "delivered", "in doubt", "wallet before", "wallet after"):
         table.add_column(name, justify="left" if name == "currency" else "right")
     for currency, t in statement.totals.items():
-        table.add_row(currency, str(t.payouts), shown_amount(t.debited, currency),
-                      shown_amount(t.refunded, currency), shown_amount(t.net_debit, currency),
-                      shown_amount(t.fees, currency),
-                      ", ".join(shown_amount(v, k) for k, v in sorted(t.delivered.items())),
-                      str(t.in_doubt), shown_amount(t.wallet_before, currency),
-                      shown_amount(t.wallet_after, currency))
+        table.add_row(currency, str(t.payouts), f"{t.debited:,}", f"{t.refunded:,}",
+                      f"{t.net_debit:,}", f"{t.fees:,}",
+                      ", ".join(f"{v:,} {k}" for k, v in sorted(t.delivered.items())),
+                      str(t.in_doubt),
+                      "" if t.wallet_before is None else f"{t.wallet_before:,}",
+                      "" if t.wallet_after is None else f"{t.wallet_after:,}")
     if table.row_count:
         console.print(table)
     console.print(f"Journal chain head {statement.chain_head} ({statement.events} events)")

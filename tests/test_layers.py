@@ -29,7 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "clock.py": {"errors.py"},  # every time made, stored, read and shown, in one place
     "days.py": {"errors.py", "clock.py"},  # where a day begins, in one place
     "serving.py": {"errors.py"},
-    "display.py": {"statuses.py", "money.py"},
+    "display.py": {"statuses.py"},
     # the pacing rules are parsed where the settings are read
     "config.py": {"errors.py", "files.py", "settings_rules.py", "provider", "days.py",
                   "mail_settings.py"},

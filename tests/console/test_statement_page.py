@@ -108,8 +108,8 @@ def test_the_page_shows_the_commands_totals_and_its_workbook(
     assert ngn["in doubt"] == "0"
     printed = " ".join(made.stderr.split())
     assert "25 payout_ref(s), 0 refund(s)" in printed and "25 payout_ref(s)" in page.text
-    for column in ("debited", "net debit", "fees"):
-        assert ngn[column] in printed, column
+    for column in ("debited", "net debit", "fees"):  # the page names the currency per figure
+        assert ngn[column].endswith(" NGN") and ngn[column][:-4] in printed, column
     # and the service: 25 payouts, the recipients' money the page says
     payouts = sandbox_payouts(desk.sandbox.url)
     assert len(payouts) == 25
