@@ -139,3 +139,14 @@ def test_a_month_in_shanghai_times_amounts_and_rates(desk_factory: Any) -> None:
     mia = desk.app.state.console.accounts.get("mia")
     assert mia is not None and STORED.fullmatch(mia.created_at)
     assert in_shanghai(mia.created_at) in users
+
+
+def test_records_written_before_the_one_clock_are_shown_in_the_zone(desk_factory: Any) -> None:
+    """A batch recorded with `+00:00` times (as the console wrote them before) reads back
+    as the same moments, shown in the zone."""
+    desk: Desk = desk_factory(time_zone=ZONE)
+    maker = desk.client("mia")
+    batch = batch_id(maker.upload("november-payouts.xlsx"))
+    desk.app.state.console.batches.update(batch, uploaded_at="2026-11-27T07:13:00+00:00")
+    assert "2026-11-27 15:13 Asia/Shanghai" in maker.http.get("/").text
+    assert "2026-11-27 15:13 Asia/Shanghai" in maker.http.get(f"/batches/{batch}").text
