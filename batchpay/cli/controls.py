@@ -354,7 +354,7 @@ def approve(plan_path: Path, key: Path | None, short_code: str | None, yes: bool
 
     settings = settings_for()
     checked = review(plan_path, settings)
-    for line in summary_lines(checked):
+    for line in summary_lines(checked, zone_name=settings.time_zone):
         click.echo(line, err=True)
     if yes and not short_code:
         fail("--yes needs --short-code CODE: the code is what ties your approval to this plan.")

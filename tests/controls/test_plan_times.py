@@ -26,7 +26,7 @@ from batchpay.display import RichReporter
 from batchpay.engine.make_plan import PlanFiles, make_plan
 from batchpay.engine.runner import RunOptions
 from batchpay.sheet.results import PLAN_SHEET
-from tests.support.e2e import sandbox_payouts
+from tests.support.e2e import batchpay, sandbox_payouts
 from tests.support.sheets import rows, write_sheet
 
 ZONE = "Asia/Shanghai"
@@ -82,3 +82,28 @@ def test_the_plan_its_summary_and_its_workbook_in_shanghai(cli_sandbox: Any,
     assert lines["rate NGN"] == rate[0]
     assert any(shown in str(v) for v in
                (r[1] for r in book[PLAN_SHEET].iter_rows(values_only=True)))
+
+
+def test_plan_and_approve_print_the_expiry_in_the_zone_and_the_rate(
+        cli_sandbox: Any, tmp_path: Path) -> None:
+    from tests.controls.test_approval import CHECKER, MAKER, approvers, maya, new_key
+
+    service = cli_sandbox(settle_seconds=0.05)
+    checker_key, checker_line = new_key(tmp_path, "Li Wei")
+    approvers(tmp_path, checker_line, extra=f'time_zone = "{ZONE}"\n')
+    sheet = write_sheet(tmp_path / "nov.xlsx", rows(3))
+    made = batchpay("plan", str(sheet), "--key", str(maya(tmp_path)), env=MAKER)
+    assert made.exit_code == 0, made
+    document = json.loads((tmp_path / "nov.plan.json").read_bytes())
+    expires = datetime.strptime(document["expires_at"], "%Y-%m-%dT%H:%M:%SZ").replace(
+        tzinfo=UTC).astimezone(ZoneInfo(ZONE))
+    shown = f"expires {expires:%Y-%m-%d %H:%M:%S} {ZONE}"
+    assert shown in made.stdout, made.stdout
+    assert re.search(r"^Rate NGN: [\d,.]+( – [\d,.]+)? NGN per CNY", made.stdout, re.M)
+    code = re.search(r"short code (\S+);", made.stdout)
+    assert code
+    approved = batchpay("approve", str(tmp_path / "nov.plan.json"), "--key", str(checker_key),
+                        "--short-code", code.group(1), "--yes", env=CHECKER)
+    assert approved.exit_code == 0, approved
+    assert shown in " ".join(approved.stderr.split())
+    assert sandbox_payouts(service.url) == []
