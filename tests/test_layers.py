@@ -13,11 +13,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "batchpay"
 
 # Every part of the package (a room: a folder, or a module at the top level) and the parts
 # it may import, at any depth, even inside a function. Anything of batchpay's not listed is a
-# crossing. Read bottom-up: statuses, money, errors, files and days serve everyone; the journal,
+# crossing. Read bottom-up: statuses, money, errors, files, the clock and days serve everyone; the journal,
 # the sheet and the provider know nothing of each other; the controls read the journal and
 # the sheet; the engine drives all three through an opened service; the commands (cli,
 # console) and the infrastructure they open (connect, serving, webhooks, sandbox) sit on top.
-BASE = {"statuses.py", "money.py", "errors.py", "files.py", "days.py"}
+BASE = {"statuses.py", "money.py", "errors.py", "files.py", "days.py", "clock.py"}
 ALLOWED: dict[str, set[str]] = {
     "statuses.py": set(),
     "tls.py": set(),
@@ -26,7 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "service.py": set(),
     "errors.py": {"statuses.py"},  # below everything: signals of one part live in that part
     "files.py": {"errors.py"},
-    "days.py": {"errors.py"},  # where a day begins, in one place
+    "clock.py": {"errors.py"},  # every time made, stored, read and shown, in one place
+    "days.py": {"errors.py", "clock.py"},  # where a day begins, in one place
     "serving.py": {"errors.py"},
     "display.py": {"statuses.py"},
     # the pacing rules are parsed where the settings are read

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from batchpay import clock
 from batchpay.cli.base import (
     cli,
     debug_option,
@@ -51,18 +52,19 @@ def payees(ctx: click.Context, journal: str | None, as_json: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     with open_journal(journal) as j:
-        lines = register_lines(Register.load(j))
+        lines = register_lines(Register.load(j), settings_for().time_zone)
     if as_json:
         click.echo(json.dumps(lines, ensure_ascii=False, indent=2))
         return
     from batchpay.display import print_table, stderr_console
+    from batchpay.money import shown_amount
 
     print_table(("payee", "name", "account", "bank", "last paid", "payouts", "paid",
                  "delivered", "confirmed"),
                 ([line["payee"], line["name"], line["account"], line["bank"],
                   f"{line['last_paid']} {line['last_status']}", str(line["payouts"]),
-                  ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()),
-                  ", ".join(f"{Decimal(v):,} {c}" for c, v in line["delivered"].items()),
+                  ", ".join(shown_amount(Decimal(v), c) for c, v in line["paid"].items()),
+                  ", ".join(shown_amount(Decimal(v), c) for c, v in line["delivered"].items()),
                   "yes" if line["confirmed"] else ""] for line in lines))
     if not lines:
         stderr_console().print("No payees yet: a payee is registered by its first payout.")
@@ -95,8 +97,10 @@ def payees_show(ctx: click.Context, payee: str, journal: str | None) -> None:
         paid = money_text(line) or "nothing"
         click.echo(f"Paid {line['payouts']} time(s) to {line['name']}, {line['account']}, "
                    f"{line['bank']}: {paid}; last {line['last_paid']} {line['last_status']}")
+    zone_name = settings_for().time_zone
     for c in found["confirmations"]:
-        click.echo(f"Confirmed {str(c.get('at'))[:16]} by {c.get('by')} ({c.get('method')}): "
+        click.echo(f"Confirmed {clock.show(str(c.get('at')), zone_name)} by {c.get('by')} "
+                   f"({c.get('method')}): "
                    f"account ending {str(c['details']['account_number'])[-4:]}"
                    + (f"; {c['note']}" if c.get("note") else ""))
 
@@ -312,8 +316,11 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
         click.echo(f"Plan: {shown_path(files.plan)} ({made.rows} row(s)), signed by "
                    f"{', '.join(maker.principals)} ({maker.fingerprint}); for a person: "
                    f"{shown_path(files.workbook)}")
+        for currency, shown in made.rates.items():
+            if shown:
+                click.echo(f"Rate {currency}: {'; '.join(shown)} (as quoted for this plan)")
         click.echo(f"Plan id {made.identifier}, short code {made.short_code}; expires "
-                   f"{made.document['expires_at']}")
+                   f"{clock.show(made.document['expires_at'], settings.time_zone, seconds=True)}")
         click.echo(f"Next: an approver runs `batchpay approve {shown_path(files.plan)}`.")
     sys.exit(outcome.exit_code)
 
@@ -347,7 +354,7 @@ def approve(plan_path: Path, key: Path | None, short_code: str | None, yes: bool
 
     settings = settings_for()
     checked = review(plan_path, settings)
-    for line in summary_lines(checked):
+    for line in summary_lines(checked, zone_name=settings.time_zone):
         click.echo(line, err=True)
     if yes and not short_code:
         fail("--yes needs --short-code CODE: the code is what ties your approval to this plan.")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from batchpay import clock
 from batchpay.cli.base import (
     JOURNAL_HELP,
     F,
@@ -151,7 +152,8 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
     if out is not None:
         check_output(out, overwrite=overwrite, inputs=(sheet,))
     else:  # the results go beside the sheet: that folder must take them, known before paying
-        from batchpay.engine.runner import default_results_path, new_run_id
+        from batchpay.clock import new_run_id
+        from batchpay.engine.runner import default_results_path
 
         writable_path(click.get_current_context(), None,  # type: ignore[arg-type]
                       sheet.absolute().with_name("results.xlsx"))
@@ -260,18 +262,19 @@ def runs(journal: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
         return
-    lines = [[r["run_id"], r["kind"], r["started_at"][:16].replace("T", " "), r["sheet"],
+    zone_name = settings_for().time_zone
+    lines = [[r["run_id"], r["kind"], clock.show(r["started_at"], zone_name), r["sheet"],
               r["outcome"] or "(unfinished)", str(r["sent"]),
               ", ".join(f"{k} {v}" for k, v in sorted(r["counts"].items()))]
              for r in records]
     console = stdout_console()
     if console.width < 120:  # a table would fold every cell: one run per paragraph instead
         for run_id, kind, started, sheet, outcome, sent, counts in lines:
-            console.print(f"{run_id}  {kind}  {started} UTC\n  {sheet}: {outcome}, sent {sent}"
+            console.print(f"{run_id}  {kind}  {started}\n  {sheet}: {outcome}, sent {sent}"
                           f"\n  {counts or 'no rows'}", soft_wrap=False, markup=False)
     else:
-        print_table(("run id", "kind", "started (UTC)", "sheet", "outcome", "sent",
-                     "rows now"), lines, keep_whole=("run id", "kind", "started (UTC)"))
+        print_table(("run id", "kind", "started", "sheet", "outcome", "sent",
+                     "rows now"), lines, keep_whole=("run id", "kind", "started"))
     if not records:
         stderr_console().print("No runs yet.")
 

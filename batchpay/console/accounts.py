@@ -167,7 +167,7 @@ class Accounts:
     def add(self, name: str, roles: tuple[str, ...], password: str | None, *,
             replace: bool = False) -> User:
         """A new user (or, with `replace`, new roles and password for one); makes its key."""
-        from batchpay.journal.records import utcnow
+        from batchpay.clock import stamp
 
         if name == OWNER:
             raise UsageError(f"{OWNER} is the console's administrator (users and settings), "
@@ -189,7 +189,7 @@ class Accounts:
             earlier = users[name].get("created_at") if name in users else None
             users[name] = StoredUser(roles=sorted(set(roles), key=ROLES.index),
                                      password=hash_password(password) if password else "",
-                                     created_at=earlier or utcnow(),
+                                     created_at=earlier or stamp(),
                                      generation=new_generation())
             self._save(users)
         self.signing_key(name)
@@ -201,7 +201,7 @@ class Accounts:
         """The owner account as `batchpay serve` keeps it: the owner role only, no password
         (signs in by the link serve gives). An owner made by an earlier batchpay with every
         role is reduced to that, its sessions ended."""
-        from batchpay.journal.records import utcnow
+        from batchpay.clock import stamp
 
         with self._lock:
             users = self._load()
@@ -210,7 +210,7 @@ class Accounts:
                     "password"):
                 made = found.get("created_at", "") if found is not None else ""
                 users[OWNER] = StoredUser(roles=[OWNER], password="",
-                                          created_at=made or utcnow(),
+                                          created_at=made or stamp(),
                                           generation=new_generation())
                 self._save(users)
         user = self.get(OWNER)

@@ -55,6 +55,7 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from batchpay import clock
 from batchpay.config import Settings, own_setting
 from batchpay.console import books, notices, payment, work
 from batchpay.console import statement as audit
@@ -66,6 +67,7 @@ from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
 from batchpay.console.state import open_state, unreachable
 from batchpay.console.wording import for_page
 from batchpay.errors import BatchpayError, JournalError
+from batchpay.money import shown_amount
 from batchpay.notify import EVERY as NOTIFY_EVERY
 from batchpay.notify import NoticeWorker
 
@@ -115,6 +117,9 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
     templates = Environment(loader=FileSystemLoader(HERE / "templates"),
                             autoescape=select_autoescape(default=True, default_for_string=True))
     templates.filters["page_words"] = for_page
+    templates.filters["when"] = lambda at, seconds=False: clock.show(at, settings.time_zone,
+                                                                    seconds=seconds)
+    templates.filters["amount"] = shown_amount
     state = open_state(settings)  # beside the journal file, or in its database
     console = Console(settings, state.accounts, state.sessions, state.batches,
                       templates, limit,

@@ -25,15 +25,14 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import socket
 import threading
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
+from batchpay.clock import new_batch_id, stamp
 from batchpay.controls.payees import PayeeChange
 from batchpay.engine.make_plan import PlanFiles
 from batchpay.errors import UsageError
@@ -244,15 +243,14 @@ class Batches:
 
     def create(self, filename: str, data: bytes, maker: str) -> Batch:
         name = safe_name(filename)
-        now = datetime.now(UTC)
-        batch_id = now.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+        batch_id = new_batch_id()
         folder = private_dir(self.folder / batch_id)
         fd = os.open(folder / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         meta = BatchMeta(id=batch_id, file=name, uploaded_name=filename[:200],
                          sha256=hashlib.sha256(data).hexdigest(), size=len(data), maker=maker,
-                         uploaded_at=now.isoformat(timespec="seconds"), stage="uploaded",
+                         uploaded_at=stamp(), stage="uploaded",
                          approvals=[])
         batch = Batch(folder, meta)
         self.save(batch)
@@ -328,7 +326,7 @@ class Batches:
                 raise BatchRefused(
                     "This batch is already being paid or was paid: a batch is paid once.",
                     hint="Its progress and results are on its page.") from None
-            now = datetime.now(UTC).isoformat(timespec="seconds")
+            now = stamp()
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(f"{user} {now}\n")
             batch.meta.update({"stage": "paying", "paid_by": user, "paid_at": now,
@@ -359,7 +357,7 @@ class Batches:
             if batch.stage != "paying" or batch.meta.get("pay_process") != seen:
                 raise BatchRefused("This payment goes on already, or has ended: its page "
                                    "shows it.")
-            now = datetime.now(UTC).isoformat(timespec="seconds")
+            now = stamp()
             batch.meta.update({"pay_process": this_process(), "error": "", "hint": "",
                                "resumed": [*batch.meta.get("resumed", []), f"{user} {now}"]})
             self.save(batch)
@@ -374,7 +372,7 @@ class Batches:
             if batch.stage not in DISCARDABLE or batch.claim.exists():
                 raise BatchRefused(f"This batch is {batch.stage}: only a batch not yet paid "
                                    "is discarded.")
-            now = datetime.now(UTC).isoformat(timespec="seconds")
+            now = stamp()
             batch.meta.update({"stage": "discarded",
                                "discarded": Rejection(by=user, reason="", at=now)})
             self.save(batch)

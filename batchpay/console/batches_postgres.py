@@ -18,11 +18,13 @@ import hashlib
 import json
 import os
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import psycopg
 
+from batchpay.clock import now as clock_now
+from batchpay.clock import parse, stamp
 from batchpay.console.batches import (
     _ID,
     DISCARDABLE,
@@ -215,7 +217,7 @@ class TeamBatches(Batches):
             batch = self._existing(batch_id)
             if batch.stage == "discarded":
                 raise BatchRefused("This batch was discarded: it is never paid.")
-            now = datetime.now(UTC).isoformat(timespec="seconds")
+            now = stamp()
             taken = conn.execute("INSERT INTO console_pay_claims VALUES (%s, %s, %s) "
                                  "ON CONFLICT DO NOTHING", (batch_id, user, now)).rowcount
             if taken != 1:
@@ -245,7 +247,7 @@ class TeamBatches(Batches):
             if batch.stage not in DISCARDABLE or claimed is not None:
                 raise BatchRefused(f"This batch is {batch.stage}: only a batch not yet paid "
                                    "is discarded.")
-            now = datetime.now(UTC).isoformat(timespec="seconds")
+            now = stamp()
             batch.meta.update({"stage": "discarded",
                                "discarded": Rejection(by=user, reason="", at=now)})
             self.save(batch)
@@ -264,5 +266,5 @@ def claimed_lately(batch: Batch, now: datetime | None = None) -> bool:
     run may still be starting on its host (the sheet read, the service opened)."""
     stamps = [str(batch.meta.get("paid_at") or "")]
     stamps += [entry.rsplit(" ", 1)[-1] for entry in batch.meta.get("resumed", [])]
-    latest = max((datetime.fromisoformat(s) for s in stamps if s), default=None)
-    return latest is not None and (now or datetime.now(UTC)) - latest < CLAIM_GRACE
+    latest = max((parse(s) for s in stamps if s), default=None)
+    return latest is not None and (now or clock_now()) - latest < CLAIM_GRACE

@@ -16,11 +16,11 @@ import tempfile
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
+from batchpay import clock
 from batchpay.config import DatabaseURL, Settings
 from batchpay.connect import open_service
 from batchpay.console import signing
@@ -456,7 +456,7 @@ def refresh(settings: Settings, batches: Batches, batch: Batch) -> Batch:
     if run_id is None or batch.stage != "paid":
         raise BatchRefused("Only a batch whose payment ended is refreshed.")
     sync_run(settings, run_id, batch.synced, lambda: open_service(settings))
-    return batches.update(batch.id, synced_at=datetime.now(UTC).isoformat(timespec="seconds"))
+    return batches.update(batch.id, synced_at=clock.stamp())
 
 
 def write_unpaid(settings: Settings, batch: Batch) -> Path | None:

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
-from batchpay import sshsig
+from batchpay import clock, sshsig
 from batchpay.config import Settings
 from batchpay.console.accounts import OWNER, Accounts
 from batchpay.console.batches import Batch, BatchRefused, Review
@@ -61,7 +60,7 @@ def make_review(settings: Settings, options: RunOptions, reporter: Reporter, con
                   expires_at=str(document.get("expires_at", "")),
                   payee_changes=list(made.dry_run.payee_changes),
                   released=dict(made.dry_run.released),
-                  at=datetime.now(UTC).isoformat(timespec="seconds"))
+                  at=clock.stamp())
 
 
 def approve(batch: Batch, accounts: Accounts, approver: str, settings: Settings,
@@ -101,7 +100,7 @@ def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
         raise BatchRefused(f"This is not a signature of this batch's plan: {exc}.") from exc
     print_ = sshsig.fingerprint(key)
     names, refusals = sshsig.principals_of(approval.signers_of(release), key,
-                                           plan_file.NAMESPACE, datetime.now(UTC))
+                                           plan_file.NAMESPACE, clock.now())
     if print_ == checked.document["maker"]["key"] or set(names) & set(checked.maker):
         raise BatchRefused("This is the maker's own key: a batch is approved by someone else.")
     if approver not in names:
@@ -152,12 +151,13 @@ def approved_plan(batch: Batch, settings: Settings) -> plan_file.CheckedPlan:
     return checked
 
 
-def plan_summary(batch: Batch) -> list[str]:
+def plan_summary(batch: Batch, zone_name: str) -> list[str]:
     """The approver's reading of the plan, as `batchpay approve` prints it: the figures
     recomputed from its rows (its maker's signature is checked when it is approved)."""
     if not batch.plan_files.plan.is_file():
         return []
     try:
-        return approval.summary_lines(plan_file.read_plan(batch.plan_files.plan), largest=10)
+        return approval.summary_lines(plan_file.read_plan(batch.plan_files.plan), largest=10,
+                                      zone_name=zone_name)
     except plan_checks.PlanRefused as exc:  # made by an earlier batchpay: the page still shows
         return [f"{exc.message} Review the batch again to make a new plan."]

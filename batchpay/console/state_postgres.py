@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
+from batchpay.clock import stamp
 from batchpay.console.accounts import Accounts, StoredUser
 from batchpay.console.sessions import IDLE_SECONDS, LINK_SECONDS, Session, Sessions, new_secret
 from batchpay.errors import JournalError
@@ -197,7 +198,6 @@ class ConsoleDatabase:
         with self._migrate_lock:
             if self._ready:
                 return
-            from batchpay.journal.records import utcnow
             from batchpay.journal.store import Journal
 
             Journal(self.url).close()
@@ -217,7 +217,7 @@ class ConsoleDatabase:
                         hint="Upgrade batchpay on this host to serve them.")
                 if version < CONSOLE_SCHEMA_VERSION:
                     conn.execute("INSERT INTO console_schema_version VALUES (%s, %s)",
-                                 (CONSOLE_SCHEMA_VERSION, utcnow()))
+                                 (CONSOLE_SCHEMA_VERSION, stamp()))
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
                 raise self._failed(exc) from None

@@ -21,10 +21,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypedDict
 
+from batchpay import clock
 from batchpay.config import Settings
 from batchpay.console.accounts import OWNER
 from batchpay.console.batches import Batch
-from batchpay.days import FALLBACK_ZONE, moment, parse_day, zone
+from batchpay.days import FALLBACK_ZONE, parse_day
 from batchpay.engine.statement import (
     CurrencyTotal,
     Statement,
@@ -35,6 +36,7 @@ from batchpay.engine.statement import (
 from batchpay.engine.statement_book import write_statement
 from batchpay.errors import UsageError
 from batchpay.journal.store import Journal
+from batchpay.money import shown_amount
 
 STATEMENT_READERS = ("auditor", "approver", OWNER)
 # what a spreadsheet reads as a formula (or, after a tab or a line break, may): such text is
@@ -72,7 +74,7 @@ class Span:
             return True
         if not at:
             return False
-        day = moment(at).astimezone(zone(self.zone_name)).date()
+        day = clock.day(at, self.zone_name)
         return (self.start is None or day >= self.start) and (self.end is None or day <= self.end)
 
 
@@ -116,10 +118,12 @@ def statement(settings: Settings, period: Span) -> Statement | None:
 
 
 def total_lines(made: Statement) -> list[TotalLine]:
-    return [TotalLine(currency=c, payouts=str(t.payouts), debited=f"{t.debited:,}",
-                      refunded=f"{t.refunded:,}", net_debit=f"{t.net_debit:,}",
-                      fees=f"{t.fees:,}", delivered=_delivered(t), in_doubt=str(t.in_doubt),
-                      wallet_before=_maybe(t.wallet_before), wallet_after=_maybe(t.wallet_after))
+    return [TotalLine(currency=c, payouts=str(t.payouts), debited=shown_amount(t.debited, c),
+                      refunded=shown_amount(t.refunded, c),
+                      net_debit=shown_amount(t.net_debit, c), fees=shown_amount(t.fees, c),
+                      delivered=_delivered(t), in_doubt=str(t.in_doubt),
+                      wallet_before=shown_amount(t.wallet_before, c),
+                      wallet_after=shown_amount(t.wallet_after, c))
             for c, t in made.totals.items()]
 
 
@@ -140,11 +144,7 @@ def statement_workbook(settings: Settings, period: Span) -> tuple[Path, Path]:
 
 
 def _delivered(total: CurrencyTotal) -> str:
-    return ", ".join(f"{v:,} {k}" for k, v in sorted(total.delivered.items()))
-
-
-def _maybe(value: Decimal | None) -> str:
-    return "" if value is None else f"{value:,}"
+    return ", ".join(shown_amount(v, k) for k, v in sorted(total.delivered.items()))
 
 
 # --------------------------------------------------------------------------- history

@@ -24,10 +24,10 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from batchpay import clock
 from batchpay.config import Settings
 from batchpay.connect import open_service
 from batchpay.console import notices, signing
@@ -48,7 +48,9 @@ from batchpay.engine.render import RunLine, find_run, result_rows, run_list
 from batchpay.engine.runner import RunOptions
 from batchpay.errors import BatchpayError
 from batchpay.journal.store import Journal
+from batchpay.money import shown_amount
 from batchpay.sheet.outcomes import summarize
+from batchpay.sheet.rates import rates_of
 from batchpay.statuses import Status
 
 if TYPE_CHECKING:
@@ -307,16 +309,13 @@ def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
         quoted = totals.by_status.get(Status.NOT_SENT)
         if quoted is None or not currency:
             continue
-        rates = sorted({r.rate for r in rows if r.source_currency == currency
-                        and r.rate is not None})
-        shown_rates = (f"{rates[0]}" if len(rates) == 1 else
-                       f"{rates[0]} – {rates[-1]}" if rates else "")
         lines.append(CurrencyLine(
             currency, quoted.rows, quoted.amount, quoted.fee, quoted.total_debit,
-            ", ".join(f"{v:,} {c}" for c, v in sorted(quoted.target.items())), shown_rates,
-            _grouped(data.get("currencies", {}).get(currency, {}).get("ceiling", ""))))
-    at = datetime.fromisoformat(started.replace("Z", "+00:00"))
-    age = int((datetime.now(UTC) - at).total_seconds() // 60)
+            ", ".join(shown_amount(v, c) for c, v in sorted(quoted.target.items())),
+            "; ".join(rates_of(rows, currency)),
+            shown_amount(data.get("currencies", {}).get(currency, {}).get("ceiling", ""),
+                         currency)))
+    age = int((clock.now() - clock.parse(started)).total_seconds() // 60)
     # a repeat of a recent payment, or one the service holds and the journal does not, is
     # the maker's to release (`plan --allow-repeat`); a held payee is confirmed instead
     held = [HeldRow(row=r.row, error=r.error, ref=(ref := input_ref(list(r.inputs), columns)),
@@ -324,14 +323,11 @@ def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
             for r in rows if r.status == Status.HELD]
     failed = [OtherRow(row=r.row, status=r.status, error=r.error) for r in rows
               if r.status not in (Status.NOT_SENT, Status.HELD)]
-    return ReviewView(lines=lines, quoted_at=started[:19].replace("T", " "), age_minutes=age,
+    return ReviewView(lines=lines, quoted_at=started, age_minutes=age,
                       sandbox=sandbox, held=held, other=failed,
-                      summary=signing.plan_summary(batch), actors=signing.actions_of(batch),
+                      summary=signing.plan_summary(batch, settings.time_zone),
+                      actors=signing.actions_of(batch),
                       **data)
-
-
-def _grouped(text: str) -> str:
-    return f"{Decimal(text):,}" if text else ""
 
 
 @dataclass(frozen=True)
@@ -409,7 +405,7 @@ def _require_approvable(batch: Batch, user: str) -> None:
 
 def _approved(batches: Batches, batch: Batch, user: str, fingerprint: str, how: str) -> Batch:
     approvals = [*batch.meta.get("approvals", []), Approval(
-        by=user, key=fingerprint, how=how, at=datetime.now(UTC).isoformat(timespec="seconds"))]
+        by=user, key=fingerprint, how=how, at=clock.stamp())]
     return batches.update(batch.id, stage="approved", approvals=approvals)
 
 
@@ -423,7 +419,7 @@ def reject(batches: Batches, batch: Batch, user: str, reason: str, shown_plan: s
         raise NotYours("You made this batch: an approver rejects it.")
     require_shown(batch, Shown(shown_plan))
     return batches.update(batch.id, stage="rejected", rejected=Rejection(
-        by=user, reason=reason.strip()[:500], at=datetime.now(UTC).isoformat(timespec="seconds")))
+        by=user, reason=reason.strip()[:500], at=clock.stamp()))
 
 
 # --------------------------------------------------------------------------- reading
@@ -497,8 +493,9 @@ def payees(settings: Settings) -> Payees:
                 held.append(HeldPayee(
                     payee=name, account=masked(details["account_number"]),
                     bank=details.get("bank_name", ""), name=details.get("recipient_name", ""),
-                    confirmed=[f"{c.get('by', '?')} {str(c.get('at', ''))[:16]}"
-                               .replace("T", " ") for c in confirmations
+                    confirmed=[f"{c.get('by', '?')} "
+                               f"{clock.show(str(c.get('at', '')), settings.time_zone)}"
+                               for c in confirmations
                                if c.get("payee") == name and c.get("details") == details]))
     return Payees(lines=lines, held=held, by_other=by_other)
 

@@ -21,6 +21,7 @@ from decimal import Decimal
 from functools import cached_property
 from typing import TypedDict, cast
 
+from batchpay.clock import FALLBACK_ZONE, day
 from batchpay.controls.lookalikes import LookAlikes
 from batchpay.controls.payee_keys import (
     BANK_FIELDS,
@@ -33,7 +34,7 @@ from batchpay.controls.payee_keys import (
 )
 from batchpay.journal.records import stored_status
 from batchpay.journal.store import Journal
-from batchpay.money import in_minor_units, masked, plain_account
+from batchpay.money import in_minor_units, masked, plain_account, shown_amount
 from batchpay.statuses import FAILED_AT_BANK, REQUESTED, LedgerStatus
 
 CONFIRMED = "payee.confirmed"  # the kind of a confirmation's event
@@ -254,14 +255,15 @@ def paid_totals(payouts: Iterable[Paid]) -> PaidTotals:
 
 def money_text(totals: PaidTotals) -> str:
     """`12,000.00 NGN (52.17 CNY delivered)`."""
-    paid = ", ".join(f"{Decimal(v):,} {c}" for c, v in totals["paid"].items())
-    got = ", ".join(f"{Decimal(v):,} {c}" for c, v in totals["delivered"].items())
+    paid = ", ".join(shown_amount(Decimal(v), c) for c, v in totals["paid"].items())
+    got = ", ".join(shown_amount(Decimal(v), c) for c, v in totals["delivered"].items())
     return f"{paid} ({got} delivered)" if paid and got else paid or (
         f"{got} delivered" if got else "")
 
 
-def register_lines(register: Register) -> list[RegisterLine]:
-    """`batchpay payees`: one line per payee and set of bank details it was paid on."""
+def register_lines(register: Register, zone_name: str = FALLBACK_ZONE) -> list[RegisterLine]:
+    """`batchpay payees`: one line per payee and set of bank details it was paid on, its
+    last payout's day counted in `zone_name` (the `time_zone` setting)."""
     lines: list[RegisterLine] = []
     for payee in sorted(register.payees, key=lambda p: p.name):
         sets: dict[str, list[Paid]] = defaultdict(list)
@@ -272,7 +274,7 @@ def register_lines(register: Register) -> list[RegisterLine]:
             lines.append({
                 "payee": payee.name, "name": last.shown["recipient_name"],
                 "account": masked(last.details["account_number"]),
-                "bank": last.shown["bank_name"], "last_paid": last.at[:10],
+                "bank": last.shown["bank_name"], "last_paid": day(last.at, zone_name).isoformat(),
                 "last_status": last.status, "payouts": len(group),
                 **paid_totals(group),
                 "confirmed": any(c.get("details") == last.details for c in payee.confirmed)})

@@ -21,12 +21,12 @@ import platform
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from batchpay import sshsig
+from batchpay import clock, sshsig
 from batchpay.config import Settings
 from batchpay.controls.payees import PayeeChange, PayeeChangeShown, without_details
 from batchpay.controls.plan_checks import (
@@ -127,16 +127,16 @@ def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run
     input is one, paid as `rerun` would (a FAILED row goes again); `held`: the rows the
     checks held out of the plan; `released`: the repeats the maker released (payout_ref →
     the earlier payout_refs)."""
-    now = datetime.now(UTC).replace(microsecond=0)
+    now = clock.now().replace(microsecond=0)
     planned: list[PlannedRow] = [
         {"row": r.row, "payout_ref": r.payout_ref, "source_currency": r.source_currency,
          "values": r.values, "amount": r.amount, "total_debit": r.total_debit} for r in rows]
     refs = {r["payout_ref"] for r in planned}
     changes = [without_details(c) for c in payee_changes]
     return {
-        "version": PLAN_VERSION, "created_at": now.isoformat().replace("+00:00", "Z"),
-        "expires_at": (now + timedelta(seconds=max(1, math.ceil(hours * 3600)))
-                       ).isoformat().replace("+00:00", "Z"),
+        "version": PLAN_VERSION, "created_at": clock.stamp_seconds(now),
+        "expires_at": clock.stamp_seconds(
+            now + timedelta(seconds=max(1, math.ceil(hours * 3600)))),
         "maker": {"user": maker.user or operator(), "host": platform.node(), "key": maker.fingerprint,
                   "principals": maker.principals},
         "service": {"base_url": settings.base_url or "embedded",

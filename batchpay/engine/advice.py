@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 import stamina
 
+from batchpay import clock
 from batchpay.config import Settings
 from batchpay.controls.payee_keys import PayeeValues, keys_of
 from batchpay.engine.advice_pdf import (
@@ -227,7 +228,8 @@ def advice_document(journal: Journal, run: RunRecord, rec: AdviceRecord,
             reference_number=entry.reference_number))
     return AdviceDocument(payer=mail.payer or mail.sender,
                           payee_name=" / ".join(dict.fromkeys(names)),
-                          paid_on=run.started_at[:10], run_id=run.id, lines=tuple(lines))
+                          paid_on=clock.day(run.started_at, clock.FALLBACK_ZONE).isoformat(),
+                          run_id=run.id, lines=tuple(lines))
 
 
 def advice_message(doc: AdviceDocument, rec: AdviceRecord, mail: Mail,

@@ -22,10 +22,11 @@ import os
 import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from batchpay import clock
 from batchpay.config import Settings
 from batchpay.errors import BatchpayError
 from batchpay.files import private_dir, write_private
@@ -92,7 +93,7 @@ async def check_bank_names(validation: Validation, pairs: Sequence[Pair | None],
     service identity, so that two services never share a cached list).
     """
     fetcher = fetcher_for(fetch) if isinstance(fetch, BankSource) else fetch
-    cache = _Cache(cache_dir, service, today or datetime.now(UTC).date())
+    cache = _Cache(cache_dir, service, today or clock.now().date())
     result = BankCheck()
     lists: dict[Pair, list[str] | None] = {}
     reachable = True
@@ -156,7 +157,7 @@ def check_sheet_bank_names(validation: Validation, settings: Settings, connect: 
         return []
     identity = EMBEDDED if settings.embedded else str(settings.base_url).rstrip("/")
     cache_dir = settings.local_folder
-    cache = _Cache(cache_dir, identity, datetime.now(UTC).date())
+    cache = _Cache(cache_dir, identity, clock.now().date())
     if all(cache.get(pair) is not None for pair in wanted):  # no service needed today
 
         async def cached_only() -> list[str]:

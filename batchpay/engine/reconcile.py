@@ -30,8 +30,9 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from batchpay.clock import restamp, show, stamp
 from batchpay.config import Settings
-from batchpay.days import Period, moment, utc_text
+from batchpay.days import Period
 from batchpay.engine.books import FEE, PAYOUT, REFUND, close_period
 from batchpay.engine.payout_list import EVERY_STATE, read_list
 from batchpay.engine.statement import Statement, build_statement
@@ -125,12 +126,16 @@ class Reconciliation:
     def exit_code(self) -> int:
         return 0 if self.complete and not (self.differ or self.outside or self.missing) else 1
 
+    def shown(self, at: str) -> str:
+        """A wallet or journal time in the period's zone."""
+        return show(at, self.period.zone_name, seconds=True)
+
     def summary_lines(self) -> list[str]:
         said = [f"Reconciliation {self.period.label}, wallet from {self.source}: "
                 f"{len(self.matched)} matched, {len(self.outside)} in the wallet only "
                 f"(moved outside batchpay), {len(self.missing)} in the journal only, "
                 f"{len(self.differ)} with amounts that differ."]
-        said += [f"  Outside batchpay: {x.kind} {x.amount:,} {x.currency} on {x.at[:19]} "
+        said += [f"  Outside batchpay: {x.kind} {x.amount:,} {x.currency} on {self.shown(x.at)} "
                  f"reference {x.reference or '(none)'} payout {x.payout_id or '(none)'}"
                  + (f": {x.description}" if x.description else "") for x in self.outside]
         said += [f"  Not in the wallet: {x.kind} {x.amount:,} {x.currency} of {x.payout_ref} "
@@ -235,7 +240,7 @@ def explain_gaps(statement: Statement, done: Reconciliation) -> list[Gap]:
     read_to = max(r.finished_at or r.started_at for r in statement.runs)
 
     def between(at: str) -> bool:
-        return read_from <= utc_text(moment(at)) <= read_to
+        return read_from <= restamp(at) <= read_to
 
     gaps = []
     for currency, total in statement.totals.items():
@@ -244,7 +249,7 @@ def explain_gaps(statement: Statement, done: Reconciliation) -> list[Gap]:
         gap = Gap(currency, total.wallet_movement, total.net_debit)
         for x in done.outside:
             if x.currency == currency and between(x.at):
-                gap.lines.append(GapLine(f"moved outside batchpay: {x.kind} on {x.at[:19]}, "
+                gap.lines.append(GapLine(f"moved outside batchpay: {x.kind} on {done.shown(x.at)}, "
                                          f"reference {x.reference or '(none)'}", -x.amount))
         for x in done.missing:
             if x.currency == currency and statement_holds(statement, x.anchor):
@@ -260,7 +265,7 @@ def explain_gaps(statement: Statement, done: Reconciliation) -> list[Gap]:
             j = pair.journal
             if (j.currency == currency and j.kind == REFUND and not between(j.at)
                     and statement_holds(statement, j.anchor)):
-                gap.lines.append(GapLine(f"refund of {j.payout_ref} credited on {j.at[:19]}, "
+                gap.lines.append(GapLine(f"refund of {j.payout_ref} credited on {done.shown(j.at)}, "
                                          "after the last run read the wallet", j.amount))
         gaps.append(gap)
     return gaps
@@ -293,7 +298,7 @@ async def read_service_lines(client: PayoutClient, since: str, until: str, max_p
     def on_page(state: str, items: list[Payout]) -> None:
         for payout in items:
             created = payout.created or ""
-            if created and since <= utc_text(moment(created)) < until:
+            if created and since <= restamp(created) < until:
                 payouts[payout.id] = payout
 
     try:
@@ -391,6 +396,6 @@ def read_statement_file(path: Path, period: Period) -> list[Line]:
 def _when(text: str, period: Period) -> str:
     """A statement's date: a day is that day's noon in the period's zone."""
     if "T" in text or " " in text.strip():
-        return utc_text(moment(text.replace(" ", "T", 1)))
+        return restamp(text.replace(" ", "T", 1))
     day = datetime.fromisoformat(text).date()
-    return utc_text(datetime.combine(day, time(12), period.tz))
+    return stamp(datetime.combine(day, time(12), period.tz))

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
 
+from batchpay import clock
 from batchpay.engine.doubt import UNKNOWN_ERROR
 from batchpay.errors import JournalError
 from batchpay.journal.records import LedgerEntry, RunRecord, RunRow
@@ -158,7 +158,7 @@ def _money_text(value: Any, currency: str) -> str:
 def _local(utc: str) -> str:
     """An ISO 8601 UTC time in this machine's time zone, with its offset."""
     try:
-        moment = datetime.fromisoformat(utc.replace("Z", "+00:00")).astimezone()
+        moment = clock.local(utc, clock.machine_zone())
     except ValueError:
         return utc
     offset = moment.strftime("%z")  # +0100

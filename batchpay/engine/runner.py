@@ -14,16 +14,15 @@ import asyncio
 import contextlib
 import gc
 import platform
-import secrets
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batchpay import __version__
+from batchpay.clock import new_run_id, stamp
 from batchpay.config import Settings, fingerprint
 from batchpay.controls.repeats import control_settings
 from batchpay.engine.gate import Plan, input_ref, plan_rows
@@ -42,7 +41,7 @@ from batchpay.engine.sending import AuthStop, Sender
 from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
 from batchpay.journal.integrity import require_intact
-from batchpay.journal.records import RunRecord, operator, utcnow
+from batchpay.journal.records import RunRecord, operator
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
@@ -120,10 +119,6 @@ class RunOutcome:
     @property
     def counts(self) -> dict[str, int]:
         return dict(self.summary.counts)
-
-
-def new_run_id() -> str:
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
 @dataclass(frozen=True)
@@ -278,7 +273,7 @@ class _Batch:
                 # the journal's plan, checked against the service's own list of payouts
                 plan = self._plan(await self._read_service_ledger(client))
             run = RunRecord(
-                id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
+                id=self.run_id, kind=self.options.record_kind, started_at=stamp(),
                 sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
                 input_columns=list(self.sheet.columns),
                 info=self._info(plan).record())

@@ -27,11 +27,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from batchpay.clock import stamp
 from batchpay.days import FALLBACK_ZONE, Period
 from batchpay.errors import JournalTampered
 from batchpay.journal.integrity import check as check_journal
 from batchpay.journal.integrity import replay_runs
-from batchpay.journal.records import ChainCheck, LedgerEntry, RunRecord, as_decimal, utcnow
+from batchpay.journal.records import ChainCheck, LedgerEntry, RunRecord, as_decimal
 from batchpay.journal.store import Journal
 from batchpay.money import masked
 from batchpay.statuses import IN_DOUBT, Status, display_status
@@ -227,7 +228,7 @@ def build_statement(journal: Journal, start: date, end: date,
     _wallets(totals, period_runs)
     refunds = [r for r in requests if r.status == Status.REFUNDED]
     return Statement(start, end, lines, refunds, dict(sorted(totals.items())), period_runs,
-                     checked.head, checked.events, journal.where, utcnow(), zone, requests)
+                     checked.head, checked.events, journal.where, stamp(), zone, requests)
 
 
 def _line(ref: str, made: list[Request], entry: LedgerEntry | None, runs: dict[str, RunRecord]

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
+from batchpay.clock import now, stamp
 from batchpay.journal.outbox import Outbox, OutboxState
-from batchpay.journal.records import utcnow
-
-TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"  # as utcnow writes it: due times compare as text
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,7 @@ _COLUMNS = ("event, target, shown, kind, title, body, state, attempts, last_erro
 
 def later(seconds: float) -> str:
     """A due time `seconds` from now, in the stored form."""
-    return (datetime.now(UTC) + timedelta(seconds=seconds)).strftime(TIME_FORMAT)
+    return stamp(now() + timedelta(seconds=seconds))  # the stored form: due times compare as text
 
 
 class NoticeOutbox(Outbox):
@@ -61,7 +59,7 @@ class NoticeOutbox(Outbox):
     def queue_notices(self, drafts: Iterable[NoticeDraft]) -> int:
         """Queue each draft unless its event and receiver have a record already; how many new."""
         added = 0
-        now = utcnow()
+        now = stamp()
         with self.transaction():
             for d in drafts:
                 cur = self.db.execute(
@@ -86,7 +84,7 @@ class NoticeOutbox(Outbox):
 
     def due_notices(self) -> list[NoticeRecord]:
         """The queued notices whose time has come (a failed try waits for its `due_at`)."""
-        now = utcnow()
+        now = stamp()
         return [n for n in self.notices(OutboxState.QUEUED) if n.due_at <= now]
 
     def take_notice(self, event: str, target: str) -> bool:

@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from batchpay.clock import stamp
 from batchpay.journal.database import JournalDatabase
-from batchpay.journal.records import utcnow
 
 
 class OutboxState(StrEnum):
@@ -73,7 +73,7 @@ class Outbox(JournalDatabase):
             cur = self.db.execute(
                 f"UPDATE {table} SET state = ?, attempts = attempts + 1, tried_at = ?{sets} "
                 f"WHERE {where} AND state = ?",
-                (OutboxState.SENDING, utcnow(), *also.values(), *key.values(),
+                (OutboxState.SENDING, stamp(), *also.values(), *key.values(),
                  OutboxState.QUEUED))
             return bool(cur.rowcount == 1)
 
@@ -82,7 +82,7 @@ class Outbox(JournalDatabase):
         with self.transaction():
             self.db.execute(
                 f"UPDATE {table} SET state = ?, sent_at = ?, last_error = '' WHERE {where}",
-                (OutboxState.SENT, utcnow(), *key.values()))
+                (OutboxState.SENT, stamp(), *key.values()))
 
     def _not_sent(self, table: str, key: dict[str, str], error: str, *, final: bool,
                   **also: str) -> None:
@@ -102,7 +102,7 @@ class AdviceOutbox(Outbox):
     def queue_advices(self, drafts: Iterable[AdviceDraft]) -> int:
         """Queue each draft unless its run and payee have a record already; how many new."""
         added = 0
-        now = utcnow()
+        now = stamp()
         with self.transaction():
             for d in drafts:
                 cur = self.db.execute(

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from batchpay.clock import stamp
 from batchpay.errors import JournalError
-from batchpay.journal.records import utcnow
 from batchpay.statuses import FINAL, Status
 
 if TYPE_CHECKING:
@@ -200,4 +200,4 @@ def migrate(db: Connection, spelt: Callable[[str], str] = str) -> None:
     # 2 -> 3 alters no table: the chain.keyed event is written with the next event
     # 3 -> 4: the advices table, which SCHEMA above has just made in an older journal
     if version < SCHEMA_VERSION:
-        db.execute("INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, utcnow()))
+        db.execute("INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, stamp()))

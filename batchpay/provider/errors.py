@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
+from batchpay import clock
 from batchpay.errors import BatchpayError
 
 if TYPE_CHECKING:  # httpx stays out of the import path of `batchpay --help`
@@ -233,7 +234,7 @@ def retry_after_seconds(response: httpx.Response) -> float | None:
             return None
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
-        seconds = (when - datetime.now(UTC)).total_seconds()
+        seconds = (when - clock.now()).total_seconds()
     if math.isnan(seconds):
         return None
     return max(0.0, seconds)

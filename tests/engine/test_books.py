@@ -14,8 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
+from batchpay.clock import machine_zone, parse
 from batchpay.config import load_settings
-from batchpay.days import Period, machine_zone, moment
+from batchpay.days import Period
 from batchpay.engine.payout_list import EVERY_STATE
 from batchpay.engine.reconcile import read_service_lines, read_statement_file
 from batchpay.errors import ConfigError, InputError, UsageError
@@ -52,7 +53,7 @@ def test_a_period_is_counted_in_the_zones_days() -> None:
     assert shanghai.holds("2026-11-30T15:59:59.999999Z")
     assert not shanghai.holds("2026-11-30T16:00:00Z")
     assert shanghai.day_of("2026-10-31T16:30:00Z").isoformat() == "2026-11-01"
-    assert moment("2026-11-01T00:00:00+08:00") == datetime(2026, 10, 31, 16, tzinfo=UTC)
+    assert parse("2026-11-01T00:00:00+08:00") == datetime(2026, 10, 31, 16, tzinfo=UTC)
     with pytest.raises(UsageError):
         Period(datetime(2026, 11, 2).date(), datetime(2026, 11, 1).date())
 
