@@ -56,14 +56,16 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from batchpay.config import Settings, own_setting
-from batchpay.console import books, payment, work
+from batchpay.console import books, payment, read_back, work
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER, Accounts, User, console_folder
 from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
+from batchpay.console.rows import rows_view
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
 from batchpay.console.wording import for_page
+from batchpay.controls.masking import mask_ids
 from batchpay.errors import BatchpayError
 
 HERE = Path(__file__).parent
@@ -110,7 +112,8 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
     folder = console_folder(settings.local_folder)
     limit = max_upload_bytes or int(settings.max_file_mb * 1024 * 1024)
     templates = Environment(loader=FileSystemLoader(HERE / "templates"),
-                            autoescape=select_autoescape(default=True, default_for_string=True))
+                            autoescape=select_autoescape(default=True, default_for_string=True),
+                            finalize=read_back.shown)  # IDs masked on every page
     templates.filters["page_words"] = for_page
     console = Console(settings, Accounts(folder), Sessions(), Batches(folder / "batches"),
                       templates, limit,
@@ -381,6 +384,8 @@ async def batch_page(request: Request, console: Console, caller: Caller) -> Resp
     return render(console, request, "batch.html", caller, batch=batch, advices=advices,
                   quoting=work.review_progress(batch.id),
                   check=work.saved_check(batch), review=review, progress=state,
+                  rows=await run_in_threadpool(rows_view, console.settings, batch,
+                                               request.query_params),
                   same=console.batches.same_file(batch), reviewable=work.reviewable(batch),
                   discardable=DISCARDABLE,
                   require_approval=console.settings.require_approval)
@@ -464,7 +469,8 @@ async def discard(request: Request, console: Console, caller: Caller) -> Respons
 async def progress(request: Request, console: Console, caller: Caller) -> Response:
     batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
                                     get_batch(console, request))
-    return JSONResponse(await run_in_threadpool(payment.progress, console.settings, batch))
+    state = await run_in_threadpool(payment.progress, console.settings, batch)
+    return Response(mask_ids(json.dumps(state, default=str)), media_type="application/json")
 
 
 async def events(request: Request, console: Console, caller: Caller) -> Response:
@@ -484,7 +490,7 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
                                             batch)
             state = await run_in_threadpool(payment.progress, console.settings, batch)
             spent = time.monotonic() - started
-            text = json.dumps(state, default=str)
+            text = mask_ids(json.dumps(state, default=str))
             if text != last:
                 yield {"event": "progress", "data": text}
                 last = text
@@ -613,7 +619,8 @@ def sent(made: books.Download) -> Response:
 
 
 async def payees(request: Request, console: Console, caller: Caller) -> Response:
-    found = await run_in_threadpool(work.payees, console.settings)
+    found = await run_in_threadpool(read_back.payees_page, console.settings,
+                                    caller.user.may("maker"))
     return render(console, request, "payees.html", caller, confirmed=None, **found)
 
 
@@ -626,7 +633,8 @@ async def confirm_payee(request: Request, console: Console, caller: Caller) -> R
     done = await run_in_threadpool(
         work.confirm_payee, console.settings, _text(form.get("payee")),
         _text(form.get("last4")), caller.user.name, method, _text(form.get("note")))
-    found = await run_in_threadpool(work.payees, console.settings)
+    found = await run_in_threadpool(read_back.payees_page, console.settings,
+                                    caller.user.may("maker"))
     return render(console, request, "payees.html", caller, confirmed=done, **found)
 
 
