@@ -27,7 +27,7 @@ from decimal import Decimal
 from functools import lru_cache
 from urllib.parse import urlencode
 
-from batchpay.config import Settings
+from batchpay.config import JournalLocation, Settings
 from batchpay.console.batches import Batch, Review
 from batchpay.controls.payees import KNOWN, NEW
 from batchpay.engine.render import find_run
@@ -107,7 +107,7 @@ def finding_of(status: str, ref: str, reason: str, changed_fields: bool,
 
 
 @lru_cache(maxsize=16)
-def _stored(journal: str, run_id: str, released: tuple[str, ...],
+def _stored(journal: JournalLocation, run_id: str, released: tuple[str, ...],
             reasons: tuple[tuple[int, str, bool], ...]) -> tuple[RowLine, ...]:
     """Every row of the dry run `run_id`, read once (the key names what a review saw)."""
     by_row = {row: (reason, fields) for row, reason, fields in reasons}
@@ -140,7 +140,7 @@ def review_rows(settings: Settings, review: Review) -> tuple[RowLine, ...]:
     """The review's rows with their findings (kept per review: a dry run never changes)."""
     reasons = tuple(sorted((int(c["row"]), str(c["reason"]), bool(c.get("fields")))
                            for c in review.get("payee_changes", [])))
-    return _stored(str(settings.journal), review["run_id"],
+    return _stored(settings.journal, review["run_id"],
                    tuple(sorted(review.get("released", {}))), reasons)
 
 

@@ -80,7 +80,7 @@ def test_the_approver_sees_who_gets_what_and_no_id(desk_factory) -> None:  # typ
         assert rows[0][4] == f"{Decimal(str(first['amount'])):,.2f} NGN"
         assert Decimal(rows[0][5].replace(",", "")) > 0  # the CNY the quote delivers
         assert {r[6] for r in rows} == {"new"}  # a first month: every payee is new
-        assert table(page, "Payees by finding") == [["new", "25", "Show the new rows"]]
+        assert table(page, "Payee summary") == [["new", "25", "Show the new rows"]]
         assert len(table(page, "Largest rows")) == 5
         shown = [i for i in ids if i in page]
         assert not shown, (who, shown)  # no ID of the sheet, whoever reads the page
