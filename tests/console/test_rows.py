@@ -16,6 +16,7 @@ from batchpay.console.rows import CHANGED_, HELD_, KNOWN_, NEW_, NOT_PAID, RELEA
 from batchpay.controls.masking import mask_ids, masked_id
 from batchpay.statuses import Status
 from tests.console.conftest import SAMPLES, Desk, batch_id
+from tests.support.e2e import sandbox_payouts
 
 ID_COLUMNS = ("company_id", "ic_number")
 
@@ -97,3 +98,46 @@ def test_the_approver_sees_who_gets_what_and_no_id(desk_factory) -> None:  # typ
         for path in ("/", "/history", "/payees", f"/batches/{batch}", "/statement"):
             page = desk.client(who).http.get(path).text
             assert not [i for i in ids if i in page], (who, path)
+
+
+@pytest.mark.slow
+def test_rows_carry_the_findings_released_held_and_changed(desk: Desk, tmp_path: Path) -> None:
+    """December after November: two payments again (one released by the maker, one held as a
+    repeat) and a payee on a new account, confirmed: each row's finding, and the filter."""
+    from tests.console.test_month import wait_final
+
+    maker = desk.client("mia")
+    first = batch_id(maker.upload("november-payouts-corrected.xlsx"))
+    maker.post(f"/batches/{first}/review"), maker.press(first, "pay")
+    wait_final(maker, first)
+
+    book = openpyxl.load_workbook(SAMPLES / "november-payouts-corrected.xlsx")
+    sheet = book["Payouts"]
+    header = [c.value for c in sheet[1]]
+    sheet.delete_rows(5, sheet.max_row)
+    for n in (1, 2, 3):
+        sheet.cell(row=n + 1, column=header.index("payout_ref") + 1).value = f"DEC-{n}"
+    sheet.cell(row=4, column=header.index("account_number") + 1).value = "6222020000099998888"
+    payee = str(sheet.cell(row=4, column=header.index("company_id") + 1).value)
+    book.save(tmp_path / "december.xlsx")
+    batch = batch_id(maker.upload(tmp_path / "december.xlsx"))
+    assert maker.post(f"/batches/{batch}/review").status_code == 303
+    rows = table(maker.http.get(f"/batches/{batch}").text, "Rows")
+    assert [(r[1], r[6]) for r in rows] == [("DEC-1", "held"), ("DEC-2", "held"),
+                                            ("DEC-3", "held")]
+    assert maker.post("/payees/confirm", payee=payee, last4="8888", method="phone",
+                      note="").status_code == 200
+    assert maker.post(f"/batches/{batch}/review", release="DEC-1").status_code == 303
+
+    page = desk.client("abe").http.get(f"/batches/{batch}").text
+    rows = table(page, "Rows")
+    assert [(r[1], r[3], r[6]) for r in rows] == [
+        ("DEC-1", rows[0][3], "released"), ("DEC-2", rows[1][3], "held"),
+        ("DEC-3", "6222…8888", "changed")]
+    assert table(page, "Payee summary") == [["changed", "1", "Show the changed rows"],
+                                            ["held", "1", "Show the held rows"],
+                                            ["released", "1", "Show the released rows"]]
+    released = desk.client("abe").http.get(f"/batches/{batch}?finding=released").text
+    assert [r[1] for r in table(released, "Rows")] == ["DEC-1"]
+    assert payee not in page and masked_id(payee) in page
+    assert len(sandbox_payouts(desk.sandbox.url)) == 12  # reviews pay nothing
