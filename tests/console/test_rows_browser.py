@@ -145,6 +145,16 @@ def test_the_approver_reads_2000_rows_by_pages_and_findings(
         page.context.close()
 
         read_back(browser, served, grid, tmp_path)
+
+        # on a 375 px phone the table Rows and a held payee's read-back scroll in their box
+        phone = browser.new_context(viewport={"width": 375, "height": 740},
+                                    is_mobile=True).new_page()
+        phone.goto(served.login_link("mia"))
+        for path in (f"/batches/{batch}", f"/batches/{batch}?finding=held", "/payees"):
+            phone.goto(served.url + path)
+            width = phone.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert width[0] <= width[1], (path, width)
+        phone.context.close()
     assert len(sandbox_payouts(desk.sandbox.url)) == HELD  # reviews pay nothing
 
 
