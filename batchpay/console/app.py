@@ -470,7 +470,9 @@ async def progress(request: Request, console: Console, caller: Caller) -> Respon
     batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
                                     get_batch(console, request))
     state = await run_in_threadpool(payment.progress, console.settings, batch)
-    return Response(mask_ids(json.dumps(state, default=str)), media_type="application/json")
+    # (not ASCII-escaped: an ID after an escaped letter would not stand alone to be masked)
+    return Response(mask_ids(json.dumps(state, default=str, ensure_ascii=False)),
+                    media_type="application/json")
 
 
 async def events(request: Request, console: Console, caller: Caller) -> Response:
@@ -490,7 +492,7 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
                                             batch)
             state = await run_in_threadpool(payment.progress, console.settings, batch)
             spent = time.monotonic() - started
-            text = mask_ids(json.dumps(state, default=str))
+            text = mask_ids(json.dumps(state, default=str, ensure_ascii=False))
             if text != last:
                 yield {"event": "progress", "data": text}
                 last = text

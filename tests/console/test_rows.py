@@ -57,6 +57,7 @@ def test_ids_are_masked_in_any_text() -> None:
     assert mask_ids(text) == "payee …002X and …3706; account 6222020000099998888, plan 7KQ2-M9XD"
     assert mask_ids("a".join(["91110108MA0000370"] * 2)) == "a".join(["91110108MA0000370"] * 2)
     assert mask_ids("account 621483000001919412") == "account 621483000001919412"  # no date
+    assert mask_ids(f"payee 张伟{person}：held") == "payee 张伟…002X：held"  # beside Chinese
 
 
 @pytest.mark.slow
