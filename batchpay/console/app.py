@@ -5,6 +5,7 @@
     GET  /                     batches, and the upload form (maker)
     POST /upload               upload + check
     GET  /batches/ID           the batch: check, review, approvals, payment, results
+                               (?finding=&page=: the table Rows, filtered, a page of it)
     POST /batches/ID/review | approve | signature | reject | pay | refresh | resume
     POST /batches/ID/continue  (without the invalid rows) | discard
     GET  /batches/ID/progress  the payment as the journal holds it (JSON); /events: the same

@@ -15,8 +15,9 @@ page prints has its ID-shaped words masked (`batchpay.controls.masking`), unless
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
@@ -25,6 +26,9 @@ from batchpay.controls.masking import mask_ids, masked_id
 from batchpay.journal.store import Journal
 from batchpay.money import masked, plain_account
 from batchpay.statuses import Status
+
+if TYPE_CHECKING:
+    from batchpay.controls.payee_register import Register
 
 
 class Revealed(str):
@@ -47,12 +51,9 @@ class Detail:
     """One detail of a held payee: what was paid before, what is held now."""
 
     label: str  # name, account, bank, city, ID
-    before: str
+    before: str  # as shown (an account masked)
     after: str
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
+    changed: bool  # the values differ (compared whole, whatever is shown)
 
 
 @dataclass
@@ -83,7 +84,7 @@ def _cells(columns: list[str], inputs: list[Any]) -> dict[str, str]:
             for name, value in zip(columns, inputs, strict=False)}
 
 
-def held_for_read_back(settings: Settings, held: list[dict[str, Any]], *,
+def held_for_read_back(settings: Settings, held: Sequence[Mapping[str, Any]], *,
                        maker: bool) -> list[HeldPayee]:
     """`work.payees`' held payees, each with its details before (its last payout) → after
     (the row that held it, as typed in the sheet); IDs and the new account in full for a
@@ -119,8 +120,8 @@ def held_for_read_back(settings: Settings, held: list[dict[str, Any]], *,
     return [_held_payee(h, register, typed, maker) for h in held]
 
 
-def _held_payee(held: dict[str, Any], register: Any, typed: dict[tuple[str, str], dict[str, str]],
-                maker: bool) -> HeldPayee:
+def _held_payee(held: Mapping[str, Any], register: Register,
+                typed: dict[tuple[str, str], dict[str, str]], maker: bool) -> HeldPayee:
     from batchpay.controls.payee_keys import fold
 
     name = str(held["payee"])
@@ -139,26 +140,32 @@ def _held_payee(held: dict[str, Any], register: Any, typed: dict[tuple[str, str]
     def secret(value: str, mask: Any) -> str:
         return Revealed(value) if maker else mask(value) if value else ""
 
-    new_account = after.get("account_number", "")
+    new_account = plain_account(after.get("account_number", ""))
+    old_account = plain_account(before.get("account_number", ""))
+    after_id = _id_of(after) or before_id
+
+    def plain(label: str, old: str, new: str) -> Detail:
+        return Detail(label, old, new, fold(old) != fold(new))
+
     details = [
-        Detail("name", before.get("recipient_name", ""), after.get("recipient_name")
-               or str(held.get("name", ""))),
-        Detail("account", masked(before.get("account_number", "")) if before else "",
-               secret(plain_account(new_account), masked)),
-        Detail("bank", before.get("bank_name", ""), after.get("bank_name")
-               or str(held.get("bank", ""))),
-        Detail("bank city", before.get("bank_city", ""), after.get("bank_city", "")),
-        Detail("ID", secret(before_id, masked_id), secret(_id_of(after) or before_id,
-                                                          masked_id)),
+        plain("name", before.get("recipient_name", ""),
+              after.get("recipient_name") or str(held.get("name", ""))),
+        Detail("account", masked(old_account), secret(new_account, masked),
+               old_account != new_account),
+        plain("bank", before.get("bank_name", ""),
+              after.get("bank_name") or str(held.get("bank", ""))),
+        plain("bank city", before.get("bank_city", ""), after.get("bank_city", "")),
+        Detail("ID", secret(before_id, masked_id), secret(after_id, masked_id),
+               fold(before_id) != fold(after_id)),
     ]
     if before.get("sort_code") or after.get("sort_code"):
-        details.append(Detail("sort code", before.get("sort_code", ""),
-                              after.get("sort_code", "")))
+        details.append(plain("sort code", before.get("sort_code", ""),
+                             after.get("sort_code", "")))
     last = (f"{before_paid.at[:10]}, {before_paid.ref}" if before_paid is not None else "")
     return HeldPayee(
         payee=Revealed(name) if maker else masked_id(name) if _looks_secret(name) else name,
         name=details[0].after, account=masked(new_account) or str(held["account"]),
-        full_account=Revealed(plain_account(new_account)) if maker else "",
+        full_account=Revealed(new_account) if maker else "",
         confirmed=list(held.get("confirmed", [])), details=details, last_paid=last)
 
 
@@ -171,4 +178,4 @@ def payees_page(settings: Settings, maker: bool) -> dict[str, Any]:
     from batchpay.console.work import payees
 
     found = payees(settings)
-    return {**found, "held": held_for_read_back(settings, list(found["held"]), maker=maker)}  # type: ignore[arg-type]
+    return {**found, "held": held_for_read_back(settings, found["held"], maker=maker)}
