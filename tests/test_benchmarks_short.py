@@ -97,6 +97,10 @@ EXPECTED = {
         rf"peak_rss_mb={NUMBER} \(target {NUMBER}\) process_seconds={NUMBER} "
         rf"file_mb={NUMBER} OK$",
     ],
+    "bench_rows.py": [
+        rf"^case=rows rows=200 first_view_s={NUMBER} view_again_s={NUMBER} page_ms={NUMBER} "
+        rf"filter_ms=held:{NUMBER},new:{NUMBER}$",
+    ],
     "bench_statement.py": [
         rf"^refs=500 events=2001 build_s={NUMBER} write_s={NUMBER} lines=500 refunds=10$",
     ],

@@ -5,6 +5,7 @@
     GET  /                     batches, and the upload form (maker)
     POST /upload               upload + check
     GET  /batches/ID           the batch: check, review, approvals, payment, results
+                               (?finding=&page=: the table Rows, filtered, a page of it)
     POST /batches/ID/review | approve | signature | reject | pay | refresh | resume
     POST /batches/ID/continue  (without the invalid rows) | discard
     GET  /batches/ID/progress  the payment as the journal holds it (JSON); /events: the same
@@ -57,15 +58,17 @@ from starlette.staticfiles import StaticFiles
 
 from batchpay import clock
 from batchpay.config import Settings, own_setting
-from batchpay.console import books, notices, payment, work
+from batchpay.console import books, notices, payment, read_back, work
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER, Accounts, User
 from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
+from batchpay.console.rows import rows_view
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
 from batchpay.console.state import open_state, unreachable
 from batchpay.console.wording import for_page
+from batchpay.controls.masking import mask_ids
 from batchpay.errors import BatchpayError, JournalError
 from batchpay.money import shown_amount
 from batchpay.notify import EVERY as NOTIFY_EVERY
@@ -115,7 +118,8 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
     follower refreshes paid batches' rows every `follow_seconds` until they are final."""
     limit = max_upload_bytes or int(settings.max_file_mb * 1024 * 1024)
     templates = Environment(loader=FileSystemLoader(HERE / "templates"),
-                            autoescape=select_autoescape(default=True, default_for_string=True))
+                            autoescape=select_autoescape(default=True, default_for_string=True),
+                            finalize=read_back.shown)  # IDs masked on every page
     templates.filters["page_words"] = for_page
     templates.filters["when"] = lambda at, seconds=False: clock.show(at, settings.time_zone,
                                                                     seconds=seconds)
@@ -394,6 +398,8 @@ async def batch_page(request: Request, console: Console, caller: Caller) -> Resp
     return render(console, request, "batch.html", caller, batch=batch, advices=advices,
                   quoting=work.review_progress(batch.id),
                   check=work.saved_check(batch), review=review, progress=state,
+                  rows=await run_in_threadpool(rows_view, console.settings, batch,
+                                               request.query_params),
                   same=console.batches.same_file(batch), reviewable=work.reviewable(batch),
                   discardable=DISCARDABLE,
                   require_approval=console.settings.require_approval)
@@ -481,7 +487,10 @@ async def discard(request: Request, console: Console, caller: Caller) -> Respons
 async def progress(request: Request, console: Console, caller: Caller) -> Response:
     batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
                                     get_batch(console, request))
-    return JSONResponse(await run_in_threadpool(payment.progress, console.settings, batch))
+    state = await run_in_threadpool(payment.progress, console.settings, batch)
+    # (not ASCII-escaped: an ID after an escaped letter would not stand alone to be masked)
+    return Response(mask_ids(json.dumps(state, default=str, ensure_ascii=False)),
+                    media_type="application/json")
 
 
 async def events(request: Request, console: Console, caller: Caller) -> Response:
@@ -501,7 +510,7 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
                                             batch)
             state = await run_in_threadpool(payment.progress, console.settings, batch)
             spent = time.monotonic() - started
-            text = json.dumps(state, default=str)
+            text = mask_ids(json.dumps(state, default=str, ensure_ascii=False))
             if text != last:
                 yield {"event": "progress", "data": text}
                 last = text
@@ -630,7 +639,8 @@ def sent(made: books.Download) -> Response:
 
 
 async def payees(request: Request, console: Console, caller: Caller) -> Response:
-    found = await run_in_threadpool(work.payees, console.settings)
+    found = await run_in_threadpool(read_back.payees_page, console.settings,
+                                    caller.user.may("maker"))
     return render(console, request, "payees.html", caller, confirmed=None, **found)
 
 
@@ -643,7 +653,8 @@ async def confirm_payee(request: Request, console: Console, caller: Caller) -> R
     done = await run_in_threadpool(
         work.confirm_payee, console.settings, _text(form.get("payee")),
         _text(form.get("last4")), caller.user.name, method, _text(form.get("note")))
-    found = await run_in_threadpool(work.payees, console.settings)
+    found = await run_in_threadpool(read_back.payees_page, console.settings,
+                                    caller.user.may("maker"))
     return render(console, request, "payees.html", caller, confirmed=done, **found)
 
 

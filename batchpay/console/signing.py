@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from batchpay import clock, sshsig
@@ -80,7 +82,7 @@ def actions_of(batch: Batch) -> dict[str, list[str]]:
     """Who changed what the batch's plan pays, and how (`plan_checks.actors_of`); {} when
     there is no plan this batchpay reads (approving it is refused then anyway)."""
     try:
-        return plan_checks.actors_of(plan_file.read_plan(batch.plan_files.plan).document)
+        return plan_checks.actors_of(read_shown(batch.plan_files.plan).document)
     except plan_checks.PlanRefused:
         return {}
 
@@ -157,7 +159,35 @@ def plan_summary(batch: Batch, zone_name: str) -> list[str]:
     if not batch.plan_files.plan.is_file():
         return []
     try:
-        return approval.summary_lines(plan_file.read_plan(batch.plan_files.plan), largest=10,
+        return approval.summary_lines(read_shown(batch.plan_files.plan), largest=10,
                                       zone_name=zone_name)
     except plan_checks.PlanRefused as exc:  # made by an earlier batchpay: the page still shows
         return [f"{exc.message} Review the batch again to make a new plan."]
+
+
+def read_shown(path: Path) -> plan_file.CheckedPlan:
+    """`read_plan` for what a page shows of a plan (its summary, its actors), kept per plan
+    id while the console runs: a plan's checks depend on its bytes alone, and checking a
+    plan of 2,000 rows twice at every view of its batch took a second or more. Approving
+    and paying read the plan anew (`approval.review`, `approved_plan`)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return plan_file.read_plan(path)  # refused as ever
+    try:
+        return _checked(path, plan_file.plan_id(data))
+    except _Replaced as exc:  # replaced between the two reads: the new one, not kept
+        return exc.plan
+
+
+class _Replaced(Exception):  # noqa: N818 - not an error: an answer not to keep
+    def __init__(self, plan: plan_file.CheckedPlan) -> None:
+        self.plan = plan
+
+
+@lru_cache(maxsize=16)
+def _checked(path: Path, expected: str) -> plan_file.CheckedPlan:
+    checked = plan_file.read_plan(path)
+    if checked.id != expected:
+        raise _Replaced(checked)  # an exception: lru_cache keeps no answer
+    return checked
