@@ -185,3 +185,26 @@ def test_a_sandbox_started_with_client_windows_keeps_the_clients_windows(
             return client.pacer.windows_enabled
 
     assert asyncio.run(first_answer()) is client_windows
+
+
+def test_two_pacers_on_one_budget_wait_for_each_other(tmp_path: Path) -> None:
+    """Two processes' pacers (each its own connection to the journal file) sending at once:
+    the windows are booked in the file, not kept per pacer, so together they keep them."""
+    import asyncio
+
+    from batchpay.provider.pacing import Pacer
+
+    where = str(tmp_path / "journal.sqlite3")
+    pacers = [Pacer(0, "3/0.5s", shared=SharedBudget(where, "k")) for _ in range(2)]
+
+    async def send_all() -> float:
+        started = time.monotonic()
+        await asyncio.gather(*(p.acquire() for p in pacers for _ in range(8)))
+        return time.monotonic() - started
+
+    took = asyncio.run(send_all())
+    _, times = SharedBudget(where, "k").booked(60)
+    for p in pacers:
+        p.close()
+    assert len(times) == 16 and keeps_windows(times, 3, 0.5)
+    assert took >= 5 * 0.5  # 16 requests, 3 a half second: the sixth half second at least
