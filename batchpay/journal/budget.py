@@ -144,15 +144,6 @@ class SharedBudget:
                 "SELECT extract(epoch FROM clock_timestamp())").fetchone()[0])
         return time.time()
 
-    def _one(self, sql: str, *params: Any) -> Any:
-        row = self._db.execute(self._sql(sql), params).fetchone()
-        return None if row is None else row[0]
-
-    def _kth_latest(self, limit: int) -> float | None:
-        at = self._one("SELECT sent_at FROM request_budget WHERE key_hash = ? "
-                         "ORDER BY sent_at DESC LIMIT 1 OFFSET ?", self.key, limit - 1)
-        return None if at is None else float(at)
-
     # --- what the pacer and a run's estimate use --------------------------------------
     def reserve(self, windows: Windows, margin: float) -> float:
         """Book the next send time that keeps every window; seconds to wait for it."""
@@ -163,11 +154,23 @@ class SharedBudget:
                                   lambda: self._book(windows, margin, longest)))
 
     def _book(self, windows: Windows, margin: float, longest: float) -> float:
+        # one query reads the clock, the latest booking and each window's limit-th latest
+        # (the server's clock on PostgreSQL; this machine's, passed in, on SQLite)
+        clock = "extract(epoch FROM clock_timestamp())" if self._pg else "?"
+        kth = ("(SELECT sent_at FROM request_budget WHERE key_hash = ? "
+               "ORDER BY sent_at DESC LIMIT 1 OFFSET ?)")
+        sql = (f"SELECT {clock}, (SELECT MAX(sent_at) FROM request_budget WHERE key_hash = ?)"
+               + "".join(f", {kth}" for _ in windows))
         with self._transaction():
-            now = self._now()
-            latest = self._one("SELECT MAX(sent_at) FROM request_budget WHERE key_hash = ?",
-                               self.key)
-            at = next_slot(now, latest, [self._kth_latest(limit) for limit, _ in windows],
+            params: list[Any] = [] if self._pg else [time.time()]  # once the file is ours
+            params.append(self.key)
+            for limit, _ in windows:
+                params += [self.key, limit - 1]
+            found = self._db.execute(self._sql(sql), params).fetchone()
+            read_at = time.monotonic()
+            now = float(found[0])
+            latest = None if found[1] is None else float(found[1])
+            at = next_slot(now, latest, [None if v is None else float(v) for v in found[2:]],
                            windows, margin)
             self._db.execute(self._sql("INSERT INTO request_budget (key_hash, sent_at) "
                                        "VALUES (?, ?)"), (self.key, at))
@@ -175,7 +178,9 @@ class SharedBudget:
             self._db.execute(self._sql("DELETE FROM request_budget WHERE key_hash = ? AND "
                                        "sent_at < ?"),
                              (self.key, now - longest - 2 * JITTER_CAP - margin))
-        return max(0.0, at - now)
+        # the wait from now on: the commit's time is not waited twice (a late send would
+        # sit closer to the bookings after it than they allowed for)
+        return max(0.0, at - now - (time.monotonic() - read_at))
 
     def booked(self, seconds: float) -> tuple[float, list[float]]:
         """(now, the send times booked in the last `seconds` or later, oldest first)."""

@@ -163,9 +163,13 @@ class Pacer:
         if self.shared is not None and self.windows_enabled and self.windows:
             if delay > 0:  # this process's even spacing first, then the key's windows
                 await self._sleep(delay)
-            # a database round trip: off the event loop, so other requests go meanwhile
-            delay = await asyncio.to_thread(
-                self.shared.reserve, [(w.limit, w.seconds) for w in self.windows], self.margin)
+            # a database round trip: off the event loop, so other requests go meanwhile; the
+            # time to send is fixed where the booking returns, so that the hop back to the
+            # loop is not added to the wait (a late request crowds the ones booked after it)
+            shared, windows = self.shared, [(w.limit, w.seconds) for w in self.windows]
+            send_at = await asyncio.to_thread(
+                lambda: self._clock() + shared.reserve(windows, self.margin))
+            delay = send_at - self._clock()
         if delay > 0:
             await self._sleep(delay)
 
