@@ -117,6 +117,8 @@ class Paths:
 class Headers:
     api_key: str = "X-API-KEY"
     sandbox: str = "X-Batchpay-Sandbox"
+    # a sandbox started with --client-windows: keep the provider's windows against it
+    sandbox_windows: str = "X-Batchpay-Sandbox-Windows"
     signature_sha512: str = "X-Signature"
     signature_sha256: str = "X-meCash-Signature"
 
@@ -169,6 +171,10 @@ class Settings:
     signature_algorithms: tuple[str, ...] = ("sha512", "sha256")
     # the provider's documented windows, kept client-side for a service that is not the sandbox
     rate_limit: str = "100/min,1000/hour,10000/day"
+    # where those windows are booked, for every process and host using the key: "" = the
+    # journal's database; or another journal file or postgresql:// address that several
+    # journals paying with one key share (batchpay.journal.budget)
+    rate_budget: str = ""
     concurrency: int = 4
     max_rps: float = 0.0
     wait_seconds: float = 60.0
@@ -301,6 +307,9 @@ class Settings:
                 items.append((f.name, shown_notify(value)))
             elif isinstance(value, tuple):
                 items.append((f.name, ", ".join(value)))
+            elif f.name == "rate_budget":  # an address, printed without its password
+                items.append((f.name, shown_journal(journal_location(value)) if value.strip()
+                              else "the journal's database"))
             else:
                 items.append((f.name, str(value)))
         items.append(("loaded_from", self.source))

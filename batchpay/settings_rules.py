@@ -169,6 +169,7 @@ FROM_A_FOLDER: dict[str, FolderRule] = {
     "listen_port": USER_ONLY,
     # the request budget against the service's limits
     "rate_limit": USER_ONLY,
+    "rate_budget": USER_ONLY,
     "retry_attempts": USER_ONLY,
     "retry_seconds": USER_ONLY,
     "connect_timeout": USER_ONLY,

@@ -71,6 +71,10 @@ EXPECTED = {
     "bench_journal_copy.py": [
         rf"^refs=500 events=2001 copy_s={NUMBER} verify_s={NUMBER} same_head=yes$",
     ],
+    "bench_budget.py": [
+        rf"^store=sqlite bookings=200 ms_per_booking={NUMBER}$",
+        rf"^store=postgresql bookings=200 ms_per_booking={NUMBER}$",
+    ],
     "bench_integrity.py": [
         rf"^refs=500 events=2001 journal_mb={NUMBER} check_s={NUMBER}$",
     ],

@@ -124,6 +124,9 @@ def _webhook_url_option(ctx: click.Context, param: click.Parameter, value: str |
               help="Share of payout requests (0-1) committed and then left without a response.")
 @click.option("--rate-limit", callback=_rate_limit_option, metavar="N/UNIT[,N/UNIT...]",
               help="Sliding-window limits, e.g. 100/min,1000/hour; beyond them 429 with Retry-After.")
+@click.option("--client-windows", is_flag=True,
+              help="Ask clients to keep the provider's rate windows (their rate_limit "
+                   "setting) as against a real service (X-Batchpay-Sandbox-Windows: on).")
 @click.option("--webhook-url", callback=_webhook_url_option,
               help="POST every payout state change to this URL.")
 @click.option("--webhook-secret", help="Secret that signs the webhooks (X-Signature, HMAC-SHA512).")

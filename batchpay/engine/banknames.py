@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from batchpay import clock
 from batchpay.config import Settings
+from batchpay.engine.budget import shared_budget
 from batchpay.errors import BatchpayError
 from batchpay.files import private_dir, write_private
 from batchpay.provider.errors import AuthError, ProviderError, RequestRejected
@@ -173,8 +174,10 @@ def check_sheet_bank_names(validation: Validation, settings: Settings, connect: 
         with connect() as service:
 
             async def fetched() -> list[str]:
-                async with PayoutClient.from_settings(quick, base_url=service.base_url,
-                                                      api_key=service.api_key) as client:
+                async with PayoutClient.from_settings(
+                        quick, base_url=service.base_url, api_key=service.api_key,
+                        shared=shared_budget(quick, service.api_key,
+                                             embedded=service.embedded)) as client:
                     return await add_bank_warnings(validation, client, cache_dir=cache_dir,
                                                    service=service.identity)
 
@@ -206,8 +209,10 @@ def list_banks(settings: Settings, country: str, currency: str, connect: Opener,
     country, currency = country.strip().upper(), currency.strip().upper()
 
     async def fetch(service: Service) -> tuple[list[Bank], bool]:
-        async with PayoutClient.from_settings(settings, base_url=service.base_url,
-                                              api_key=service.api_key) as client:
+        async with PayoutClient.from_settings(
+                settings, base_url=service.base_url, api_key=service.api_key,
+                shared=shared_budget(settings, service.api_key,
+                                     embedded=service.embedded)) as client:
             return await client.banks(country, currency), bool(client.is_sandbox)
 
     with connect() as service:

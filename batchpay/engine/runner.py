@@ -25,6 +25,7 @@ from batchpay import __version__
 from batchpay.clock import new_run_id, stamp
 from batchpay.config import Settings, fingerprint
 from batchpay.controls.repeats import control_settings
+from batchpay.engine.budget import estimate, shared_budget
 from batchpay.engine.gate import Plan, input_ref, plan_rows
 from batchpay.engine.notices import queue_payment_ended
 from batchpay.engine.paying import Paying, Reporter
@@ -244,7 +245,9 @@ class _Batch:
 
     def _client(self) -> PayoutClient:
         pacer = Pacer(max_rps=self.options.max_rps,
-                      windows=None if self.service.embedded else self.settings.rate_limit)
+                      windows=None if self.service.embedded else self.settings.rate_limit,
+                      shared=shared_budget(self.settings, self.service.api_key,
+                                           embedded=self.service.embedded))
         return PayoutClient(
             self.service.base_url, self.service.api_key, paths=self.settings.paths,
             headers=self.settings.headers, concurrency=self.options.concurrency,
@@ -280,6 +283,9 @@ class _Batch:
             sender = Sender(self.journal, client, self.run_id,
                             ceilings=o.ceilings(self.journal) if (o := self.options.approved) else None)
             try:
+                if plan.send and not self.options.dry_run and (
+                        eta := await asyncio.to_thread(estimate, client.pacer, len(plan.send))):
+                    self.reporter.note(eta)
                 if plan.send or plan.resolve:
                     await self._confirm(sender, plan)
                 with self.journal.transaction():  # the run and its holds, together

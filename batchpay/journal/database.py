@@ -91,7 +91,7 @@ class JournalDatabase:
         except errors as exc:
             with contextlib.suppress(*errors):
                 self.store.rollback()
-            raise JournalError(f"The journal is busy or unwritable: {exc}.") from None
+            raise self.store.unbegun(exc) from None
         self._depth, self._durable_now = 1, durable
         try:
             yield self.db

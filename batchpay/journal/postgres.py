@@ -218,6 +218,11 @@ class PostgresStore(Store):
                             hint="Check that the database server is up and reachable, then "
                             "run again: rows in flight are looked up, never sent twice.")
 
+    def unbegun(self, exc: Exception) -> JournalError:
+        """A lost connection (a server restarted, failed over or cut off) is not "busy":
+        the run stops sending, and the next one looks up the rows in flight."""
+        return self.unwritten(exc)
+
     def unopened(self, exc: Exception) -> JournalError:
         return JournalError(f"Cannot open the journal {self.where}: {_first_line(exc)}.",
                             hint="Check that this role may create and write tables in that "

@@ -90,6 +90,10 @@ class Store:
         return JournalError(f"Could not write the journal: {exc}.",
                             hint="Check free disk space and permissions.")
 
+    def unbegun(self, exc: Exception) -> JournalError:
+        """A write transaction that could not even begin."""
+        return JournalError(f"The journal is busy or unwritable: {exc}.")
+
     def unopened(self, exc: Exception) -> JournalError:
         return JournalError(
             f"Cannot open the journal {self.where}: {exc}.",

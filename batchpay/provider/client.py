@@ -40,7 +40,7 @@ from batchpay.provider.errors import (
     error_from_response,
 )
 from batchpay.provider.models import Bank, Payout, PayoutPage, Quote, ShapeError, Wallet
-from batchpay.provider.pacing import Pacer
+from batchpay.provider.pacing import Pacer, SharedWindows
 from batchpay.tls import verifying_context
 
 if TYPE_CHECKING:
@@ -139,6 +139,7 @@ class PayoutClient:
         api_key: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         concurrency: int | None = None,
+        shared: SharedWindows | None = None,
     ) -> PayoutClient:
         url = base_url or settings.base_url
         if not url:
@@ -152,7 +153,7 @@ class PayoutClient:
             concurrency=concurrency or settings.concurrency,
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.read_timeout,
-            pacer=Pacer(settings.max_rps, settings.rate_limit),
+            pacer=Pacer(settings.max_rps, settings.rate_limit, shared=shared),
             retry=RetryBudget(attempts=settings.retry_attempts, seconds=settings.retry_seconds),
         )
 
@@ -174,7 +175,10 @@ class PayoutClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._http.aclose()
+        try:
+            await self._http.aclose()
+        finally:
+            self.pacer.close()
 
     # --- the service's operations ------------------------------------------------------
 
@@ -326,8 +330,10 @@ class PayoutClient:
 
     def _note_sandbox(self, response: httpx.Response) -> None:
         self.is_sandbox = response.headers.get(self.headers.sandbox, "").strip() == "1"
-        # the provider's windows protect a real key; the sandbox has none to protect
-        self.pacer.windows_enabled = not self.is_sandbox
+        # the provider's windows protect a real key; the sandbox has none to protect, unless
+        # it was started to try them (`batchpay sandbox --client-windows`)
+        self.pacer.windows_enabled = not self.is_sandbox or response.headers.get(
+            self.headers.sandbox_windows, "").strip().lower() == "on"
 
     def _envelope(self, response: httpx.Response, method: str, path_template: str,
                   payout: bool) -> dict[str, Any]:

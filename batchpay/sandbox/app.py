@@ -42,6 +42,7 @@ from batchpay.sandbox.faults import retry_after_header
 from batchpay.sandbox.state import LISTABLE_STATES, SandboxState
 from batchpay.sandbox.webhooks_out import WebhookDispatcher
 from batchpay.sandbox.wire import (
+    CLIENT_WINDOWS_HEADER,
     SANDBOX_HEADER,
     JSONBody,
     Payout,
@@ -117,7 +118,9 @@ class Gate:
                 return
             if message["type"] == "http.response.start":
                 statuses.append(message["status"])
-                message = {**message, "headers": [*message.get("headers", ()), SANDBOX_HEADER]}
+                marks = [SANDBOX_HEADER, CLIENT_WINDOWS_HEADER] if self.config.client_windows \
+                    else [SANDBOX_HEADER]
+                message = {**message, "headers": [*message.get("headers", ()), *marks]}
             await send(message)
 
         arrived = time.monotonic()
