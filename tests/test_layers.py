@@ -29,28 +29,26 @@ ALLOWED: dict[str, set[str]] = {
     "days.py": {"errors.py"},  # where a day begins, in one place
     "serving.py": {"errors.py"},
     "display.py": {"statuses.py"},
-    # the pacing rules are parsed where the settings are read
-    "config.py": {"errors.py", "files.py", "settings_rules.py", "provider", "days.py",
-                  "mail_settings.py"},
-    "mail_settings.py": {"errors.py", "config.py", "settings_rules.py"},
-    "settings_rules.py": {"errors.py", "config.py"},
+    # the settings override the service's paths, headers and rate-limit windows
+    "settings": BASE | {"provider"},
     "journal": BASE,
     "sheet": BASE,
-    "provider": BASE | {"config.py", "tls.py"},
-    "controls": BASE | {"journal", "sheet", "config.py", "sshsig.py"},
+    "provider": BASE | {"tls.py"},
+    "controls": BASE | {"journal", "sheet", "settings", "sshsig.py"},
     # the engine receives an opened service and builds no infrastructure
-    "engine": BASE | {"journal", "sheet", "controls", "provider", "config.py", "service.py",
-                      "mail_settings.py", "__init__.py"},
+    "engine": BASE | {"journal", "sheet", "controls", "provider", "settings", "service.py",
+                      "__init__.py"},
     # the receiver checks signatures; what an event does to the journal is the engine's
-    "webhooks.py": BASE | {"journal", "engine", "config.py", "serving.py", "service.py"},
+    "webhooks.py": BASE | {"journal", "engine", "settings", "provider", "serving.py",
+                    "service.py"},
     # the SMTP sender of remittance advices; what an advice is and says is the engine's
-    "mail.py": BASE | {"engine", "config.py", "mail_settings.py"},
+    "mail.py": BASE | {"engine", "settings"},
     # the sandbox is a service of its own, not a client of ours
     "sandbox": BASE | {"serving.py", "tls.py"},
-    "connect.py": BASE | {"config.py", "service.py", "serving.py", "webhooks.py", "sandbox"},
-    "console": BASE | {"journal", "sheet", "controls", "engine", "config.py", "connect.py",
+    "connect.py": BASE | {"settings", "service.py", "serving.py", "webhooks.py", "sandbox"},
+    "console": BASE | {"journal", "sheet", "controls", "engine", "settings", "connect.py",
                        "service.py", "serving.py", "sshsig.py", "mail.py"},
-    "cli": BASE | {"journal", "sheet", "controls", "engine", "provider", "config.py",
+    "cli": BASE | {"journal", "sheet", "controls", "engine", "provider", "settings",
                    "connect.py", "service.py", "serving.py", "sshsig.py", "webhooks.py",
                    "display.py", "sandbox", "console", "mail.py", "__init__.py"},
     "__main__.py": {"cli"},

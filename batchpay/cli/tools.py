@@ -61,7 +61,8 @@ def config() -> None:
     The API key is shown only as a fingerprint. A settings file batchpay cannot use is
     named with its error beside everything else (exit 2; every other command refuses it).
     """
-    from batchpay.config import JOURNAL_ORIGINS, inspect_settings
+    from batchpay.settings.load import inspect_settings
+    from batchpay.settings.model import JOURNAL_ORIGINS
 
     found = inspect_settings()
     settings = found.settings
@@ -168,10 +169,10 @@ def sandbox(**options: Any) -> None:
 def listen(host: str | None, port: int | None, journal: str | None,
            insecure_no_signature: bool) -> None:
     """Receive the service's webhooks and record payout states in the journal."""
-    from batchpay.config import shown_journal
     from batchpay.connect import open_service
     from batchpay.display import stderr_console
     from batchpay.serving import serve_foreground
+    from batchpay.settings.model import shown_journal
     from batchpay.webhooks import listener_check, open_listener
 
     settings = settings_for(journal=journal)
@@ -219,9 +220,9 @@ def journal_group() -> None:
 @handle_errors
 def journal_copy(to: str, journal: str | None) -> None:
     """Copy the journal into a new one (a PostgreSQL database), chain checked before and after."""
-    from batchpay.config import journal_location, shown_journal
     from batchpay.journal.moving import copy_journal
     from batchpay.journal.store import Journal
+    from batchpay.settings.model import journal_location, shown_journal
 
     settings = settings_for(journal=journal)
     target = journal_location(to)

@@ -55,7 +55,6 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from batchpay.config import Settings, own_setting
 from batchpay.console import books, payment, work
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER, Accounts, User, console_folder
@@ -65,6 +64,8 @@ from batchpay.console.guard import Guard
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
 from batchpay.console.wording import for_page
 from batchpay.errors import BatchpayError
+from batchpay.settings.load import own_setting
+from batchpay.settings.model import Settings
 
 HERE = Path(__file__).parent
 EVENT_SECONDS = 1.0  # how often the progress stream reads the journal

@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from batchpay.config import Settings
 from batchpay.connect import open_service
 from batchpay.console.statement import Span
 from batchpay.days import Period
@@ -28,6 +27,7 @@ from batchpay.engine.exports import FORMATS, default_export_path, export_books
 from batchpay.engine.reconcile import Reconciliation, default_reconcile_path, reconcile_period
 from batchpay.errors import UsageError
 from batchpay.journal.store import Journal
+from batchpay.settings.model import Settings
 
 # the page's link for each format: its accessible name, in the order the page shows them
 EXPORT_LINKS = {"ofx": "OFX", "xero": "Xero CSV", "camt053": "camt.053",

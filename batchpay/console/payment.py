@@ -21,7 +21,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
-from batchpay.config import DatabaseURL, Settings
 from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
@@ -36,6 +35,7 @@ from batchpay.files import replaced_atomically
 from batchpay.journal.outbox import AdviceRecord
 from batchpay.journal.store import Journal
 from batchpay.mail import SmtpMailer
+from batchpay.settings.model import DatabaseURL, Settings
 from batchpay.statuses import (
     IN_DOUBT,
     ON_ITS_WAY,

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from batchpay.config import Settings, is_loopback_host
 from batchpay.console.accounts import OWNER, Accounts, console_folder
 from batchpay.console.guard import allowed_hosts
 from batchpay.errors import UsageError
 from batchpay.files import PRIVATE_FILE_MODE, private_dir, replaced_atomically
+from batchpay.settings.model import Settings, is_loopback_host
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette

@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from batchpay import sshsig
-from batchpay.config import Settings
 from batchpay.console.accounts import OWNER, Accounts
 from batchpay.console.batches import Batch, BatchRefused, Review
 from batchpay.controls import approval, plan_checks, plan_file
@@ -33,6 +32,7 @@ from batchpay.engine.paying import Reporter
 from batchpay.engine.runner import RunOptions
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
+from batchpay.settings.model import Settings
 
 
 def make_review(settings: Settings, options: RunOptions, reporter: Reporter, connect: Opener,

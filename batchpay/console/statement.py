@@ -21,7 +21,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypedDict
 
-from batchpay.config import Settings
 from batchpay.console.accounts import OWNER
 from batchpay.console.batches import Batch
 from batchpay.days import FALLBACK_ZONE, moment, parse_day, zone
@@ -35,6 +34,7 @@ from batchpay.engine.statement import (
 from batchpay.engine.statement_book import write_statement
 from batchpay.errors import UsageError
 from batchpay.journal.store import Journal
+from batchpay.settings.model import Settings
 
 STATEMENT_READERS = ("auditor", "approver", OWNER)
 # what a spreadsheet reads as a formula (or, after a tab or a line break, may): such text is

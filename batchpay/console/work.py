@@ -28,7 +28,6 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from batchpay.config import Settings
 from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
@@ -48,6 +47,7 @@ from batchpay.engine.render import RunLine, find_run, result_rows, run_list
 from batchpay.engine.runner import RunOptions
 from batchpay.errors import BatchpayError
 from batchpay.journal.store import Journal
+from batchpay.settings.model import Settings
 from batchpay.sheet.outcomes import summarize
 from batchpay.statuses import Status
 

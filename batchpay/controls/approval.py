@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batchpay import sshsig
-from batchpay.config import Settings
 from batchpay.controls.plan_checks import (
     PlanRefused,
     actors_of,
@@ -54,6 +53,7 @@ from batchpay.controls.plan_file import (
     signature_paths,
 )
 from batchpay.journal.store import journal_holds_event
+from batchpay.settings.model import Settings
 from batchpay.statuses import Status
 
 if TYPE_CHECKING:

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from batchpay import sshsig
-from batchpay.config import Settings
 from batchpay.controls.payees import PayeeChange, PayeeChangeShown, without_details
 from batchpay.controls.plan_checks import (
     PLAN_VERSION,
@@ -41,6 +40,7 @@ from batchpay.controls.plan_checks import (
 )
 from batchpay.controls.repeats import control_settings
 from batchpay.journal.records import operator
+from batchpay.settings.model import Settings
 from batchpay.sheet.read import Sheet, SheetRow
 from batchpay.statuses import Status
 

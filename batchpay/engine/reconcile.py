@@ -30,7 +30,6 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from batchpay.config import Settings
 from batchpay.days import Period, moment, utc_text
 from batchpay.engine.books import FEE, PAYOUT, REFUND, close_period
 from batchpay.engine.payout_list import EVERY_STATE, read_list
@@ -43,6 +42,7 @@ from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import PayoutListAbsent
 from batchpay.provider.models import Payout
 from batchpay.service import Opener
+from batchpay.settings.model import Settings
 from batchpay.sheet.ref_tag import refs_in_remark
 
 OTHER = "other"

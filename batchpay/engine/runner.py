@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batchpay import __version__
-from batchpay.config import Settings, fingerprint
 from batchpay.controls.repeats import control_settings
 from batchpay.engine.gate import Plan, input_ref, plan_rows
 from batchpay.engine.paying import Paying, Reporter
@@ -40,6 +39,7 @@ from batchpay.engine.render import find_run, render_run, result_rows, sent_by_ru
 from batchpay.engine.sending import AuthStop, Sender
 from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
+from batchpay.files import fingerprint
 from batchpay.journal.integrity import require_intact
 from batchpay.journal.records import RunRecord, operator, utcnow
 from batchpay.journal.store import Journal
@@ -47,6 +47,7 @@ from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Opener, Service
+from batchpay.settings.model import Settings
 from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.outcomes import ResultsSummary, json_row, summarize
 from batchpay.sheet.read import Sheet

@@ -20,15 +20,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import anyio
 import httpx
 import stamina
 
-from batchpay.config import Headers, Paths, fingerprint
+from batchpay.files import fingerprint
 from batchpay.provider import jsonnum
+from batchpay.provider.endpoints import Headers, Paths
 from batchpay.provider.errors import (
     HINT_AMBIGUOUS,
     ConnectFailed,
@@ -43,8 +44,34 @@ from batchpay.provider.models import Bank, Payout, PayoutPage, Quote, ShapeError
 from batchpay.provider.pacing import Pacer
 from batchpay.tls import verifying_context
 
-if TYPE_CHECKING:
-    from batchpay.config import Settings
+
+class ClientSettings(Protocol):
+    """The few settings a client is made from (`from_settings`). The settings read the
+    provider's paths and headers, not the other way round: the client names what it needs
+    instead of importing the settings."""
+
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def api_key(self) -> str | None: ...
+    @property
+    def paths(self) -> Paths: ...
+    @property
+    def headers(self) -> Headers: ...
+    @property
+    def concurrency(self) -> int: ...
+    @property
+    def connect_timeout(self) -> float: ...
+    @property
+    def read_timeout(self) -> float: ...
+    @property
+    def max_rps(self) -> float: ...
+    @property
+    def rate_limit(self) -> str: ...
+    @property
+    def retry_attempts(self) -> int: ...
+    @property
+    def retry_seconds(self) -> float: ...
 
 # httpx's pool slows down past a few dozen connections, and the provider's own limit
 # (100 requests a minute) makes more pointless.
@@ -134,7 +161,7 @@ class PayoutClient:
     @classmethod
     def from_settings(
         cls,
-        settings: Settings,
+        settings: ClientSettings,
         base_url: str | None = None,
         api_key: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,

@@ -20,7 +20,6 @@ from typing import Any
 import httpx
 import pytest
 
-from batchpay.config import Settings
 from batchpay.engine.gate import details_of
 from batchpay.engine.sending import Sender, SendJob
 from batchpay.engine.sync import sync_run
@@ -28,6 +27,7 @@ from batchpay.journal.records import GENESIS, RunRecord, RunRow, event_hash, utc
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Service
+from batchpay.settings.model import Settings
 from batchpay.sheet.validate import read_payouts
 from tests.support.e2e import batchpay, by_ref, own_settings, results, sandbox_payouts
 from tests.support.processes import (
