@@ -52,7 +52,8 @@ from batchpay.sheet.outcomes import summarize
 from batchpay.statuses import Status
 
 if TYPE_CHECKING:
-    from batchpay.controls.payee_register import PayeeConfirmation, RegisterLine
+    from batchpay.controls.payee_records import PayeeConfirmation
+    from batchpay.controls.payee_register import RegisterLine
     from batchpay.controls.payees import PayeeChange
 
 log = logging.getLogger("batchpay.console")
