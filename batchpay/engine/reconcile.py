@@ -36,6 +36,7 @@ from batchpay.engine.payout_list import EVERY_STATE, read_list
 from batchpay.engine.statement import Statement, build_statement
 from batchpay.errors import InputError, JournalServiceMismatch
 from batchpay.files import check_output
+from batchpay.journal.reads import bound_service
 from batchpay.journal.records import ChainCheck
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
@@ -161,16 +162,16 @@ def reconcile_period(settings: Settings, period: Period, out: Path,
         statement = build_statement(journal, period.start, period.end, period.zone_name)
         ours, doubt = journal_lines(journal, wide, ChainCheck(True, statement.events,
                                                               statement.chain_head))
-        bound = journal.db.execute("SELECT value FROM meta WHERE key = 'service'").fetchone()
+        bound = bound_service(journal)
     if statement_file is not None:
         theirs, source = read_statement_file(statement_file, period), str(statement_file)
         done = match(period, theirs, ours, source)
     else:
         since, until = wide.since, wide.until
         with connect() as service:
-            if bound is not None and bound[0] != service.identity:
+            if bound is not None and bound != service.identity:
                 raise JournalServiceMismatch(
-                    f"This journal records payouts of {bound[0]}, not {service.identity}: "
+                    f"This journal records payouts of {bound}, not {service.identity}: "
                     "its movements cannot be matched with that service's.",
                     hint="Reconcile with the journal of that service (--journal or "
                     "BATCHPAY_JOURNAL).")
