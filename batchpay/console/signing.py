@@ -88,30 +88,14 @@ def actions_of(batch: Batch) -> dict[str, list[str]]:
 
 def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
                   settings: Settings) -> str:
-    """An SSHSIG signature of the plan the approver made with their own key (`ssh-keygen -Y
-    sign -n batchpay-plan-v1`, or `batchpay approve`): kept beside the plan once it verifies
-    with a key the approvers file lists for approving under the approver's own name (a
-    signature that would not release the plan is never kept: it would block the batch's
-    payment)."""
+    """An SSHSIG signature of the batch's plan uploaded by an approver, kept beside the plan
+    once the approval rules take it (controls.approval.add_signature), under the console's
+    approvers file; refused on the page otherwise."""
     release = release_settings(settings, accounts)
-    checked = approval.review(batch.plan_files.plan, release)
     try:
-        key = sshsig.verify(armored, checked.data, plan_file.NAMESPACE)
-    except sshsig.SignatureError as exc:
-        raise BatchRefused(f"This is not a signature of this batch's plan: {exc}.") from exc
-    print_ = sshsig.fingerprint(key)
-    names, refusals = sshsig.principals_of(approval.signers_of(release), key,
-                                           plan_file.NAMESPACE, datetime.now(UTC))
-    if print_ == checked.document["maker"]["key"] or set(names) & set(checked.maker):
-        raise BatchRefused("This is the maker's own key: a batch is approved by someone else.")
-    if approver not in names:
-        why = f" ({'; '.join(refusals)})" if refusals else ""
-        raise BatchRefused(f"The key {print_} is not listed for {approver} in the approvers "
-                           f"file {release.approvers_file} for approving plans{why}: only a "
-                           "signature by your own listed key approves.")
-    path = plan_file.next_signature_path(batch.plan_files.plan)
-    path.write_text(armored, encoding="utf-8")
-    return print_
+        return approval.add_signature(batch.plan_files.plan, armored, approver, release)
+    except approval.SignatureRefused as exc:
+        raise BatchRefused(exc.message, hint=exc.hint) from exc
 
 
 # what each role's key signs: a maker's key makes plans, an approver's approves them

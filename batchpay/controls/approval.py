@@ -290,6 +290,36 @@ def approve(plan: CheckedPlan, key: Ed25519PrivateKey, settings: Settings,
     return Approved(path, print_, names)
 
 
+class SignatureRefused(PlanRefused):
+    """An uploaded signature that would not release the plan: never kept beside it."""
+
+
+def add_signature(plan_path: Path, armored: str, approver: str, settings: Settings) -> str:
+    """An SSHSIG signature of the plan an approver made with their own key elsewhere
+    (`ssh-keygen -Y sign -n batchpay-plan-v1`, or `batchpay approve`), kept beside the plan
+    once it verifies with a key the approvers file lists for approving under the approver's
+    own name. A signature that would not release the plan is refused, never kept: it would
+    block the plan's payment. Returns the key's fingerprint."""
+    checked = review(plan_path, settings)
+    try:
+        key = sshsig.verify(armored, checked.data, NAMESPACE)
+    except sshsig.SignatureError as exc:
+        raise SignatureRefused(f"This is not a signature of this batch's plan: {exc}.") from exc
+    print_ = sshsig.fingerprint(key)
+    names, refusals = sshsig.principals_of(signers_of(settings), key, NAMESPACE,
+                                           datetime.now(UTC))
+    if print_ == checked.document["maker"]["key"] or set(names) & set(checked.maker):
+        raise SignatureRefused("This is the maker's own key: a batch is approved by someone "
+                               "else.")
+    if approver not in names:
+        why = f" ({'; '.join(refusals)})" if refusals else ""
+        raise SignatureRefused(f"The key {print_} is not listed for {approver} in the "
+                               f"approvers file {settings.approvers_file} for approving "
+                               f"plans{why}: only a signature by your own listed key approves.")
+    next_signature_path(plan_path).write_text(armored, encoding="utf-8")
+    return print_
+
+
 def summary_lines(plan: CheckedPlan, largest: int = 5) -> list[str]:
     """What an approver reads before signing: totals and the largest rows, all recomputed
     from the rows (`read_plan` refused any stated figure that differs)."""
