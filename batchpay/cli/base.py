@@ -19,7 +19,7 @@ from batchpay.errors import DISK_FULL_HINT, BatchpayError
 from batchpay.statuses import EXIT_FAILED
 
 if TYPE_CHECKING:
-    from batchpay.journal.store import Journal
+    from batchpay.engine import Journal
     from batchpay.settings.model import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -197,7 +197,7 @@ def journal_option(func: F) -> F:
 
 
 def open_journal(journal: str | None) -> Journal:
-    from batchpay.journal.store import Journal
+    from batchpay.engine import Journal
 
     settings = settings_for(journal=journal)
     return Journal.existing(settings.journal)

@@ -32,7 +32,7 @@ def banks(country: str, currency: str, as_json: bool) -> None:
     import json
 
     from batchpay.connect import open_service
-    from batchpay.engine.banknames import list_banks
+    from batchpay.engine import list_banks
 
     settings = settings_for()
     found = list_banks(settings, country, currency, lambda: open_service(settings),
@@ -202,7 +202,7 @@ def listen(host: str | None, port: int | None, journal: str | None,
 @handle_errors
 def template(out: Path) -> None:
     """Write an empty payout sheet to fill in: the columns, dropdowns and how to fill each."""
-    from batchpay.sheet.template import write_template
+    from batchpay.engine import write_template
 
     click.echo(str(write_template(out)))
 
@@ -220,8 +220,7 @@ def journal_group() -> None:
 @handle_errors
 def journal_copy(to: str, journal: str | None) -> None:
     """Copy the journal into a new one (a PostgreSQL database), chain checked before and after."""
-    from batchpay.journal.moving import copy_journal
-    from batchpay.journal.store import Journal
+    from batchpay.engine import Journal, copy_journal
     from batchpay.settings.model import journal_location, shown_journal
 
     settings = settings_for(journal=journal)
@@ -243,8 +242,7 @@ def journal_copy(to: str, journal: str | None) -> None:
 def journal_backup(out: Path, journal: str | None) -> None:
     """Write a consistent copy of the journal to OUT (a new file): SQLite's backup, or
     pg_dump's custom format for a PostgreSQL journal."""
-    from batchpay.journal.moving import backup_journal
-    from batchpay.journal.store import Journal
+    from batchpay.engine import Journal, backup_journal
 
     settings = settings_for(journal=journal)
     with Journal.existing(settings.journal) as source:

@@ -164,7 +164,7 @@ class Accounts:
     def add(self, name: str, roles: tuple[str, ...], password: str | None, *,
             replace: bool = False) -> User:
         """A new user (or, with `replace`, new roles and password for one); makes its key."""
-        from batchpay.journal.records import utcnow
+        from batchpay.engine import utcnow
 
         if name == OWNER:
             raise UsageError(f"{OWNER} is the console's administrator (users and settings), "
@@ -198,7 +198,7 @@ class Accounts:
         """The owner account as `batchpay serve` keeps it: the owner role only, no password
         (signs in by the link serve gives). An owner made by an earlier batchpay with every
         role is reduced to that, its sessions ended."""
-        from batchpay.journal.records import utcnow
+        from batchpay.engine import utcnow
 
         with self._lock:
             users = self._load()

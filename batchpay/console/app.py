@@ -63,6 +63,7 @@ from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
 from batchpay.console.wording import for_page
+from batchpay.engine import journal_reachable, payee_list
 from batchpay.errors import BatchpayError
 from batchpay.settings.load import own_setting
 from batchpay.settings.model import Settings
@@ -174,7 +175,7 @@ async def healthz(request: Request) -> Response:
     """For a load balancer or a service manager: whether this console can reach its journal
     (its PostgreSQL database, or its file). No session: it says nothing but that."""
     console: Console = request.app.state.console
-    ok = await run_in_threadpool(work.journal_reachable, console.settings)
+    ok = await run_in_threadpool(journal_reachable, console.settings)
     return JSONResponse({"status": "ok" if ok else "journal unreachable"},
                         status_code=200 if ok else 503,
                         headers={"Cache-Control": "no-store"})
@@ -351,7 +352,7 @@ async def index(request: Request, console: Console, caller: Caller) -> Response:
 
 
 async def template(request: Request, console: Console, caller: Caller) -> Response:
-    from batchpay.sheet.template import write_template
+    from batchpay.engine import write_template
 
     folder = Path(tempfile.mkdtemp(prefix="batchpay-template-"))
     path = write_template(folder / "payouts-template.xlsx")
@@ -614,7 +615,7 @@ def sent(made: books.Download) -> Response:
 
 
 async def payees(request: Request, console: Console, caller: Caller) -> Response:
-    found = await run_in_threadpool(work.payees, console.settings)
+    found = await run_in_threadpool(payee_list, console.settings)
     return render(console, request, "payees.html", caller, confirmed=None, **found)
 
 
@@ -627,7 +628,7 @@ async def confirm_payee(request: Request, console: Console, caller: Caller) -> R
     done = await run_in_threadpool(
         work.confirm_payee, console.settings, _text(form.get("payee")),
         _text(form.get("last4")), caller.user.name, method, _text(form.get("note")))
-    found = await run_in_threadpool(work.payees, console.settings)
+    found = await run_in_threadpool(payee_list, console.settings)
     return render(console, request, "payees.html", caller, confirmed=done, **found)
 
 

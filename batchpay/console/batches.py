@@ -31,8 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from batchpay.controls.payees import PayeeChange
-from batchpay.engine.make_plan import PlanFiles
+from batchpay.engine import PayeeChange, PlanFiles
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
 

@@ -26,10 +26,25 @@ from typing import Any
 from batchpay import sshsig
 from batchpay.console.accounts import OWNER, Accounts
 from batchpay.console.batches import Batch, BatchRefused, Review
-from batchpay.controls import approval, plan_checks, plan_file
-from batchpay.engine.make_plan import make_plan
-from batchpay.engine.paying import Reporter
-from batchpay.engine.runner import RunOptions
+from batchpay.engine import (
+    MAKER_NAMESPACE,
+    NAMESPACE,
+    CheckedPlan,
+    PlanRefused,
+    Reporter,
+    RunOptions,
+    SignatureRefused,
+    actors_of,
+    add_plan_signature,
+    approve_plan,
+    check_release,
+    console_approvers,
+    make_plan,
+    maker_of,
+    plan_summary_lines,
+    read_plan,
+    review_plan,
+)
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
 from batchpay.settings.model import Settings
@@ -44,9 +59,9 @@ def make_review(settings: Settings, options: RunOptions, reporter: Reporter, con
     release = release_settings(settings, accounts)
     key = accounts.signing_key(batch.maker)
     try:
-        maker = approval.maker_of(release, key)
-    except plan_checks.PlanRefused as exc:
-        raise plan_checks.PlanRefused(
+        maker = maker_of(release, key)
+    except PlanRefused as exc:
+        raise PlanRefused(
             f"{batch.maker}, who made this batch, cannot sign its plan: {exc.message}",
             hint=f"List {batch.maker}'s key for making plans in the approvers file "
             f"{release.approvers_file}: `batchpay users add {batch.maker} --role maker "
@@ -71,18 +86,18 @@ def approve(batch: Batch, accounts: Accounts, approver: str, settings: Settings,
     maker's principal or of the plan's actors. The bytes signed are the plan `expected`
     (the one the approver read), else nothing is. Returns the key's fingerprint."""
     release = release_settings(settings, accounts)
-    checked = approval.review(batch.plan_files.plan, release)
+    checked = review_plan(batch.plan_files.plan, release)
     if checked.id != expected:  # replaced between the page's check and this read
         raise BatchRefused("The batch changed since you opened it: review the new plan.")
-    return approval.approve(checked, accounts.signing_key(approver), release).fingerprint
+    return approve_plan(checked, accounts.signing_key(approver), release).fingerprint
 
 
 def actions_of(batch: Batch) -> dict[str, list[str]]:
     """Who changed what the batch's plan pays, and how (`plan_checks.actors_of`); {} when
     there is no plan this batchpay reads (approving it is refused then anyway)."""
     try:
-        return plan_checks.actors_of(plan_file.read_plan(batch.plan_files.plan).document)
-    except plan_checks.PlanRefused:
+        return actors_of(read_plan(batch.plan_files.plan).document)
+    except PlanRefused:
         return {}
 
 
@@ -93,13 +108,13 @@ def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
     approvers file; refused on the page otherwise."""
     release = release_settings(settings, accounts)
     try:
-        return approval.add_signature(batch.plan_files.plan, armored, approver, release)
-    except approval.SignatureRefused as exc:
+        return add_plan_signature(batch.plan_files.plan, armored, approver, release)
+    except SignatureRefused as exc:
         raise BatchRefused(exc.message, hint=exc.hint) from exc
 
 
 # what each role's key signs: a maker's key makes plans, an approver's approves them
-ROLE_NAMESPACES = {"maker": plan_file.MAKER_NAMESPACE, "approver": plan_file.NAMESPACE}
+ROLE_NAMESPACES = {"maker": MAKER_NAMESPACE, "approver": NAMESPACE}
 
 
 def signer_line(accounts: Accounts, name: str) -> str:
@@ -120,7 +135,7 @@ def release_settings(settings: Settings, accounts: Accounts) -> Settings:
     makers' and approvers' keys) unless one is set."""
     if settings.approvers_file is not None:
         return settings
-    path = approval.console_approvers(settings.local_folder)  # where `run --plan` finds it too
+    path = console_approvers(settings.local_folder)  # where `run --plan` finds it too
     lines = [line for user in accounts.users() if (line := signer_line(accounts, user.name))]
     text = "".join(line + "\n" for line in lines)
     if not (path.is_file() and path.read_text(encoding="utf-8") == text):
@@ -129,10 +144,10 @@ def release_settings(settings: Settings, accounts: Accounts) -> Settings:
     return dataclasses.replace(settings, approvers_file=path)
 
 
-def approved_plan(batch: Batch, settings: Settings) -> plan_file.CheckedPlan:
+def approved_plan(batch: Batch, settings: Settings) -> CheckedPlan:
     """The batch's plan with its signatures checked (`run --plan`'s gate), for `RunOptions`."""
-    checked = plan_file.read_plan(batch.plan_files.plan)
-    approval.check_release(checked, settings)
+    checked = read_plan(batch.plan_files.plan)
+    check_release(checked, settings)
     return checked
 
 
@@ -142,6 +157,6 @@ def plan_summary(batch: Batch) -> list[str]:
     if not batch.plan_files.plan.is_file():
         return []
     try:
-        return approval.summary_lines(plan_file.read_plan(batch.plan_files.plan), largest=10)
-    except plan_checks.PlanRefused as exc:  # made by an earlier batchpay: the page still shows
+        return plan_summary_lines(read_plan(batch.plan_files.plan), largest=10)
+    except PlanRefused as exc:  # made by an earlier batchpay: the page still shows
         return [f"{exc.message} Review the batch again to make a new plan."]
