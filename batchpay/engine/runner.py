@@ -5,7 +5,7 @@
         ─► follow statuses (webhooks and list polling) ─► results workbook from the journal
 
 A row is sent only if no payout request for its payout_ref was ever accepted or may have
-been (design: "Exactly once").
+been (README, "How exactly-once works").
 """
 
 from __future__ import annotations

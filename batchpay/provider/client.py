@@ -2,9 +2,9 @@
 
 One ``_call`` does everything every request needs: pacing, the API key header, the
 sandbox detection, mapping each failure to one ``ProviderError`` and bounded retries.
-What may be retried follows design.md "Exactly once": a request that never left
-(``ConnectFailed``) and a 429 (after its wait) are resent as they are; a 5xx or a lost
-answer is retried for reads and quotes only. A payout POST whose outcome is unknown is
+What may be retried follows exactly-once (README, "How exactly-once works"): a request
+that never left (``ConnectFailed``) and a 429 (after its wait) are resent as they are; a
+5xx or a lost answer is retried for reads and quotes only. A payout POST whose outcome is unknown is
 never retried here: the error goes to the engine, which looks the payout up first.
 
 The API key is added to each request and never copied into a message, an error or a
@@ -244,8 +244,8 @@ class PayoutClient:
                                 ids={"id": payout_id})
 
     async def list_payouts(self, *, state: str, page: int, size: int = 100) -> PayoutPage:
-        """One page of the payouts in one state. provider.md: `state`, `page` and `size` are
-        all required (engine.payout_list reads the states a caller needs); a 404 is
+        """One page of the payouts in one state. The service requires `state`, `page` and `size`
+        all three (engine.payout_list reads the states a caller needs); a 404 is
         ``PayoutListAbsent``, the service offering no list."""
         # paging fields sit beside `data`, so this one reads the whole envelope
         return await self._call(
