@@ -29,7 +29,7 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any, NotRequired, TypedDict, Unpack
 
 from batchpay.engine import PayeeChange, PlanFiles
 from batchpay.errors import UsageError
@@ -111,6 +111,7 @@ class Payment(TypedDict):
 
     sha256: str  # the bytes the run reads: the plan's id, or the sheet's SHA-256
     runs_before: list[str]  # the runs of those bytes before this payment
+    run_id: NotRequired[str]  # the id this console gave its run, recorded before it starts
 
 
 class PayProcess(TypedDict):

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import tempfile
@@ -34,8 +35,10 @@ from batchpay.engine import (
     journal_in_use,
     ledger_entries,
     load_input,
+    new_run_id,
     run_advices,
     run_batch,
+    run_known,
     run_row_states,
     run_rows,
     runs_of_input,
@@ -157,6 +160,13 @@ def _pay(settings: Settings, batches: Batches, batch: Batch, options: RunOptions
 def _paying(settings: Settings, batches: Batches, batch: Batch, options: RunOptions) -> None:
     reporter = PageReporter()
     before = run_of(settings, batch)  # a resumed payment's stopped run; None on a first Pay
+    # the run's id, recorded before it starts: the page follows this run, not a search
+    run_id = new_run_id()
+    paying = batch.meta.get("pay")
+    if paying is not None:
+        batches.update(batch.id, pay=Payment(sha256=paying["sha256"], run_id=run_id,
+                                             runs_before=paying["runs_before"]))
+    options = dataclasses.replace(options, run_id=run_id)
     with FOLLOWING:
         pass  # a refresh of the follower's under way ends first
     try:
@@ -309,15 +319,21 @@ def resume(settings: Settings, batches: Batches, batch: Batch, accounts: Account
 
 
 def run_of(settings: Settings, batch: Batch) -> str | None:
-    """The id of the run that pays the batch: recorded when it ended, else found in the
-    journal while it goes (the newest paying run of the batch's bytes that was not there
-    before; the review's dry run is not one)."""
+    """The id of the run that pays the batch: recorded when it ended; while it goes, the id
+    this console gave its run once the journal holds it, else the newest paying run of the
+    batch's bytes that was not there before (the review's dry run is not one)."""
     if batch.meta.get("run_id"):
         return str(batch.meta["run_id"])
     pay_info = batch.meta.get("pay")
     if not pay_info:
         return None
-    # a results workbook's plan pays as rerun; the review's dry run is no payment
+    own = pay_info.get("run_id")
+    if own and run_known(settings, own):
+        return own
+    # a run this console did not start (`run --plan` on a terminal finishing a stopped
+    # payment), or its own refused before it started: the newest of its bytes' paying runs
+    # that were not there before. A results workbook's plan pays as rerun; the review's dry
+    # run is no payment
     found = [run_id for run_id in runs_of_input(settings, pay_info["sha256"])
              if run_id not in pay_info["runs_before"]]
     return found[-1] if found else None

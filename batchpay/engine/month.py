@@ -135,6 +135,14 @@ def runs_of_input(settings: Settings, input_sha256: str) -> list[str]:
         return journal.run_ids_of(input_sha256, ("run", "rerun"))
 
 
+def run_known(settings: Settings, run_id: str) -> bool:
+    """Whether the journal holds the run (it started: it was not refused before paying)."""
+    if not settings.journal_exists():
+        return False
+    with Journal(settings.journal) as journal:
+        return journal.run(run_id) is not None
+
+
 def run_rows(settings: Settings, run_id: str) -> tuple[RunRecord, list[RowState]]:
     """A run's record and its rows' states as the journal holds them now."""
     with Journal(settings.journal) as journal:

@@ -92,6 +92,7 @@ class RunOptions:
     # who makes the batch, when not the OS user (a console's signed-in user): their own
     # payee confirmations do not count with payee_confirmed_by_other
     maker: str = ""
+    run_id: str = ""  # the run's id, from a caller that must know it before it starts (console)
 
     @property
     def record_kind(self) -> str:
@@ -239,7 +240,7 @@ class _Batch:
         self.settings, self.options, self.reporter = settings, options, reporter
         self.journal, self.service = journal, service
         self.sheet, self.validation = sheet, validation
-        self.run_id = new_run_id()
+        self.run_id = options.run_id or new_run_id()
         self.notes: list[str] = []
         self.stopped: AuthError | None = None
         self.sandbox = service.embedded
