@@ -46,11 +46,6 @@ def is_currency(code: object) -> bool:
     return isinstance(code, str) and code.strip().upper() in EXPONENTS
 
 
-def exponent(code: str) -> int:
-    """Decimals allowed for `code` (any case); KeyError for a code that is not ISO 4217."""
-    return EXPONENTS[code.strip().upper()]
-
-
 DEFAULT_EXPONENT = 2  # for a currency code that is not ISO 4217 (an INVALID row's typo)
 
 

@@ -13,10 +13,9 @@ import logging
 import threading
 from pathlib import Path
 
-from batchpay.config import DatabaseURL
-from batchpay.engine.notices import Delivery, NoticeFailed, deliver
+from batchpay.engine import Delivery, Journal, NoticeFailed, deliver_notices
 from batchpay.errors import BatchpayError
-from batchpay.journal.store import Journal
+from batchpay.settings.model import DatabaseURL
 
 log = logging.getLogger("batchpay.notify")
 EVERY = 10.0  # seconds between two delivery rounds of the console's worker
@@ -42,7 +41,7 @@ def deliver_now(journal_at: Path | DatabaseURL, notify: tuple[str, ...], *,
     if not isinstance(journal_at, DatabaseURL) and not Path(journal_at).is_file():
         return Delivery()
     with Journal(journal_at) as journal:
-        return deliver(journal, notify, send, everything=everything)
+        return deliver_notices(journal, notify, send, everything=everything)
 
 
 class NoticeWorker:

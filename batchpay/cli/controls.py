@@ -46,7 +46,7 @@ def payees(ctx: click.Context, journal: str | None, as_json: bool) -> None:
     import json
     from decimal import Decimal
 
-    from batchpay.controls.payee_register import Register, register_lines
+    from batchpay.engine import Register, register_lines
 
     ctx.obj = journal
     if ctx.invoked_subcommand is not None:
@@ -79,9 +79,8 @@ def payees(ctx: click.Context, journal: str | None, as_json: bool) -> None:
 def payees_show(ctx: click.Context, payee: str, journal: str | None) -> None:
     """Print PAYEE's held bank details in full (for a read-back call) and its history."""
 
-    from batchpay.controls.payee_keys import BANK_FIELDS
-    from batchpay.controls.payee_register import money_text
-    from batchpay.controls.payees import show
+    from batchpay.engine import BANK_FIELDS, money_text
+    from batchpay.engine import show_payee as show
 
     with open_journal(journal or ctx.obj) as j:
         found = show(j, payee)
@@ -124,7 +123,7 @@ def payees_confirm(ctx: click.Context, payee: str, account_last4: str, method: s
     The confirmation (you, the time, before and after, method, note) is a chained event of
     the journal.
     """
-    from batchpay.controls.payees import confirm
+    from batchpay.engine import confirm_payee as confirm
     from batchpay.money import masked
 
     with open_journal(journal or ctx.obj) as j:
@@ -280,10 +279,8 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
     import json
 
     from batchpay.connect import open_service
-    from batchpay.controls.approval import maker_of
     from batchpay.display import RichReporter, is_interactive, print_counts, print_problems
-    from batchpay.engine.make_plan import PlanFiles, make_plan
-    from batchpay.engine.runner import RunOptions
+    from batchpay.engine import PlanFiles, RunOptions, make_plan, maker_of
 
     files = PlanFiles.named(sheet, name)
     for path in (files.plan, files.maker_signature, files.workbook):
@@ -348,9 +345,10 @@ def approve(plan_path: Path, key: Path | None, short_code: str | None, yes: bool
     """
     import json
 
-    from batchpay.controls.approval import approve as sign_plan
-    from batchpay.controls.approval import review, summary_lines
-    from batchpay.controls.plan_file import same_code
+    from batchpay.engine import approve_plan as sign_plan
+    from batchpay.engine import plan_summary_lines as summary_lines
+    from batchpay.engine import review_plan as review
+    from batchpay.engine import same_code
 
     settings = settings_for()
     checked = review(plan_path, settings)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 
@@ -49,15 +48,10 @@ def notify_send(journal: str | None, now: bool) -> None:
 def notify_list(journal: str | None, as_json: bool) -> None:
     """Show the notifications' outbox: each event, its receiver (without passwords), its
     state (queued, sending, sent, failed), tries and last error."""
-    from batchpay.journal.store import Journal
+    from batchpay.engine import notice_records
 
     settings = settings_for(journal=journal)
-    where = settings.journal
-    if isinstance(where, Path) and not where.is_file():
-        records = []
-    else:
-        with Journal.existing(where) as j:
-            records = j.notices()
+    records = notice_records(settings.journal)
     if as_json:
         click.echo(json.dumps([
             {"event": r.event, "receiver": r.shown, "title": r.title, "state": str(r.state),

@@ -32,7 +32,7 @@ def banks(country: str, currency: str, as_json: bool) -> None:
     import json
 
     from batchpay.connect import open_service
-    from batchpay.engine.banknames import list_banks
+    from batchpay.engine import list_banks
 
     settings = settings_for()
     found = list_banks(settings, country, currency, lambda: open_service(settings),
@@ -61,7 +61,8 @@ def config() -> None:
     The API key is shown only as a fingerprint. A settings file batchpay cannot use is
     named with its error beside everything else (exit 2; every other command refuses it).
     """
-    from batchpay.config import JOURNAL_ORIGINS, inspect_settings
+    from batchpay.settings.load import inspect_settings
+    from batchpay.settings.model import JOURNAL_ORIGINS
 
     found = inspect_settings()
     settings = found.settings
@@ -171,10 +172,10 @@ def sandbox(**options: Any) -> None:
 def listen(host: str | None, port: int | None, journal: str | None,
            insecure_no_signature: bool) -> None:
     """Receive the service's webhooks and record payout states in the journal."""
-    from batchpay.config import shown_journal
     from batchpay.connect import open_service
     from batchpay.display import stderr_console
     from batchpay.serving import serve_foreground
+    from batchpay.settings.model import shown_journal
     from batchpay.webhooks import listener_check, open_listener
 
     settings = settings_for(journal=journal)
@@ -204,7 +205,7 @@ def listen(host: str | None, port: int | None, journal: str | None,
 @handle_errors
 def template(out: Path) -> None:
     """Write an empty payout sheet to fill in: the columns, dropdowns and how to fill each."""
-    from batchpay.sheet.template import write_template
+    from batchpay.engine import write_template
 
     click.echo(str(write_template(out)))
 
@@ -222,9 +223,8 @@ def journal_group() -> None:
 @handle_errors
 def journal_copy(to: str, journal: str | None) -> None:
     """Copy the journal into a new one (a PostgreSQL database), chain checked before and after."""
-    from batchpay.config import DatabaseURL, journal_location, shown_journal
-    from batchpay.journal.moving import copy_journal
-    from batchpay.journal.store import Journal
+    from batchpay.engine import Journal, copy_journal
+    from batchpay.settings.model import DatabaseURL, journal_location, shown_journal
 
     settings = settings_for(journal=journal)
     target = journal_location(to)
@@ -252,8 +252,7 @@ def journal_copy(to: str, journal: str | None) -> None:
 def journal_backup(out: Path, journal: str | None) -> None:
     """Write a consistent copy of the journal to OUT (a new file): SQLite's backup, or
     pg_dump's custom format for a PostgreSQL journal."""
-    from batchpay.journal.moving import backup_journal
-    from batchpay.journal.store import Journal
+    from batchpay.engine import Journal, backup_journal
 
     settings = settings_for(journal=journal)
     with Journal.existing(settings.journal) as source:

@@ -57,7 +57,6 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from batchpay import clock
-from batchpay.config import Settings, own_setting
 from batchpay.console import books, notices, payment, read_back, work
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER, Accounts, User
@@ -68,11 +67,13 @@ from batchpay.console.rows import rows_view
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
 from batchpay.console.state import open_state, unreachable
 from batchpay.console.wording import for_page
-from batchpay.controls.masking import mask_ids
+from batchpay.engine import journal_reachable, mask_ids
 from batchpay.errors import BatchpayError, JournalError
 from batchpay.money import shown_amount
 from batchpay.notify import EVERY as NOTIFY_EVERY
 from batchpay.notify import NoticeWorker
+from batchpay.settings.load import own_setting
+from batchpay.settings.model import Settings
 
 HERE = Path(__file__).parent
 EVENT_SECONDS = 1.0  # how often the progress stream reads the journal
@@ -190,7 +191,7 @@ async def healthz(request: Request) -> Response:
     """For a load balancer or a service manager: whether this console can reach its journal
     (its PostgreSQL database, or its file). No session: it says nothing but that."""
     console: Console = request.app.state.console
-    ok = await run_in_threadpool(work.journal_reachable, console.loaded)  # reads no user
+    ok = await run_in_threadpool(journal_reachable, console.loaded)  # reads no user
     return JSONResponse({"status": "ok" if ok else "journal unreachable"},
                         status_code=200 if ok else 503,
                         headers={"Cache-Control": "no-store"})
@@ -367,7 +368,7 @@ async def index(request: Request, console: Console, caller: Caller) -> Response:
 
 
 async def template(request: Request, console: Console, caller: Caller) -> Response:
-    from batchpay.sheet.template import write_template
+    from batchpay.engine import write_template
 
     folder = Path(tempfile.mkdtemp(prefix="batchpay-template-"))
     path = write_template(folder / "payouts-template.xlsx")

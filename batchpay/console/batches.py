@@ -30,11 +30,10 @@ import threading
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any, NotRequired, TypedDict, Unpack
 
 from batchpay.clock import new_batch_id, stamp
-from batchpay.controls.payees import PayeeChange
-from batchpay.engine.make_plan import PlanFiles
+from batchpay.engine import PayeeChange, PlanFiles
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
 
@@ -114,6 +113,7 @@ class Payment(TypedDict):
 
     sha256: str  # the bytes the run reads: the plan's id, or the sheet's SHA-256
     runs_before: list[str]  # the runs of those bytes before this payment
+    run_id: NotRequired[str]  # the id this console gave its run, recorded before it starts
 
 
 class PayProcess(TypedDict):

@@ -22,10 +22,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from batchpay.config import Settings
 from batchpay.console import payment
 from batchpay.console.batches import Batch, Batches
 from batchpay.errors import BatchpayError
+from batchpay.settings.model import Settings
 
 log = logging.getLogger("batchpay.console")
 FOLLOW_SECONDS = 60.0  # between two rounds; each round costs a few list reads per batch

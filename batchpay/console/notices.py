@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import logging
 
-from batchpay.config import Settings
 from batchpay.console.batches import Batch
-from batchpay.engine.notices import NoticeKind, queue
-from batchpay.journal.store import Journal
+from batchpay.engine import NoticeKind, queue_notice_at
+from batchpay.settings.model import Settings
 
 log = logging.getLogger("batchpay.console")
 
@@ -21,8 +20,7 @@ def _queue(settings: Settings, kind: NoticeKind, subject: str, title: str, body:
     if not settings.notify:
         return
     try:
-        with Journal(settings.journal) as journal:
-            queue(journal, settings.notify, kind, subject, title, body)
+        queue_notice_at(settings.journal, settings.notify, kind, subject, title, body)
     except Exception:  # noqa: BLE001 - logged; the batch's change stands
         log.exception("the notification %s:%s could not be queued", kind, subject)
 

@@ -14,21 +14,15 @@ page prints has its ID-shaped words masked (`batchpay.controls.masking`), unless
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from markupsafe import Markup
 
-from batchpay.config import Settings
-from batchpay.controls.masking import mask_ids, masked_id
-from batchpay.journal.store import Journal
+from batchpay.engine import Register, fold, held_rows, mask_ids, masked_id, payee_list
 from batchpay.money import masked, plain_account
-from batchpay.statuses import Status
-
-if TYPE_CHECKING:
-    from batchpay.controls.payee_register import Register
+from batchpay.settings.model import Settings
 
 
 class Revealed(str):
@@ -79,50 +73,19 @@ def _id_of(values: dict[str, str]) -> str:
     return (values.get("company_id") or values.get("ic_number") or "").strip().upper()
 
 
-def _cells(columns: list[str], inputs: list[Any]) -> dict[str, str]:
-    return {name: ("" if value is None else str(value).strip())
-            for name, value in zip(columns, inputs, strict=False)}
-
-
 def held_for_read_back(settings: Settings, held: Sequence[Mapping[str, Any]], *,
                        maker: bool) -> list[HeldPayee]:
-    """`work.payees`' held payees, each with its details before (its last payout) → after
+    """the engine's `payee_list`' held payees, each with its details before (its last payout) → after
     (the row that held it, as typed in the sheet); IDs and the new account in full for a
     maker (`maker`), masked for everyone else."""
-    from batchpay.controls.payee_keys import fold
-    from batchpay.controls.payee_register import Register
-
     if not held or not settings.journal_exists():
         return []
-    wanted = {fold(h["payee"]) for h in held}
-    rows_by_run: dict[str, dict[int, str]] = defaultdict(dict)  # run → row → payee (folded)
-    found_run: dict[str, str] = {}
-    with Journal(settings.journal) as journal:
-        register = Register.load(journal)
-        runs = journal.runs()
-        for run in reversed(runs):  # the latest run that held each payee
-            for change in run.info.get("payee_changes", []):
-                key = fold(change.get("payee", ""))
-                if key in wanted and change.get("decision") == Status.HELD and found_run.get(
-                        key, run.id) == run.id:
-                    found_run[key] = run.id
-                    rows_by_run[run.id][int(change["row"])] = key
-        typed: dict[tuple[str, str], dict[str, str]] = {}  # (payee, account) → the row's cells
-        for run in runs:
-            if run.id not in rows_by_run:
-                continue
-            columns = list(run.input_columns)
-            for r in journal.run_rows(run.id):
-                held_key = rows_by_run[run.id].get(r.row)
-                if held_key is not None:
-                    cells = _cells(columns, list(r.inputs))
-                    typed[(held_key, plain_account(cells.get("account_number")))] = cells
+    register, typed = held_rows(settings, {str(h["payee"]) for h in held})
     return [_held_payee(h, register, typed, maker) for h in held]
 
 
 def _held_payee(held: Mapping[str, Any], register: Register,
                 typed: dict[tuple[str, str], dict[str, str]], maker: bool) -> HeldPayee:
-    from batchpay.controls.payee_keys import fold
 
     name = str(held["payee"])
     # the row that held these details: the payee's, with the account the register masked so
@@ -174,8 +137,6 @@ def _looks_secret(name: str) -> bool:
 
 
 def payees_page(settings: Settings, maker: bool) -> dict[str, Any]:
-    """The Payees page's data: `work.payees`, its held payees made ready to read back."""
-    from batchpay.console.work import payees
-
-    found = payees(settings)
+    """The Payees page's data: the engine's `payee_list`, its held payees made ready to read back."""
+    found = payee_list(settings)
     return {**found, "held": held_for_read_back(settings, found["held"], maker=maker)}

@@ -27,12 +27,10 @@ from decimal import Decimal
 from functools import lru_cache
 from urllib.parse import urlencode
 
-from batchpay.config import JournalLocation, Settings
 from batchpay.console.batches import Batch, Review
-from batchpay.controls.payees import KNOWN, NEW
-from batchpay.engine.render import find_run
-from batchpay.journal.store import Journal
+from batchpay.engine import KNOWN, NEW, run_inputs
 from batchpay.money import masked
+from batchpay.settings.model import JournalLocation, Settings
 from batchpay.statuses import Status
 
 PAGE_SIZE = 100
@@ -112,10 +110,7 @@ def _stored(journal: JournalLocation, run_id: str, released: tuple[str, ...],
     """Every row of the dry run `run_id`, read once (the key names what a review saw)."""
     by_row = {row: (reason, fields) for row, reason, fields in reasons}
     repeats = dict.fromkeys(released)
-    with Journal(journal) as opened:
-        run = find_run(opened, run_id)
-        columns = list(run.input_columns)
-        rows = list(opened.run_rows(run_id))
+    columns, rows = run_inputs(journal, run_id)
 
     def cell(values: list[object], name: str) -> str:
         i = columns.index(name) if name in columns else -1

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from batchpay.config import Settings, is_loopback_host
 from batchpay.console.accounts import OWNER, Accounts
 from batchpay.console.guard import allowed_hosts
 from batchpay.console.state import open_accounts
 from batchpay.errors import UsageError
 from batchpay.files import PRIVATE_FILE_MODE, private_dir, replaced_atomically
+from batchpay.settings.model import Settings, is_loopback_host
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette

@@ -99,11 +99,6 @@ class Sessions:
         with self._lock:
             self._sessions.pop(session_id, None)
 
-    def end_user(self, user: str) -> None:
-        with self._lock:
-            for sid in [s.id for s in self._sessions.values() if s.user == user]:
-                del self._sessions[sid]
-
     def count(self, user: str, generation: str) -> int:
         """The user's sessions held now, of their current generation (the owner's page)."""
         with self._lock:

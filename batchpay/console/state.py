@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
-from batchpay.config import Settings
 from batchpay.console.accounts import Accounts, console_folder
 from batchpay.console.batches import Batches
 from batchpay.console.sessions import Sessions
 from batchpay.errors import JournalError
 from batchpay.files import is_database_address
+from batchpay.settings.model import Settings
 
 if TYPE_CHECKING:
     from batchpay.console.state_postgres import ConsoleDatabase

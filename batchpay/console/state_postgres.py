@@ -198,7 +198,7 @@ class ConsoleDatabase:
         with self._migrate_lock:
             if self._ready:
                 return
-            from batchpay.journal.store import Journal
+            from batchpay.engine import Journal
 
             Journal(self.url).close()
             conn = self._connect()

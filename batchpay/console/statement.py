@@ -22,21 +22,20 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from batchpay import clock
-from batchpay.config import Settings
 from batchpay.console.accounts import OWNER
 from batchpay.console.batches import Batch
 from batchpay.days import FALLBACK_ZONE, parse_day
-from batchpay.engine.statement import (
+from batchpay.engine import (
     CurrencyTotal,
     Statement,
-    build_statement,
     default_statement_path,
-    totals_by_run,
+    period_statement,
+    write_statement,
 )
-from batchpay.engine.statement_book import write_statement
+from batchpay.engine import money_by_run as totals_of_runs
 from batchpay.errors import UsageError
-from batchpay.journal.store import Journal
 from batchpay.money import shown_amount
+from batchpay.settings.model import Settings
 
 STATEMENT_READERS = ("auditor", "approver", OWNER)
 # what a spreadsheet reads as a formula (or, after a tab or a line break, may): such text is
@@ -111,10 +110,7 @@ def statement(settings: Settings, period: Span) -> Statement | None:
     disagrees with its chain is refused by the library (JournalTampered), as the command is."""
     if period.start is None or period.end is None:
         raise UsageError("Give both From and To (the first and last day of the period).")
-    if not settings.journal_exists():
-        return None
-    with Journal(settings.journal) as journal:
-        return build_statement(journal, period.start, period.end, settings.time_zone)
+    return period_statement(settings, period.start, period.end)
 
 
 def total_lines(made: Statement) -> list[TotalLine]:
@@ -165,10 +161,7 @@ class Money(TypedDict):
 
 def money_by_run(settings: Settings) -> dict[str, list[Money]]:
     """Every run's money per currency, read from the journal's chain."""
-    if not settings.journal_exists():
-        return {}
-    with Journal(settings.journal) as journal:
-        found = totals_by_run(journal)
+    found = totals_of_runs(settings)
     return {run: [_money(t) for _, t in sorted(totals.items())] for run, totals in found.items()}
 
 

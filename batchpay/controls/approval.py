@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batchpay import clock, sshsig
-from batchpay.config import Settings
 from batchpay.controls.plan_checks import (
     PlanRefused,
     actors_of,
@@ -55,6 +54,7 @@ from batchpay.controls.plan_file import (
 )
 from batchpay.journal.store import journal_holds_event
 from batchpay.money import shown_amount
+from batchpay.settings.model import Settings
 from batchpay.statuses import Status
 
 if TYPE_CHECKING:
@@ -289,6 +289,36 @@ def approve(plan: CheckedPlan, key: Ed25519PrivateKey, settings: Settings,
     path = next_signature_path(plan.path)
     path.write_text(sshsig.sign(key, plan.data, NAMESPACE), encoding="utf-8")
     return Approved(path, print_, names)
+
+
+class SignatureRefused(PlanRefused):
+    """An uploaded signature that would not release the plan: never kept beside it."""
+
+
+def add_signature(plan_path: Path, armored: str, approver: str, settings: Settings) -> str:
+    """An SSHSIG signature of the plan an approver made with their own key elsewhere
+    (`ssh-keygen -Y sign -n batchpay-plan-v1`, or `batchpay approve`), kept beside the plan
+    once it verifies with a key the approvers file lists for approving under the approver's
+    own name. A signature that would not release the plan is refused, never kept: it would
+    block the plan's payment. Returns the key's fingerprint."""
+    checked = review(plan_path, settings)
+    try:
+        key = sshsig.verify(armored, checked.data, NAMESPACE)
+    except sshsig.SignatureError as exc:
+        raise SignatureRefused(f"This is not a signature of this batch's plan: {exc}.") from exc
+    print_ = sshsig.fingerprint(key)
+    names, refusals = sshsig.principals_of(signers_of(settings), key, NAMESPACE,
+                                           clock.now())
+    if print_ == checked.document["maker"]["key"] or set(names) & set(checked.maker):
+        raise SignatureRefused("This is the maker's own key: a batch is approved by someone "
+                               "else.")
+    if approver not in names:
+        why = f" ({'; '.join(refusals)})" if refusals else ""
+        raise SignatureRefused(f"The key {print_} is not listed for {approver} in the "
+                               f"approvers file {settings.approvers_file} for approving "
+                               f"plans{why}: only a signature by your own listed key approves.")
+    next_signature_path(plan_path).write_text(armored, encoding="utf-8")
+    return print_
 
 
 def summary_lines(plan: CheckedPlan, largest: int = 5, zone_name: str = clock.FALLBACK_ZONE

@@ -45,11 +45,9 @@ from batchpay.controls.payee_keys import (
     payee_values,
     strong_keys,
 )
+from batchpay.controls.payee_records import Paid, Payee, PayeeConfirmation
 from batchpay.controls.payee_register import (
     CONFIRMED,
-    Paid,
-    Payee,
-    PayeeConfirmation,
     Register,
     RegisterLine,
     money_text,

@@ -22,12 +22,14 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from batchpay import clock
 from batchpay.controls.repeats import ControlSettings
 from batchpay.errors import UsageError
 from batchpay.money import minor_unit
+from batchpay.sheet.read import Sheet, SheetRow
 from batchpay.sheet.validate import Validation, validate_sheet
 
 if TYPE_CHECKING:
@@ -337,11 +339,27 @@ def _payee_changes_shape(changes: Any) -> None:
 # --------------------------------------------------------------------------- figures
 
 
+def plan_sheet(document: PlanDocument, path: Path | None, sha256: str = "") -> Sheet:
+    """The rows to pay, rebuilt from a plan: the sheet is never read again (the rows are
+    checked here, and paid from the same rebuilt sheet: plan_file.CheckedPlan.sheet)."""
+    columns = list(document["sheet"]["columns"])
+    rows = [SheetRow(r["row"], [_value(c, r["values"].get(c)) for c in columns])
+            for r in document["rows"]]
+    return Sheet(path=path or Path(document["sheet"]["name"]), sheet_name="plan",
+                 columns=columns, headers=columns, rows=rows, sha256=sha256)
+
+
+def _value(column: str, text: str | None) -> Any:
+    if text is None:
+        return None
+    if column in ("amount", "target_amount"):
+        return Decimal(text)
+    return text
+
+
 def check_figures(document: PlanDocument) -> Validation:
     """The rows validated as `run --plan` reads them; refuses a row whose stated payout_ref,
     source currency or amount is not its values', and stated totals that are not the rows'."""
-    from batchpay.controls.plan_file import plan_sheet
-
     validation = validate_sheet(plan_sheet(document, None),
                                 source_currency=document["source_currency"] or None)
     for row, check in zip(document["rows"], validation.rows, strict=True):

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from batchpay import clock, sshsig
-from batchpay.config import Settings
 from batchpay.controls.payees import PayeeChange, PayeeChangeShown, without_details
 from batchpay.controls.plan_checks import (
     PLAN_VERSION,
@@ -38,10 +37,12 @@ from batchpay.controls.plan_checks import (
     check_figures,
     check_shape,
     currency_figures,
+    plan_sheet,
 )
 from batchpay.controls.repeats import control_settings
 from batchpay.journal.records import operator
-from batchpay.sheet.read import Sheet, SheetRow
+from batchpay.settings.model import Settings
+from batchpay.sheet.read import Sheet
 from batchpay.statuses import Status
 
 if TYPE_CHECKING:
@@ -193,15 +194,6 @@ def plan_rows_of(sheet: Sheet, journal_rows: Iterable[ResultRow]) -> list[PlanRo
 # --------------------------------------------------------------------------- reading
 
 
-def plan_sheet(document: PlanDocument, path: Path | None, sha256: str = "") -> Sheet:
-    """The rows to pay, rebuilt from a plan: the sheet is never read again."""
-    columns = list(document["sheet"]["columns"])
-    rows = [SheetRow(r["row"], [_value(c, r["values"].get(c)) for c in columns])
-            for r in document["rows"]]
-    return Sheet(path=path or Path(document["sheet"]["name"]), sheet_name="plan",
-                 columns=columns, headers=columns, rows=rows, sha256=sha256)
-
-
 class RunTerms(TypedDict):
     """What `run --plan` takes from a plan besides its rows (`CheckedPlan.run_terms`)."""
 
@@ -273,14 +265,6 @@ class CheckedPlan:
                               f"({maker['key']}), {maker['user']}@{maker['host']}",
                 "plan_approvers": ", ".join(f"{a.principal} ({a.fingerprint})"
                                             for a in self.approvals)}
-
-
-def _value(column: str, text: str | None) -> Any:
-    if text is None:
-        return None
-    if column in ("amount", "target_amount"):
-        return Decimal(text)
-    return text
 
 
 def read_plan(path: Path) -> CheckedPlan:

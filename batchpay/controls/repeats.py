@@ -32,7 +32,7 @@ from batchpay.money import masked, plain_account
 from batchpay.statuses import MAY_HAVE_PAID, display_status
 
 if TYPE_CHECKING:
-    from batchpay.config import Settings
+    from batchpay.settings.model import Settings
 
 _DOTS = str.maketrans("", "", "._")
 
@@ -70,7 +70,7 @@ def payment_key(account: Any, amount: Any, source_currency: Any, currency: Any, 
 
 
 class ControlSettings(TypedDict):
-    """The settings of the checks that hold rows (batchpay.config.Settings's)."""
+    """The settings of the checks that hold rows (batchpay.settings.model.Settings's)."""
 
     repeat_window_days: int
     service_check_days: int

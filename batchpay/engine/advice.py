@@ -29,7 +29,6 @@ from typing import Any, Protocol
 import stamina
 
 from batchpay import clock
-from batchpay.config import Settings
 from batchpay.controls.payee_keys import PayeeValues, keys_of
 from batchpay.engine.advice_pdf import (
     AdviceDocument,
@@ -45,7 +44,7 @@ from batchpay.errors import BatchpayError
 from batchpay.journal.outbox import AdviceDraft, AdviceRecord, AdviceState
 from batchpay.journal.records import RunRecord
 from batchpay.journal.store import Journal
-from batchpay.mail_settings import Mail
+from batchpay.settings.model import Mail, Settings
 from batchpay.sheet.columns import normalize_header
 from batchpay.statuses import Status
 

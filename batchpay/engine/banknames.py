@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from batchpay import clock
-from batchpay.config import Settings
 from batchpay.engine.budget import shared_budget
 from batchpay.errors import BatchpayError
 from batchpay.files import private_dir, write_private
 from batchpay.provider.errors import AuthError, ProviderError, RequestRejected
 from batchpay.provider.models import Bank
 from batchpay.service import Opener, Service
+from batchpay.settings.model import Settings
 
 if TYPE_CHECKING:
     from batchpay.sheet.validate import Validation

@@ -26,7 +26,6 @@ from typing import TextIO
 from xml.sax.saxutils import escape
 
 from batchpay import clock
-from batchpay.config import Books
 from batchpay.engine.books import (
     FEE,
     PAYOUT,
@@ -36,6 +35,7 @@ from batchpay.engine.books import (
     as_text,
     plain,
 )
+from batchpay.settings.model import Books
 
 XERO_COLUMNS = ("Date", "Amount", "Payee", "Description", "Reference")
 JOURNAL_COLUMNS = ("date", "account", "debit", "credit", "currency", "memo", "payout_ref",

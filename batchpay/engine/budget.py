@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from batchpay.config import DatabaseURL, Settings, journal_location
 from batchpay.journal.budget import SharedBudget, next_slot
 from batchpay.provider.pacing import Pacer, Window
+from batchpay.settings.model import DatabaseURL, Settings, journal_location
 
 REQUESTS_PER_ROW = 2  # a quote, then the payout
 DAY = 86400.0

@@ -37,9 +37,9 @@ from batchpay.provider.pacing import Pacer
 from batchpay.statuses import IN_DOUBT, SENDING, SERVICE_ALIASES, Status
 
 if TYPE_CHECKING:
-    from batchpay.config import Settings
     from batchpay.engine.sending import Sender
     from batchpay.service import Service
+    from batchpay.settings.model import Settings
 
 log = logging.getLogger("batchpay.webhooks")
 

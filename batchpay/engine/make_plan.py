@@ -16,7 +16,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TypedDict
 
-from batchpay.config import Settings
 from batchpay.controls.approval import summary_lines
 from batchpay.controls.plan_checks import CurrencyFigures, PlanDocument
 from batchpay.controls.plan_file import (
@@ -36,6 +35,7 @@ from batchpay.engine.runner import RunOptions, RunOutcome, load_input, run_batch
 from batchpay.files import replaced_atomically
 from batchpay.journal.store import Journal
 from batchpay.service import Opener
+from batchpay.settings.model import Settings
 from batchpay.sheet.rates import rates_of
 from batchpay.sheet.read import Sheet
 from batchpay.sheet.results_input import is_results_workbook

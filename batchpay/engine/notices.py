@@ -4,7 +4,7 @@ journal's outbox (batchpay.journal.notices) with retries.
 The events: a batch waits for approval (to approvers), a batch was approved or rejected (to
 its maker), a payment ended with its rows counted per status (to everyone), and payees held
 by a payment (to everyone). Who a receiver is for is said in the `notify` setting
-(batchpay.notify_settings). Each event is queued once per receiver, under a key made of the
+(batchpay.settings.notify). Each event is queued once per receiver, under a key made of the
 event and its subject, so that queueing it again (a page reloaded, a command run twice)
 sends nothing twice.
 
@@ -24,7 +24,8 @@ from pathlib import Path
 
 from batchpay.journal.notices import NoticeDraft, NoticeRecord
 from batchpay.journal.store import Journal
-from batchpay.notify_settings import Receiver, receivers
+from batchpay.settings.model import JournalLocation
+from batchpay.settings.notify import Receiver, receivers
 from batchpay.statuses import Status
 
 log = logging.getLogger("batchpay.notify")
@@ -69,6 +70,21 @@ def queue(journal: Journal, notify: tuple[str, ...], kind: NoticeKind, subject: 
         NoticeDraft(event=f"{kind}:{subject}", target=r.key, shown=r.shown, kind=str(kind),
                     title=title, body=body)
         for r in receivers(notify) if r.gets(audience))
+
+
+def queue_at(journal_at: JournalLocation, notify: tuple[str, ...], kind: NoticeKind,
+             subject: str, title: str, body: str) -> None:
+    """`queue` into the journal at `journal_at` (opened for it and closed)."""
+    with Journal(journal_at) as journal:
+        queue(journal, notify, kind, subject, title, body)
+
+
+def notice_records(journal_at: JournalLocation) -> list[NoticeRecord]:
+    """The notices' outbox as it stands (none when the journal does not exist yet)."""
+    if isinstance(journal_at, Path) and not journal_at.is_file():
+        return []
+    with Journal.existing(journal_at) as journal:
+        return journal.notices()
 
 
 def queue_payment_ended(journal: Journal, notify: tuple[str, ...], run_id: str,

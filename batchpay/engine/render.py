@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, TypedDict
 from batchpay import clock
 from batchpay.engine.doubt import UNKNOWN_ERROR
 from batchpay.errors import JournalError
+from batchpay.journal.reads import requested_debits
 from batchpay.journal.records import LedgerEntry, RunRecord, RunRow
 from batchpay.journal.store import Journal
 from batchpay.money import in_minor_units
@@ -205,12 +206,7 @@ def sent_by_run(journal: Journal, run_id: str) -> dict[str, tuple[int, Decimal]]
     """Per source currency, the payouts this run requested (the ledger's latest request of
     each payout_ref made by it, whose money went or may have) and their total debit."""
     found: dict[str, tuple[int, Decimal]] = {}
-    wanted = sorted(SENT | {SENDING})
-    marks = ",".join("?" * len(wanted))
-    for currency, total_debit in journal.db.execute(
-            f"SELECT source_currency, total_debit FROM payouts WHERE run_id = ? AND status IN "
-            f"({marks}) AND attempt_id IN (SELECT id FROM attempts WHERE run_id = ?)",
-            (run_id, *wanted, run_id)):
+    for currency, total_debit in requested_debits(journal, run_id, SENT | {SENDING}):
         rows, debit = found.get(currency, (0, Decimal(0)))
         found[currency] = (rows + 1, debit + Decimal(total_debit or 0))
     return found

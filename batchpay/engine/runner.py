@@ -5,7 +5,7 @@
         ─► follow statuses (webhooks and list polling) ─► results workbook from the journal
 
 A row is sent only if no payout request for its payout_ref was ever accepted or may have
-been (design: "Exactly once").
+been (README, "How exactly-once works").
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from batchpay import __version__
 from batchpay.clock import new_run_id, stamp
-from batchpay.config import Settings, fingerprint
 from batchpay.controls.repeats import control_settings
 from batchpay.engine.budget import estimate, shared_budget
 from batchpay.engine.gate import Plan, input_ref, plan_rows
@@ -41,6 +40,7 @@ from batchpay.engine.render import find_run, render_run, result_rows, sent_by_ru
 from batchpay.engine.sending import AuthStop, Sender
 from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
+from batchpay.files import fingerprint
 from batchpay.journal.integrity import require_intact
 from batchpay.journal.records import RunRecord, operator
 from batchpay.journal.store import Journal
@@ -48,6 +48,7 @@ from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Opener, Service
+from batchpay.settings.model import Settings
 from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.outcomes import ResultsSummary, json_row, summarize
 from batchpay.sheet.read import Sheet
@@ -92,6 +93,7 @@ class RunOptions:
     # who makes the batch, when not the OS user (a console's signed-in user): their own
     # payee confirmations do not count with payee_confirmed_by_other
     maker: str = ""
+    run_id: str = ""  # the run's id, from a caller that must know it before it starts (console)
 
     @property
     def record_kind(self) -> str:
@@ -235,7 +237,7 @@ class _Batch:
         self.settings, self.options, self.reporter = settings, options, reporter
         self.journal, self.service = journal, service
         self.sheet, self.validation = sheet, validation
-        self.run_id = new_run_id()
+        self.run_id = options.run_id or new_run_id()
         self.notes: list[str] = []
         self.stopped: AuthError | None = None
         self.sandbox = service.embedded

@@ -190,7 +190,7 @@ async def read_service_ledger(client: PayoutClient, journal: Journal, *, days: i
 
 
 def _impossible(exc: PayoutListAbsent) -> ServiceCheckImpossible:
-    from batchpay.config import settings_files
+    from batchpay.settings.load import settings_files
 
     return ServiceCheckImpossible(
         f"The service has no payout list ({exc.service_message or 'not found'}: HTTP 404 on "

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from batchpay.config import Settings
 from batchpay.engine.budget import shared_budget
 from batchpay.engine.doubt import Lookup, never_received
 from batchpay.engine.render import find_run, render_run, result_rows
@@ -27,6 +26,7 @@ from batchpay.journal.records import RunRecord
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Opener
+from batchpay.settings.model import Settings
 from batchpay.sheet.outcomes import ResultsSummary, json_row
 from batchpay.statuses import MAY_CHANGE, exit_code
 

@@ -15,7 +15,8 @@ from batchpay.errors import JournalError
 from batchpay.files import is_database_address
 from batchpay.journal.chain_keys import JournalChainKey
 from batchpay.journal.schema import migrate
-from batchpay.journal.stores import Connection, Store, open_store
+from batchpay.journal.store_api import Connection, Store
+from batchpay.journal.stores import open_store
 
 
 class JournalDatabase:

@@ -33,7 +33,7 @@ import psycopg
 
 from batchpay.errors import JournalError, JournalLocked
 from batchpay.files import create_private, shown_address
-from batchpay.journal.stores import Store
+from batchpay.journal.store_api import Store
 
 # advisory lock keys: two 32-bit ints, which lock (batchpay's writes or its run lock), then
 # the journal's schema (advisory locks are per database; a database may hold a journal per

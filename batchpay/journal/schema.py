@@ -24,7 +24,7 @@ from batchpay.errors import JournalError
 from batchpay.statuses import FINAL, Status
 
 if TYPE_CHECKING:
-    from batchpay.journal.stores import Connection
+    from batchpay.journal.store_api import Connection
 
 # 2: quotes_used (invoice rows)
 # 3: the chain names its key (a chain.keyed event; the key's id, the start time and the

@@ -2,9 +2,9 @@
 
 One ``_call`` does everything every request needs: pacing, the API key header, the
 sandbox detection, mapping each failure to one ``ProviderError`` and bounded retries.
-What may be retried follows design.md "Exactly once": a request that never left
-(``ConnectFailed``) and a 429 (after its wait) are resent as they are; a 5xx or a lost
-answer is retried for reads and quotes only. A payout POST whose outcome is unknown is
+What may be retried follows exactly-once (README, "How exactly-once works"): a request
+that never left (``ConnectFailed``) and a 429 (after its wait) are resent as they are; a
+5xx or a lost answer is retried for reads and quotes only. A payout POST whose outcome is unknown is
 never retried here: the error goes to the engine, which looks the payout up first.
 
 The API key is added to each request and never copied into a message, an error or a
@@ -20,15 +20,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 import anyio
 import httpx
 import stamina
 
-from batchpay.config import Headers, Paths, fingerprint
+from batchpay.files import fingerprint
 from batchpay.provider import jsonnum
+from batchpay.provider.endpoints import Headers, Paths
 from batchpay.provider.errors import (
     HINT_AMBIGUOUS,
     ConnectFailed,
@@ -43,8 +44,34 @@ from batchpay.provider.models import Bank, Payout, PayoutPage, Quote, ShapeError
 from batchpay.provider.pacing import Pacer, SharedWindows
 from batchpay.tls import verifying_context
 
-if TYPE_CHECKING:
-    from batchpay.config import Settings
+
+class ClientSettings(Protocol):
+    """The few settings a client is made from (`from_settings`). The settings read the
+    provider's paths and headers, not the other way round: the client names what it needs
+    instead of importing the settings."""
+
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def api_key(self) -> str | None: ...
+    @property
+    def paths(self) -> Paths: ...
+    @property
+    def headers(self) -> Headers: ...
+    @property
+    def concurrency(self) -> int: ...
+    @property
+    def connect_timeout(self) -> float: ...
+    @property
+    def read_timeout(self) -> float: ...
+    @property
+    def max_rps(self) -> float: ...
+    @property
+    def rate_limit(self) -> str: ...
+    @property
+    def retry_attempts(self) -> int: ...
+    @property
+    def retry_seconds(self) -> float: ...
 
 # httpx's pool slows down past a few dozen connections, and the provider's own limit
 # (100 requests a minute) makes more pointless.
@@ -134,7 +161,7 @@ class PayoutClient:
     @classmethod
     def from_settings(
         cls,
-        settings: Settings,
+        settings: ClientSettings,
         base_url: str | None = None,
         api_key: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -221,8 +248,8 @@ class PayoutClient:
                                 ids={"id": payout_id})
 
     async def list_payouts(self, *, state: str, page: int, size: int = 100) -> PayoutPage:
-        """One page of the payouts in one state. provider.md: `state`, `page` and `size` are
-        all required (engine.payout_list reads the states a caller needs); a 404 is
+        """One page of the payouts in one state. The service requires `state`, `page` and `size`
+        all three (engine.payout_list reads the states a caller needs); a 404 is
         ``PayoutListAbsent``, the service offering no list."""
         # paging fields sit beside `data`, so this one reads the whole envelope
         return await self._call(

@@ -114,7 +114,8 @@ class PayoutListAbsent(RequestRejected):
 
 # --- the one mapping from a response to an error --------------------------------------
 
-PAYOUT_PATH = "/v2/payout"  # provider.md's default; the client passes its own setting
+# the service's documented default (endpoints.Paths); the client passes its own setting
+PAYOUT_PATH = "/v2/payout"
 MAX_MESSAGE_CHARS = 300
 
 HINT_AUTH_401 = (
@@ -150,7 +151,7 @@ def error_from_response(
 
     ``payout_request`` says whether this answered the payout POST (the one request whose
     5xx or garbled answer leaves the outcome in doubt); by default it is inferred from the
-    method and provider.md's payout path. ``list_request``: it answered the payout list,
+    method and the service's default payout path. ``list_request``: it answered the payout list,
     whose 404 means the list itself is absent (not a payout that was not found).
     """
     if payout_request is None:

@@ -1,4 +1,5 @@
-"""The sandbox: a faithful fake of the payout service (provider.md) plus /_sandbox/ extensions.
+"""The sandbox: a faithful fake of the payout service (README, "The sandbox") plus its
+/_sandbox/ extensions.
 
 Every request outside /_sandbox/ goes through the gate, in this order: API key (401) →
 rate-limit windows (429 with Retry-After) → injected server error (500, nothing done) → the

@@ -1,6 +1,6 @@
 """The results workbook: every input row beside what happened to it, and totals that reconcile.
 
-Sheets (design.md, "Results workbook"):
+Sheets (README, "A month with batchpay", opens one as the operator does):
 
 - ``Results``: the input columns as read (a name that collides with a result column becomes
   ``<name>_input``), then the result columns. Header frozen, filters on, status cells

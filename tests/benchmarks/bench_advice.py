@@ -29,7 +29,7 @@ from batchpay.engine.advice import advise_run
 from batchpay.journal.records import RunRecord, RunRow
 from batchpay.journal.store import Journal
 from batchpay.mail import SmtpMailer
-from batchpay.mail_settings import Mail
+from batchpay.settings.model import Mail
 
 COLUMNS = ["payout_ref", "recipient_name", "account_number", "remark", "payee_email"]
 

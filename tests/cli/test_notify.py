@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from batchpay.config import load_settings
 from batchpay.errors import ConfigError
+from batchpay.settings.load import load_settings
 from tests.support.e2e import batchpay, own_settings, sandbox_payouts
 from tests.support.receivers import HookServer, SmtpServer
 from tests.support.sheets import rows, write_sheet

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from batchpay.cli import cli
-from batchpay.config import DatabaseURL, load_settings, settings_files
+from batchpay.settings.load import load_settings, settings_files
+from batchpay.settings.model import DatabaseURL
 from tests.support.readme_transcript import README
 
 PACKAGE = Path(__file__).resolve().parents[2] / "batchpay"

@@ -58,7 +58,7 @@ def changing_routes(app: Any) -> set[str]:
 
 
 def test_every_route_that_changes_something_has_a_role_rule(tmp_path: Path) -> None:
-    from batchpay.config import Settings
+    from batchpay.settings.model import Settings
 
     app = create_app(Settings(journal=tmp_path / "journal.sqlite3"),
                      allowed_hosts={"testserver"}, https=False)

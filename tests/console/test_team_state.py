@@ -19,7 +19,6 @@ from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from batchpay.cli import cli
-from batchpay.config import load_settings
 from batchpay.console.app import create_app
 from batchpay.console.batches import BatchRefused, PayProcess
 from batchpay.console.batches_postgres import TeamBatches
@@ -34,6 +33,7 @@ from batchpay.console.state_postgres import (
 )
 from batchpay.errors import JournalError
 from batchpay.journal.store import Journal
+from batchpay.settings.load import load_settings
 
 PASSWORD = "correct horse battery"
 

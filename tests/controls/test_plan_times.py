@@ -18,13 +18,13 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from batchpay import sshsig
-from batchpay.config import load_settings
 from batchpay.connect import open_service
 from batchpay.controls.approval import maker_of, read_plan, summary_lines
 from batchpay.controls.plan_checks import PlanRefused, check_times
 from batchpay.display import RichReporter
 from batchpay.engine.make_plan import PlanFiles, make_plan
 from batchpay.engine.runner import RunOptions
+from batchpay.settings.load import load_settings
 from batchpay.sheet.results import PLAN_SHEET
 from tests.support.e2e import batchpay, sandbox_payouts
 from tests.support.sheets import rows, write_sheet

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from batchpay.clock import stamp
-from batchpay.config import Settings, journal_location
 from batchpay.engine.sync import sync_run
 from batchpay.journal.records import RunRecord, RunRow
 from batchpay.journal.store import Journal
 from batchpay.sandbox.server import RunningSandbox
 from batchpay.service import Service
+from batchpay.settings.model import Settings, journal_location
 from tests.support.e2e import batchpay, by_ref, own_settings, results, sandbox_payouts
 from tests.support.postgres import BOTH_STORES
 from tests.support.sheets import row, rows, write_sheet

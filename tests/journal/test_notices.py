@@ -11,7 +11,7 @@ from batchpay.engine.notices import ATTEMPTS, NoticeFailed, NoticeKind, deliver,
 from batchpay.journal.notices import NoticeDraft
 from batchpay.journal.outbox import OutboxState
 from batchpay.journal.store import Journal
-from batchpay.notify_settings import receiver
+from batchpay.settings.notify import receiver
 
 HOOK = "json://127.0.0.1:9/hook"
 MAIL = "approver=mailto://127.0.0.1:2525?from=b@acme.example&to=cfo@acme.example&mode=insecure"

@@ -21,7 +21,6 @@ import httpx
 import pytest
 
 from batchpay.clock import stamp
-from batchpay.config import Settings
 from batchpay.engine.gate import details_of
 from batchpay.engine.sending import Sender, SendJob
 from batchpay.engine.sync import sync_run
@@ -29,6 +28,7 @@ from batchpay.journal.records import GENESIS, RunRecord, RunRow, event_hash
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Service
+from batchpay.settings.model import Settings
 from batchpay.sheet.validate import read_payouts
 from tests.support.e2e import batchpay, by_ref, own_settings, results, sandbox_payouts
 from tests.support.processes import (
