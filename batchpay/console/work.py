@@ -47,6 +47,7 @@ from batchpay.engine.gate import input_ref
 from batchpay.engine.render import RunLine, find_run, result_rows, run_list
 from batchpay.engine.runner import RunOptions
 from batchpay.errors import BatchpayError
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.store import Journal
 from batchpay.sheet.outcomes import summarize
 from batchpay.statuses import Status
@@ -449,7 +450,7 @@ def history(settings: Settings, batches: Batches) -> History:
                        batches=batches.all())
     with Journal(settings.journal) as journal:
         runs = list(reversed(run_list(journal)))
-        confirmations = list(reversed(journal.events_of("payee.confirmed")))
+        confirmations = list(reversed(journal.events_of(kinds.PAYEE_CONFIRMED)))
         chain = check_journal(journal)
     return History(runs=runs, confirmations=confirmations, head=chain.head, events=chain.events,
                    intact=chain.ok, problem=chain.problem, batches=batches.all())

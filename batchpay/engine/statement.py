@@ -29,6 +29,7 @@ from typing import Any
 
 from batchpay.days import FALLBACK_ZONE, Period
 from batchpay.errors import JournalTampered
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.integrity import check as check_journal
 from batchpay.journal.integrity import replay_runs
 from batchpay.journal.records import ChainCheck, LedgerEntry, RunRecord, as_decimal, utcnow
@@ -148,9 +149,10 @@ def replay_requests(journal: Journal, since: str, until: str) -> list[Request]:
     found: list[Request] = []
     for at, kind, run_id, ref, text in journal.db.execute(
             "SELECT at, kind, run_id, payout_ref, data FROM events "
-            "WHERE payout_ref != '' AND kind LIKE 'payout.%' AND at < ? ORDER BY seq", (until,)):
+            "WHERE payout_ref != '' AND kind LIKE ? AND at < ? ORDER BY seq",
+            (kinds.PAYOUT + "%", until)):
         data = json.loads(text)
-        if kind == "payout.intent":
+        if kind == kinds.PAYOUT_INTENT:
             request = Request(int(data.get("attempt", 0)), ref, run_id, at)
             current[ref] = request
             if at >= since:
@@ -165,8 +167,8 @@ def replay_requests(journal: Journal, since: str, until: str) -> list[Request]:
     late = {r.payout_ref: r for r in found if current.get(r.payout_ref) is r}
     for at, kind, ref, text in journal.db.execute(
             "SELECT at, kind, payout_ref, data FROM events WHERE payout_ref != '' AND "
-            "kind LIKE 'payout.%' AND at >= ? ORDER BY seq", (until,)):
-        if kind == "payout.intent":
+            "kind LIKE ? AND at >= ? ORDER BY seq", (kinds.PAYOUT + "%", until)):
+        if kind == kinds.PAYOUT_INTENT:
             late.pop(ref, None)
             continue
         if ref in late:

@@ -17,6 +17,7 @@ from typing import Any
 
 from batchpay.errors import AlreadySent, JournalServiceMismatch
 from batchpay.files import is_database_address
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.chain_keys import MARKER
 from batchpay.journal.outbox import AdviceOutbox
 from batchpay.journal.records import (
@@ -59,7 +60,7 @@ class Journal(AdviceOutbox):
             row = self.db.execute("SELECT value FROM meta WHERE key = 'service'").fetchone()
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES ('service', ?)", (identity,))
-                self._event("journal.bound", data={"service": identity})
+                self._event(kinds.JOURNAL_BOUND, data={"service": identity})
             elif row[0] != identity:
                 raise JournalServiceMismatch(
                     f"This journal records payouts of {row[0]}, not {identity}.",
@@ -136,7 +137,7 @@ class Journal(AdviceOutbox):
             )
             # everything the runs row holds, so that `verify` checks the row against it
             # (integrity.run_disagreements) and a statement reads its figures from here
-            self._event("run.started", run_id=run.id, names_key=True, data={
+            self._event(kinds.RUN_STARTED, run_id=run.id, names_key=True, data={
                 "kind": run.kind, "sheet": run.sheet, "input_sha256": run.input_sha256,
                 "info": run.info, "started_at": run.started_at,
                 "input_columns": run.input_columns})
@@ -164,7 +165,7 @@ class Journal(AdviceOutbox):
                 "UPDATE runs SET finished_at = ?, outcome = ?, exit_code = ?, info = ? WHERE id = ?",
                 (utcnow(), outcome, exit_code, canonical(merged), run_id),
             )
-            self._event("run.finished", run_id=run_id,
+            self._event(kinds.RUN_FINISHED, run_id=run_id,
                         data={"outcome": outcome, "exit_code": exit_code, **info})
 
     def runs(self) -> list[RunRecord]:
@@ -235,7 +236,7 @@ class Journal(AdviceOutbox):
         return out
 
     def set_status(self, ref: str, status: str, *, run_id: str = "", details: str = "",
-                   event: str = "payout.status", evidence: dict[str, Any] | None = None,
+                   event: str = kinds.PAYOUT_STATUS, evidence: dict[str, Any] | None = None,
                    **fields: Any) -> None:
         """Record a decision about a payout_ref (creating its ledger row if needed).
 
@@ -284,7 +285,7 @@ class Journal(AdviceOutbox):
             ).fetchone()[0])
             fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
             self.set_status(ref, SENDING, run_id=run_id, details=details,
-                            event="payout.intent", evidence={
+                            event=kinds.PAYOUT_INTENT, evidence={
                                 "attempt": attempt_id, "body_sha256": sha256_text(canonical(body))},
                             **fields)
             self.db.execute("UPDATE payouts SET attempt_id = ? WHERE payout_ref = ?",
@@ -308,7 +309,7 @@ class Journal(AdviceOutbox):
                 "WHERE id = ?", (utcnow(), outcome, http_status, message, attempt_id))
             if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
                 status = r[1]  # a webhook about this payout outran its own answer: keep it
-            self.set_status(r[0], status, run_id=run_id, event=f"payout.{outcome}", **fields)
+            self.set_status(r[0], status, run_id=run_id, event=kinds.payout_event(outcome), **fields)
 
     def attempt(self, attempt_id: int) -> Attempt:
         r = self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
@@ -346,7 +347,7 @@ class Journal(AdviceOutbox):
                     "WHERE id = (SELECT attempt_id FROM payouts WHERE payout_ref = ?)",
                     (utcnow(), ref))
                 fields.setdefault("error", "")
-            self.set_status(ref, state, event=f"payout.{source}", payout_id=payout_id, **fields)
+            self.set_status(ref, state, event=kinds.payout_event(source), payout_id=payout_id, **fields)
             return True
 
     def ref_for_payout(self, payout_id: str) -> str | None:
@@ -367,9 +368,10 @@ class Journal(AdviceOutbox):
         marks = ",".join("?" * len(wanted))
         return [tuple(r) for r in self.db.execute(
             "SELECT p.payout_ref, p.details, p.status, p.run_id, e.sent_at FROM payouts p JOIN "
-            "(SELECT payout_ref, MIN(at) AS sent_at FROM events WHERE kind = 'payout.intent' "
+            "(SELECT payout_ref, MIN(at) AS sent_at FROM events WHERE kind = ? "
             " GROUP BY payout_ref) e ON e.payout_ref = p.payout_ref "
-            f"WHERE p.status IN ({marks}) AND e.sent_at >= ?", (*wanted, since))]
+            f"WHERE p.status IN ({marks}) AND e.sent_at >= ?",
+            (kinds.PAYOUT_INTENT, *wanted, since))]
 
     def record_decisions(self, run_id: str,
                          decisions: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
@@ -402,8 +404,8 @@ class Journal(AdviceOutbox):
         """payout_ref → the kind of hold a run recorded for it (hold.payee, hold.repeat,
         hold.service), for a page to say which holds --allow-repeat may release."""
         return {ref: kind for ref, kind in self.db.execute(
-            "SELECT payout_ref, kind FROM events WHERE run_id = ? AND kind LIKE 'hold.%' "
-            "AND kind != 'hold.released' ORDER BY seq", (run_id,))}
+            "SELECT payout_ref, kind FROM events WHERE run_id = ? AND kind LIKE ? "
+            "AND kind != ? ORDER BY seq", (run_id, kinds.HOLD + "%", kinds.HOLD_RELEASED))}
 
     def record_note(self, kind: str, data: Mapping[str, Any], run_id: str = "") -> None:
         with self.transaction():
@@ -420,9 +422,10 @@ class Journal(AdviceOutbox):
                 f"{field('e.data', 'total_debit')} FROM events e "
                 "JOIN runs r ON r.id = e.run_id "
                 f"JOIN attempts a ON a.id = CAST({field('e.data', 'attempt')} AS BIGINT) "
-                f"WHERE e.kind = 'payout.intent' AND {field('r.info', 'plan_id')} = ? "
+                f"WHERE e.kind = ? AND {field('r.info', 'plan_id')} = ? "
                 "AND COALESCE(a.outcome, '') NOT IN "
-                "('rejected', 'expired', 'not_sent', 'never_received')", (plan_id,)):
+                "('rejected', 'expired', 'not_sent', 'never_received')",
+                (kinds.PAYOUT_INTENT, plan_id)):
             spent[currency] = spent.get(currency, Decimal(0)) + Decimal(str(debit))
         return spent
 
