@@ -50,7 +50,7 @@ from batchpay.errors import BatchpayError
 from batchpay.journal import event_kinds as kinds
 from batchpay.journal.store import Journal
 from batchpay.sheet.outcomes import summarize
-from batchpay.statuses import Status
+from batchpay.statuses import HoldKind, Status
 
 if TYPE_CHECKING:
     from batchpay.controls.payee_register import PayeeConfirmation, RegisterLine
@@ -320,7 +320,7 @@ def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
     # a repeat of a recent payment, or one the service holds and the journal does not, is
     # the maker's to release (`plan --allow-repeat`); a held payee is confirmed instead
     held = [HeldRow(row=r.row, error=r.error, ref=(ref := input_ref(list(r.inputs), columns)),
-                    releasable=holds.get(ref, "") in ("hold.repeat", "hold.service"))
+                    releasable=holds.get(ref) in (HoldKind.REPEAT, HoldKind.SERVICE))
             for r in rows if r.status == Status.HELD]
     failed = [OtherRow(row=r.row, status=r.status, error=r.error) for r in rows
               if r.status not in (Status.NOT_SENT, Status.HELD)]

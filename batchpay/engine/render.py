@@ -68,7 +68,7 @@ def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
         target_amount=rr.target_amount, total_debit=rr.total_debit,
         updated_at=rr.updated_at, amount=rr.amount,
         source_currency=rr.source_currency, target_currency=rr.target_currency,
-        quotes_used=rr.quotes_used, asked=rr.asked,
+        quotes_used=rr.quotes_used, asked=rr.asked, hold=rr.hold,
     )
 
 

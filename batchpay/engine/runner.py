@@ -56,6 +56,7 @@ from batchpay.statuses import (
     EXIT_ROWS,
     ON_ITS_WAY,
     SENT,
+    HoldKind,
     Status,
     needs_nothing,
 )
@@ -289,8 +290,8 @@ class _Batch:
                 with self.journal.transaction():  # the run and its holds, together
                     self.journal.start_run(run, plan.rows)
                     self.journal.record_decisions(self.run_id, [
-                        d for d in plan.decisions
-                        if not (self.options.dry_run and d[0] == "hold.released")])
+                        d.event for d in plan.decisions
+                        if not (self.options.dry_run and d.hold == HoldKind.RELEASED)])
                 self.notes += plan.hold_notes(self.options.allow_repeat)
                 if not plan.send and not plan.resolve and not plan.invalid:
                     self.notes.append("Nothing to send: every row is already in the journal "
@@ -492,8 +493,8 @@ class _Batch:
             run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
             sandbox=self.sandbox, notes=self.notes, dry_run=self.options.dry_run,
             payee_changes=plan.payee_changes,
-            released={ref: list(data.get("earlier", [])) for kind, ref, data in plan.decisions
-                      if kind == "hold.released"},
+            released={d.ref: list(d.data.get("earlier", [])) for d in plan.decisions
+                      if d.hold == HoldKind.RELEASED},
             rows=[json_row(row=r.row, payout_ref=input_ref(list(r.inputs), run.input_columns),
                            status=r.status, error=r.error, reference_number=r.reference_number)
                   for r in rows])

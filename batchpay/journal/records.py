@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from batchpay.errors import JournalTampered
-from batchpay.statuses import LedgerStatus, Status, ledger_status
+from batchpay.statuses import HoldKind, LedgerStatus, Status, ledger_status
 
 
 def as_decimal(text: str | None) -> Decimal | None:
@@ -192,6 +192,8 @@ class RunRow:
     updated_at: str = ""
     quotes_used: int | None = None
     asked: Decimal | None = None  # an invoice row's target_amount
+    # why a HELD row is held: kept as the run's hold event, not in run_rows (Journal.run_rows)
+    hold: HoldKind | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> RunRow:

@@ -40,7 +40,17 @@ from batchpay.journal.schema import (
     known_fields,
     moves_forward,
 )
-from batchpay.statuses import IN_DOUBT, MAY_HAVE_PAID, SENDING, SERVICE_ALIASES
+from batchpay.statuses import (
+    IN_DOUBT,
+    MAY_HAVE_PAID,
+    SENDING,
+    SERVICE_ALIASES,
+    HoldKind,
+    Status,
+)
+
+# a hold event's kind → the hold it records
+_HOLDS = {kinds.HOLD + h: h for h in HoldKind if h != HoldKind.RELEASED}
 
 
 class Journal(AdviceOutbox):
@@ -213,9 +223,14 @@ class Journal(AdviceOutbox):
         )
 
     def run_rows(self, run_id: str) -> Iterator[RunRow]:
+        """The run's rows in input order, a HELD row with the hold its run recorded."""
+        holds = self.run_holds(run_id)
         cur = self.db.execute("SELECT * FROM run_rows WHERE run_id = ? ORDER BY seq", (run_id,))
         for r in cur:
-            yield RunRow.from_row(dict(r))
+            row = RunRow.from_row(dict(r))
+            if row.status == Status.HELD:
+                row.hold = holds.get(row.payout_ref)
+            yield row
 
     # --- the ledger -------------------------------------------------------------------------
     def entry(self, ref: str) -> LedgerEntry | None:
@@ -400,12 +415,12 @@ class Journal(AdviceOutbox):
         return [json.loads(r[0]) for r in self.db.execute(
             "SELECT data FROM events WHERE kind = ? ORDER BY seq", (kind,))]
 
-    def run_holds(self, run_id: str) -> dict[str, str]:
-        """payout_ref → the kind of hold a run recorded for it (hold.payee, hold.repeat,
-        hold.service), for a page to say which holds --allow-repeat may release."""
-        return {ref: kind for ref, kind in self.db.execute(
+    def run_holds(self, run_id: str) -> dict[str, HoldKind]:
+        """payout_ref → the kind of hold a run recorded for it (payee, repeat, service)."""
+        return {ref: _HOLDS[kind] for ref, kind in self.db.execute(
             "SELECT payout_ref, kind FROM events WHERE run_id = ? AND kind LIKE ? "
-            "AND kind != ? ORDER BY seq", (run_id, kinds.HOLD + "%", kinds.HOLD_RELEASED))}
+            "AND kind != ? ORDER BY seq", (run_id, kinds.HOLD + "%", kinds.HOLD_RELEASED))
+            if kind in _HOLDS}
 
     def record_note(self, kind: str, data: Mapping[str, Any], run_id: str = "") -> None:
         with self.transaction():

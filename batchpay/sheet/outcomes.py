@@ -9,7 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from batchpay.statuses import SENT, UNSENT, Status, in_order
+from batchpay.statuses import SENT, UNSENT, HoldKind, Status, in_order
 
 # the control totals as the Summary and the README state them (VALID: validate reports only)
 CONTROL_TOTALS = ("valid = sent + not sent, where not sent = "
@@ -37,12 +37,13 @@ class ResultRow:
     target_currency: str = ""
     quotes_used: int | None = None  # invoice rows: quotes it took to find the source amount
     asked: Decimal | None = None  # invoice rows: the target_amount the recipient must receive
+    hold: HoldKind | None = None  # a HELD row: why (its next step depends on it)
 
     @property
     def next_step(self) -> str:
         """What the operator does about this row (the Results sheet's next_step column)."""
         if self.status == Status.HELD:
-            return HELD_REPEAT_STEP if "duplicate payment" in self.error else HELD_PAYEE_STEP
+            return HELD_REPEAT_STEP if self.hold == HoldKind.REPEAT else HELD_PAYEE_STEP
         if self.status == Status.NOT_SENT and "dry run" in self.error:
             return "nothing: a dry run pays nothing; run without --dry-run to pay"
         return NEXT_STEPS.get(self.status, "")

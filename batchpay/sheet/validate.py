@@ -23,7 +23,7 @@ from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.outcomes import json_row
 from batchpay.sheet.read import Sheet, paused_gc, read_sheet
 from batchpay.sheet.ref_tag import REF_LIMIT, REF_TAG, REMARK_LIMIT, remark_cut
-from batchpay.statuses import Status, exit_code
+from batchpay.statuses import HoldKind, Status, exit_code
 
 
 @dataclass(frozen=True)
@@ -432,6 +432,7 @@ def write_validation_report(path: Path, sheet: Sheet, validation: Validation, *,
             status, error = Status.HELD, held[check.row]
         p = check.payout  # an invoice row asks its target amount: counted as asked, not missing
         return ResultRow(row=check.row, inputs=check.values, status=status,
+                         hold=HoldKind.PAYEE if status == Status.HELD else None,
                          error=error, warning=check.warning, amount=amount,
                          source_currency=currency,
                          asked=p.target_amount if p is not None else None,
