@@ -29,7 +29,7 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any, NotRequired, TypedDict, Unpack
 
 from batchpay.controls.payees import PayeeChange
 from batchpay.engine.make_plan import PlanFiles
@@ -87,6 +87,7 @@ class Review(TypedDict):
     short_code: str
     refused: str  # why no plan was written ("": one was)
     notes: list[str]
+    short: NotRequired[list[str]]  # the notes that say a wallet cannot cover the batch
     currencies: dict[str, dict[str, Any]]  # the plan's totals and ceiling per currency
     expires_at: str
     payee_changes: list[PayeeChange]

@@ -121,7 +121,7 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
         dry = list(result_rows(journal, find_run(journal, outcome.run_id)))
         rows = plan_rows_of(read[-1], dry)
         head = journal.head()
-    if any(n.startswith("SHORTFALL") for n in outcome.notes):
+    if outcome.shortfall:
         done.refused = "the wallet cannot cover it."
     elif not rows:
         done.refused = "no row would be sent."

@@ -30,10 +30,11 @@ from batchpay.engine.gate import Plan, input_ref, plan_rows
 from batchpay.engine.paying import Paying, Reporter
 from batchpay.engine.real_money import (
     Confirmation,
+    WalletNeed,
     balances_of,
     confirm_real_payouts,
     estimate_needs,
-    wallet_notes,
+    wallet_needs,
     wallet_record,
 )
 from batchpay.engine.render import find_run, render_run, result_rows, sent_by_run
@@ -111,6 +112,13 @@ class RunOutcome:
     payee_changes: list[PayeeChange] = field(default_factory=list)
     # rows released from the repeat hold (--allow-repeat): payout_ref -> the earlier refs
     released: dict[str, list[str]] = field(default_factory=dict)
+    wallet_check: list[WalletNeed] = field(default_factory=list)  # a dry run's debits
+
+    @property
+    def shortfall(self) -> dict[str, Decimal]:
+        """A dry run's currencies the wallet cannot cover, with what it lacks: the exit code
+        and whether a plan is written read this, never the notes' words."""
+        return {w.currency: w.short for w in self.wallet_check if w.short}
 
     @property
     def fine_statuses(self) -> frozenset[str]:
@@ -246,6 +254,7 @@ class _Batch:
         self.balances: dict[str, Decimal] = {}
         self.wallets: dict[str, dict[str, str]] = {}  # wallet_before/after per currency
         self.service_check: ServiceListCheck | None = None
+        self.wallet_needs: list[WalletNeed] = []  # a dry run's, once quoted
 
     def _client(self) -> PayoutClient:
         pacer = Pacer(max_rps=self.options.max_rps,
@@ -425,7 +434,8 @@ class _Batch:
         for r in result_rows(self.journal, find_run(self.journal, self.run_id)):
             if r.total_debit is not None and r.status == Status.NOT_SENT:
                 need[r.source_currency] = need.get(r.source_currency, Decimal(0)) + r.total_debit
-        self.notes += wallet_notes(need, balances_of(await client.wallets()))
+        self.wallet_needs = wallet_needs(need, balances_of(await client.wallets()))
+        self.notes += [w.note for w in self.wallet_needs]
 
     def interrupted(self) -> Interrupted:
         """Ctrl-C: the run ends "interrupted" and its workbook shows what happened so far."""
@@ -458,7 +468,7 @@ class _Batch:
         if self.stopped is not None:
             exit_code = EXIT_FAILED
             self.notes.append(f"Stopped: {self.stopped.message} No further requests were sent.")
-        elif self.options.dry_run and any(n.startswith("SHORTFALL") for n in self.notes):
+        elif self.options.dry_run and any(w.short for w in self.wallet_needs):
             exit_code = EXIT_ROWS
         else:
             exit_code = rows_exit_code(counts, dry_run=self.options.dry_run)
@@ -495,6 +505,7 @@ class _Batch:
             payee_changes=plan.payee_changes,
             released={d.ref: list(d.data.get("earlier", [])) for d in plan.decisions
                       if d.hold == HoldKind.RELEASED},
+            wallet_check=self.wallet_needs,
             rows=[json_row(row=r.row, payout_ref=input_ref(list(r.inputs), run.input_columns),
                            status=r.status, error=r.error, reference_number=r.reference_number)
                   for r in rows])
