@@ -46,7 +46,9 @@ STATUS_EXPLAINED: dict[str, str] = {
 }
 
 
-def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
+def result_row(rr: RunRow, entry: LedgerEntry | None, *, dry_run: bool = False) -> ResultRow:
+    """A run row as the Results sheet shows it: once `linked`, with its payout_ref's ledger
+    entry; `dry_run`: the row belongs to a dry run (a quoted row there is paid by nobody)."""
     if rr.linked and entry is not None:
         status = display_status(entry.status)
         error = entry.error or (UNKNOWN_ERROR if entry.status == SENDING
@@ -69,6 +71,7 @@ def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
         updated_at=rr.updated_at, amount=rr.amount,
         source_currency=rr.source_currency, target_currency=rr.target_currency,
         quotes_used=rr.quotes_used, asked=rr.asked, hold=rr.hold,
+        quoted_only=dry_run and rr.status == Status.NOT_SENT and bool(rr.quote_id),
     )
 
 
@@ -102,7 +105,7 @@ def result_rows(journal: Journal, run: RunRecord) -> Iterator[ResultRow]:
     rows = list(journal.run_rows(run.id))
     ledger = journal.entries(r.payout_ref for r in rows if r.linked)
     for rr in rows:
-        yield result_row(rr, ledger.get(rr.payout_ref))
+        yield result_row(rr, ledger.get(rr.payout_ref), dry_run=run.kind == "dry-run")
 
 
 def run_info(journal: Journal, run: RunRecord) -> list[tuple[str, str]]:

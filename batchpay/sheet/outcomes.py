@@ -38,13 +38,14 @@ class ResultRow:
     quotes_used: int | None = None  # invoice rows: quotes it took to find the source amount
     asked: Decimal | None = None  # invoice rows: the target_amount the recipient must receive
     hold: HoldKind | None = None  # a HELD row: why (its next step depends on it)
+    quoted_only: bool = False  # a dry run's row quoted as it would be paid: nothing was paid
 
     @property
     def next_step(self) -> str:
         """What the operator does about this row (the Results sheet's next_step column)."""
         if self.status == Status.HELD:
             return HELD_REPEAT_STEP if self.hold == HoldKind.REPEAT else HELD_PAYEE_STEP
-        if self.status == Status.NOT_SENT and "dry run" in self.error:
+        if self.status == Status.NOT_SENT and self.quoted_only:
             return "nothing: a dry run pays nothing; run without --dry-run to pay"
         return NEXT_STEPS.get(self.status, "")
 
