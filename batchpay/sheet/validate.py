@@ -163,10 +163,15 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
     if option is not None:
         _apply_option(data, option, errors)
     if not schema.every_rule_holds(data, required_currency=option is None):
+        shared: set[int] = set()  # rows whose payout_ref error is that another row has it
         for failure in schema.failures(normalize.frame_of(data), required_currency=option is None):
-            errors.setdefault(failure.position, {}).setdefault(failure.column, failure.message)
+            found = errors.setdefault(failure.position, {})
+            if failure.column not in found:
+                found[failure.column] = failure.message
+                if failure.rule == schema.REF_UNIQUE:
+                    shared.add(failure.position)
         # every rule holding includes ref_unique: no ref is used twice, none to name
-        _name_duplicate_refs(data["payout_ref"], sheet, errors)
+        _name_duplicate_refs(data["payout_ref"], sheet, errors, shared)
     warnings = _same_account_same_amount(data, sheet)
     _remarks_cut(data, warnings)
     # the normalized texts in the column table's order (= PayoutRow's field order), from
@@ -241,7 +246,8 @@ def _apply_option(data: dict[str, list[str | None]], option: str,
 
 
 def _name_duplicate_refs(refs: list[str | None], sheet: Sheet,
-                         errors: dict[int, dict[str, str]]) -> None:
+                         errors: dict[int, dict[str, str]], shared: set[int]) -> None:
+    """The rows `shared` (their payout_ref error: another row uses it) name those rows."""
     upper = [ref.upper() for ref in refs if ref is not None]
     if len(set(upper)) == len(upper):
         return  # no ref is used twice (the usual case: counted only when one is)
@@ -256,7 +262,7 @@ def _name_duplicate_refs(refs: list[str | None], sheet: Sheet,
                                refs[position] else str(sheet.rows[p].row)
                                for p in positions if p != position)
             cased = len({refs[p] for p in positions}) > 1
-            if "is used by more than one row" in errors.get(position, {}).get("payout_ref", ""):
+            if position in shared:
                 errors[position]["payout_ref"] = (
                     f"{refs[position]} is also used in row {others}; every payout needs "
                     "its own payout_ref" + (" (refs that differ only in case are one)"
