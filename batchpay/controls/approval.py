@@ -320,7 +320,7 @@ def summary_lines(plan: CheckedPlan, largest: int = 5) -> list[str]:
     for c in changes[:largest * 4]:
         changed = "; ".join(f"{n} {b} → {a}" for n, b, a in c.get("fields") or [])
         by = c.get("confirmed_by") or ""
-        alone = " (by the maker alone)" if by.startswith(f"confirmed by {maker_user} ") else ""
+        alone = " (by the maker alone)" if by and c.get("confirmer") == maker_user else ""
         lines.append(f"    row {c['row']} {c['payee']}: {c['reason']}"
                      + (f", {changed}" if changed else "") + (f", {by}{alone}" if by else "")
                      + (" - HELD, not in this plan" if c["decision"] == Status.HELD else ""))
