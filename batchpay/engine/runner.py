@@ -381,12 +381,12 @@ class _Batch:
         """A bank name the service's directory does not list: a row warning, said before paying."""
         from batchpay.engine.banknames import add_bank_warnings
 
-        for note in await add_bank_warnings(self.validation, client,
-                                            cache_dir=self.settings.local_folder,
-                                            service=self.service.identity):
+        found = await add_bank_warnings(self.validation, client,
+                                        cache_dir=self.settings.local_folder,
+                                        service=self.service.identity)
+        for note in found.notes:
             self.reporter.note(note)
-        missed = sum(any(w.startswith("bank_name:") for w in r.warnings)
-                     for r in self.validation.rows)
+        missed = len(found.warnings)  # rows warned, each once
         if missed:
             self.reporter.note(f"{missed} row(s) name a bank the service does not list: see "
                                "their warning (the rows stay valid).")
