@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from batchpay.config import Settings
 from batchpay.console import payment
-from batchpay.console.batches import Batch, Batches
+from batchpay.console.batches import Batch, Batches, Stage
 from batchpay.errors import BatchpayError
 
 log = logging.getLogger("batchpay.console")
@@ -66,7 +66,7 @@ class Follower:
         for batch in self.batches.all():
             if self._stop.is_set():
                 break
-            if batch.stage != "paid" or batch.meta.get("followed"):
+            if batch.stage != Stage.PAID or batch.meta.get("followed"):
                 continue
             try:
                 if payment.not_final(self.settings, batch) == 0:
