@@ -43,51 +43,70 @@ class ResultRow:
     @property
     def next_step(self) -> str:
         """What the operator does about this row (the Results sheet's next_step column)."""
-        if self.status == Status.HELD:
-            return HELD_REPEAT_STEP if self.hold == HoldKind.REPEAT else HELD_PAYEE_STEP
-        if self.status == Status.NOT_SENT and self.quoted_only:
-            return "nothing: a dry run pays nothing; run without --dry-run to pay"
-        return NEXT_STEPS.get(self.status, "")
+        return self._step().plain
 
     @property
     def approval_next_step(self) -> str:
         """next_step where runs pay only approved plans (`require_approval`): a row is paid
         again through a plan of this workbook, never by a rerun."""
-        step = self.next_step
-        for said, instead in APPROVAL_STEPS:
-            step = step.replace(said, instead)
-        return step
+        return self._step().approval
+
+    def _step(self) -> Step:
+        if self.status == Status.HELD:
+            return HELD_REPEAT_STEP if self.hold == HoldKind.REPEAT else HELD_PAYEE_STEP
+        if self.status == Status.NOT_SENT and self.quoted_only:
+            return DRY_RUN_STEP
+        return NEXT_STEPS.get(self.status, NO_STEP)
 
 
-NEXT_STEPS: dict[str, str] = {
-    Status.INVALID: "fix the cell named in error, then run again (or rerun this workbook)",
-    Status.NOT_SENT: "rerun this workbook: the row will be sent (if another row was invalid, "
-                     "fix that row first)",
-    Status.QUOTE_FAILED: "fix the amount named in error, then rerun",
-    Status.REJECTED: "read error, fix its cause, then rerun",
-    Status.PENDING: "nothing now: run `batchpay sync` later",
-    Status.PROCESSING: "nothing now: run `batchpay sync` later",
-    Status.FAILED: "wait for REFUNDED, check the name and account with the recipient, fix, "
-                   "then rerun",
-    Status.REFUNDED: "check the name and account with the recipient, fix, then rerun",
-    Status.UNKNOWN: "run `batchpay sync`: never pay this row again yourself",
+@dataclass(frozen=True)
+class Step:
+    """A row's next step, said twice: where runs pay sheets and results workbooks, and where
+    runs pay only approved plans (`require_approval`), each text whole (never one made from
+    the other's words)."""
+
+    plain: str
+    approval: str = ""  # "": the same as `plain`
+
+    def __post_init__(self) -> None:
+        if not self.approval:
+            object.__setattr__(self, "approval", self.plain)
+
+
+_PLAN = "make a plan of this workbook (`batchpay plan RESULTS.xlsx`) for approval"
+NO_STEP = Step("")
+NEXT_STEPS: dict[str, Step] = {
+    Status.INVALID: Step("fix the cell named in error, then run again (or rerun this workbook)",
+                         f"fix the cell named in error, then run again (or {_PLAN})"),
+    Status.NOT_SENT: Step("rerun this workbook: the row will be sent (if another row was "
+                          "invalid, fix that row first)",
+                          f"{_PLAN}: the row will be sent (if another row was invalid, fix "
+                          "that row first)"),
+    Status.QUOTE_FAILED: Step("fix the amount named in error, then rerun",
+                              f"fix the amount named in error, then {_PLAN}"),
+    Status.REJECTED: Step("read error, fix its cause, then rerun",
+                          f"read error, fix its cause, then {_PLAN}"),
+    Status.PENDING: Step("nothing now: run `batchpay sync` later"),
+    Status.PROCESSING: Step("nothing now: run `batchpay sync` later"),
+    Status.FAILED: Step("wait for REFUNDED, check the name and account with the recipient, "
+                        "fix, then rerun",
+                        "wait for REFUNDED, check the name and account with the recipient, "
+                        f"fix, then {_PLAN}"),
+    Status.REFUNDED: Step("check the name and account with the recipient, fix, then rerun",
+                          f"check the name and account with the recipient, fix, then {_PLAN}"),
+    Status.UNKNOWN: Step("run `batchpay sync`: never pay this row again yourself"),
 }
-HELD_PAYEE_STEP = ("call the payee on a number you already had, `batchpay payees confirm` it, "
-                   "then rerun")
-# (what next_step says, what it says when runs pay only approved plans), in order
-APPROVAL_STEPS = (
-    ("rerun this workbook", "make a plan of this workbook (`batchpay plan RESULTS.xlsx`) for "
-                            "approval"),
-    ("rerun with --allow-repeat PAYOUT_REF", "make a plan of this workbook with "
-                                              "--allow-repeat PAYOUT_REF"),
-    ("then rerun", "then make a plan of this workbook (`batchpay plan RESULTS.xlsx`) for "
-                   "approval"),
-    ("run again (or rerun this workbook)", "make a plan again"),
-    ("run without --dry-run to pay", "pay it through an approved plan (`batchpay plan`, "
-                                     "`batchpay approve`, `batchpay run --plan`)"),
-)
-HELD_REPEAT_STEP = ("if it is a new payment, rerun with --allow-repeat PAYOUT_REF; if not, "
-                    "take the row out")
+HELD_PAYEE_STEP = Step("call the payee on a number you already had, `batchpay payees confirm` "
+                       "it, then rerun",
+                       "call the payee on a number you already had, `batchpay payees confirm` "
+                       f"it, then {_PLAN}")
+HELD_REPEAT_STEP = Step("if it is a new payment, rerun with --allow-repeat PAYOUT_REF; if not, "
+                        "take the row out",
+                        "if it is a new payment, make a plan of this workbook with "
+                        "--allow-repeat PAYOUT_REF; if not, take the row out")
+DRY_RUN_STEP = Step("nothing: a dry run pays nothing; run without --dry-run to pay",
+                    "nothing: a dry run pays nothing; pay it through an approved plan "
+                    "(`batchpay plan`, `batchpay approve`, `batchpay run --plan`)")
 
 
 @dataclass
