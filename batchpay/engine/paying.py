@@ -25,6 +25,9 @@ from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.statuses import FINAL, NO_PAYOUT, SENDING, Status
 
+# what a dry run's quoted row says; its next step comes from the row's facts, never from this
+QUOTED_NOT_PAID = "dry run: quoted, not paid"
+
 
 class Reporter(Protocol):
     def banner(self, text: str) -> None: ...
@@ -72,7 +75,7 @@ class Paying:
                 fields.pop("source_currency"), fields.pop("target_currency")
                 await sender.in_journal(self.journal.update_run_row, run_id, job.seq,
                                         status=Status.NOT_SENT,
-                                        error="dry run: quoted, not paid", **fields)
+                                        error=QUOTED_NOT_PAID, **fields)
             except ProviderError as exc:
                 await sender.in_journal(self.journal.update_run_row, run_id, job.seq,
                                         status=Status.QUOTE_FAILED,
