@@ -8,7 +8,7 @@
     a changed payee, a payment the service holds and the journal does
     not (engine.service_ledger), or a repeat of a recent payment      → HELD
 
-Pure: it reads the journal and the rows and returns a `Plan`; nothing is sent or written.
+Pure: it reads the journal and the rows and returns a `RunDecisions`; nothing is sent or written.
 One INVALID row empties the plan unless the operator skips invalid rows.
 """
 
@@ -73,7 +73,7 @@ class Decision:
 
 
 @dataclass
-class Plan:
+class RunDecisions:
     rows: list[RunRow]
     send: list[SendJob]
     resolve: list[SendJob]  # rows in doubt: looked up first, sent only if never received
@@ -142,10 +142,10 @@ def _changed_fields(old: str, new: str) -> list[str]:
     return [k for k in DETAIL_FIELDS if before.get(k) != after.get(k)]
 
 
-def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, kind: str,
-              settings: Settings, skip_invalid: bool,
-              allow_repeat: frozenset[str] = frozenset(),
-              service: ServiceLedger | None = None, maker: str = "") -> Plan:
+def decide_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, kind: str,
+                settings: Settings, skip_invalid: bool,
+                allow_repeat: frozenset[str] = frozenset(),
+                service: ServiceLedger | None = None, maker: str = "") -> RunDecisions:
     """What a run does with each row. `service`: the service's payout list as read before
     paying (rows it holds and this journal does not are HELD). `maker`: who makes this batch
     (the plan's maker for `run --plan`), whose own payee confirmations do not count with
@@ -241,7 +241,7 @@ def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, k
         resolve = []
         decisions = [d for d in decisions if d.hold != HoldKind.RELEASED]
     changes = reported(findings.values())
-    return Plan(rows, send, resolve, track, invalid, decisions, changes)
+    return RunDecisions(rows, send, resolve, track, invalid, decisions, changes)
 
 
 def _payee_holds(journal: Journal, settings: Settings,

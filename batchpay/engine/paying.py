@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from batchpay.engine.doubt import resolve
-from batchpay.engine.gate import Plan
+from batchpay.engine.gate import RunDecisions
 from batchpay.engine.sending import Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
 from batchpay.journal.records import LedgerEntry
@@ -45,7 +45,8 @@ class Paying:
     concurrency: int
     max_pages: int  # of the service's list, for one lookup or status poll
 
-    async def pay(self, client: PayoutClient, sender: Sender, plan: Plan, wait: float) -> None:
+    async def pay(self, client: PayoutClient, sender: Sender, plan: RunDecisions,
+                  wait: float) -> None:
         """Every row of the plan: earlier doubts first (those proven never received are sent
         now), then the new rows; their statuses are followed until `wait` seconds are over."""
         deadline = time.monotonic() + wait

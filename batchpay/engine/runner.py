@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from batchpay import __version__
 from batchpay.config import Settings, fingerprint
 from batchpay.controls.repeats import control_settings
-from batchpay.engine.gate import Plan, input_ref, plan_rows
+from batchpay.engine.gate import RunDecisions, decide_rows, input_ref
 from batchpay.engine.paying import Paying, Reporter
 from batchpay.engine.real_money import (
     Confirmation,
@@ -280,7 +280,7 @@ class _Batch:
             for line in self.settings.banner_lines():
                 self.reporter.note(line)
             self.journal.bind_service(self.service.identity)
-            # before the plan: plan_rows copies each row's warnings into the run rows
+            # before the plan: decide_rows copies each row's warnings into the run rows
             await self._check_bank_names(client)
             plan = self._plan()
             if plan.send and self.settings.service_check_days:
@@ -330,13 +330,13 @@ class _Batch:
         return Paying(self.journal, self.reporter, self.options.concurrency,
                       self.settings.sync_max_pages)
 
-    def _plan(self, service: ServiceLedger | None = None) -> Plan:
-        return plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
-                         kind=self.options.kind, settings=self.settings,
-                         skip_invalid=self.options.skip_invalid,
-                         allow_repeat=self.options.allow_repeat, service=service,
-                         maker=o.document["maker"]["user"] if (o := self.options.approved)
-                         else self.options.maker or operator())
+    def _plan(self, service: ServiceLedger | None = None) -> RunDecisions:
+        return decide_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
+                           kind=self.options.kind, settings=self.settings,
+                           skip_invalid=self.options.skip_invalid,
+                           allow_repeat=self.options.allow_repeat, service=service,
+                           maker=o.document["maker"]["user"] if (o := self.options.approved)
+                           else self.options.maker or operator())
 
     async def _read_service_ledger(self, client: PayoutClient) -> ServiceLedger:
         """The service's payouts of the service check's window (engine.service_ledger), with
@@ -391,7 +391,7 @@ class _Batch:
             self.reporter.note(f"{missed} row(s) name a bank the service does not list: see "
                                "their warning (the rows stay valid).")
 
-    def _info(self, plan: Plan) -> RunInfo:
+    def _info(self, plan: RunDecisions) -> RunInfo:
         o = self.options
         return RunInfo(
             operator=operator(), host=platform.node(), tool_version=__version__,
@@ -407,7 +407,7 @@ class _Batch:
             plan=o.approved.run_info() if o.approved is not None else {},
             service_list_check=self.service_check, payee_changes=plan.payee_changes)
 
-    async def _confirm(self, sender: Sender, plan: Plan) -> None:
+    async def _confirm(self, sender: Sender, plan: RunDecisions) -> None:
         """Real money: show what will go and what the wallets hold, and ask (or --yes)."""
         if self.sandbox or self.options.dry_run:
             return
@@ -422,7 +422,7 @@ class _Batch:
             new_journal=self.settings.journal_name if fresh else None,
             in_doubt=len(plan.resolve))
 
-    async def _dry_run(self, client: PayoutClient, sender: Sender, plan: Plan) -> None:
+    async def _dry_run(self, client: PayoutClient, sender: Sender, plan: RunDecisions) -> None:
         """Quote every row that would be sent; compare the debits with the wallets."""
         await self._paying().quote_all(sender, plan.send, self.run_id)
         if sender.stopped is not None:
@@ -461,7 +461,7 @@ class _Batch:
         return Interrupted(f"Interrupted: {sent} row(s) sent so far; results so far: {path}",
                            hint=go_on)
 
-    def _finish(self, plan: Plan) -> RunOutcome:
+    def _finish(self, plan: RunDecisions) -> RunOutcome:
         run = find_run(self.journal, self.run_id)
         rows = list(result_rows(self.journal, run))
         counts = Counter(r.status for r in rows)
