@@ -67,7 +67,7 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     """
     from batchpay.connect import open_service
     from batchpay.display import print_payee_changes, print_validation, stderr_console
-    from batchpay.engine.validate_sheet import check_sheet_file
+    from batchpay.engine.sheet_check import check_sheet_file
 
     settings = settings_for()
     checked = check_sheet_file(

@@ -115,7 +115,7 @@ def _message(row: int, text: str) -> Message:
 
 def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
     """Validate the batch's sheet as `batchpay validate --report` does."""
-    from batchpay.engine.validate_sheet import check_sheet_file
+    from batchpay.engine.sheet_check import check_sheet_file
 
     view = CheckView()
     try:
