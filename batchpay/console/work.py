@@ -44,7 +44,6 @@ from batchpay.console.batches import (
     SavedCheck,
     Stage,
 )
-from batchpay.engine.gate import input_ref
 from batchpay.engine.render import RunLine, find_run, result_rows, run_list
 from batchpay.engine.runner import RunOptions
 from batchpay.errors import BatchpayError
@@ -300,7 +299,6 @@ def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
     with Journal(settings.journal) as journal:
         run = find_run(journal, data["run_id"])
         rows = list(result_rows(journal, run))
-        holds, columns = journal.run_holds(run.id), list(run.input_columns)
         started, sandbox = run.started_at, bool(run.info.get("sandbox"))
     summary = summarize(rows)
     lines = []
@@ -320,8 +318,8 @@ def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
     age = int((datetime.now(UTC) - at).total_seconds() // 60)
     # a repeat of a recent payment, or one the service holds and the journal does not, is
     # the maker's to release (`plan --allow-repeat`); a held payee is confirmed instead
-    held = [HeldRow(row=r.row, error=r.error, ref=(ref := input_ref(list(r.inputs), columns)),
-                    releasable=holds.get(ref) in (HoldKind.REPEAT, HoldKind.SERVICE))
+    held = [HeldRow(row=r.row, error=r.error, ref=r.payout_ref,
+                    releasable=r.hold in (HoldKind.REPEAT, HoldKind.SERVICE))
             for r in rows if r.status == Status.HELD]
     failed = [OtherRow(row=r.row, status=r.status, error=r.error) for r in rows
               if r.status not in (Status.NOT_SENT, Status.HELD)]

@@ -54,7 +54,8 @@ def result_row(rr: RunRow, entry: LedgerEntry | None, *, dry_run: bool = False) 
         error = entry.error or (UNKNOWN_ERROR if entry.status == SENDING
                                 else STATUS_EXPLAINED.get(entry.status, ""))
         return ResultRow(
-            row=rr.row, inputs=rr.inputs, status=status, error=error, warning=rr.warning,
+            row=rr.row, inputs=rr.inputs, status=status, payout_ref=rr.payout_ref,
+            error=error, warning=rr.warning,
             reference_number=entry.reference_number, payout_id=entry.payout_id,
             quote_id=entry.quote_id, rate=entry.rate, fee=entry.fee,
             target_amount=entry.target_amount,
@@ -65,7 +66,8 @@ def result_row(rr: RunRow, entry: LedgerEntry | None, *, dry_run: bool = False) 
             quotes_used=entry.quotes_used, asked=rr.asked,
         )
     return ResultRow(
-        row=rr.row, inputs=rr.inputs, status=rr.status, error=rr.error, warning=rr.warning,
+        row=rr.row, inputs=rr.inputs, status=rr.status, payout_ref=rr.payout_ref,
+        error=rr.error, warning=rr.warning,
         quote_id=rr.quote_id, rate=rr.rate, fee=rr.fee,
         target_amount=rr.target_amount, total_debit=rr.total_debit,
         updated_at=rr.updated_at, amount=rr.amount,

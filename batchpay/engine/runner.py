@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from batchpay import __version__
 from batchpay.config import Settings, fingerprint
 from batchpay.controls.repeats import control_settings
-from batchpay.engine.gate import RunDecisions, decide_rows, input_ref
+from batchpay.engine.gate import RunDecisions, decide_rows
 from batchpay.engine.paying import Paying, Reporter
 from batchpay.engine.real_money import (
     Confirmation,
@@ -506,7 +506,7 @@ class _Batch:
             released={d.ref: list(d.data.get("earlier", [])) for d in plan.decisions
                       if d.hold == HoldKind.RELEASED},
             wallet_check=self.wallet_needs,
-            rows=[json_row(row=r.row, payout_ref=input_ref(list(r.inputs), run.input_columns),
+            rows=[json_row(row=r.row, payout_ref=r.payout_ref,
                            status=r.status, error=r.error, reference_number=r.reference_number)
                   for r in rows])
 

@@ -22,6 +22,7 @@ class ResultRow:
     row: int  # row number in the original sheet
     inputs: Sequence[Any]  # input values as read, aligned with input_columns
     status: str
+    payout_ref: str = ""  # the row's payout_ref as the journal keeps it (never re-read from inputs)
     error: str = ""
     warning: str = ""
     reference_number: str = ""

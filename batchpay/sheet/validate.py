@@ -438,7 +438,7 @@ def write_validation_report(path: Path, sheet: Sheet, validation: Validation, *,
             status, error = Status.HELD, held[check.row]
         p = check.payout  # an invoice row asks its target amount: counted as asked, not missing
         return ResultRow(row=check.row, inputs=check.values, status=status,
-                         hold=HoldKind.PAYEE if status == Status.HELD else None,
+                         payout_ref=check.payout_ref, hold=HoldKind.PAYEE if status == Status.HELD else None,
                          error=error, warning=check.warning, amount=amount,
                          source_currency=currency,
                          asked=p.target_amount if p is not None else None,
