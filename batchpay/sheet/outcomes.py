@@ -30,7 +30,7 @@ class ResultRow:
     quote_id: str = ""
     rate: Decimal | None = None
     fee: Decimal | None = None  # in source currency
-    target_amount: Decimal | None = None  # in target currency
+    delivered: Decimal | None = None  # what the quote gives the recipient, target currency
     total_debit: Decimal | None = None  # in source currency
     updated_at: str = ""  # UTC ISO 8601
     amount: Decimal | None = None  # the row's source amount (for the Summary money totals)
@@ -145,18 +145,18 @@ class Tally:
             if row.amount is not None and row.fee is not None \
                     and row.total_debit != row.amount + row.fee:
                 self.debit_mismatch += 1
-        if row.target_amount is not None:
+        if row.delivered is not None:
             currency = row.target_currency or "?"
-            self.target[currency] = self.target.get(currency, Decimal(0)) + row.target_amount
+            self.target[currency] = self.target.get(currency, Decimal(0)) + row.delivered
 
     def _add_invoice(self, row: ResultRow, asked: Decimal) -> None:
         currency = row.target_currency or "?"
         self.invoices += 1
         self.invoice_debit += row.total_debit or 0
         _plus(self.asked, currency, asked)
-        if row.target_amount is not None:
-            _plus(self.delivered, currency, row.target_amount)
-            _plus(self.overpaid, currency, row.target_amount - asked)
+        if row.delivered is not None:
+            _plus(self.delivered, currency, row.delivered)
+            _plus(self.overpaid, currency, row.delivered - asked)
 
     def merge(self, other: Tally) -> None:
         self.rows += other.rows
