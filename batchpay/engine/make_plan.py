@@ -130,7 +130,7 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
     document = build_plan(settings, read[-1], rows, run_id=outcome.run_id,
                           chain_head=head, maker=maker, hours=settings.plan_hours,
                           tolerance=Decimal(str(settings.plan_tolerance)),
-                          source_currency=options.source_currency,
+                          source_currency=options.read.source_currency,
                           payee_changes=outcome.payee_changes,
                           results_workbook=options.kind == "rerun",
                           held=[r for r in dry if r.status == "HELD"],

@@ -17,7 +17,7 @@ import platform
 import secrets
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -51,6 +51,7 @@ from batchpay.service import Opener, Service
 from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.outcomes import ResultsSummary, json_row, summarize
 from batchpay.sheet.read import Sheet
+from batchpay.sheet.read_options import DEFAULT_READ, ReadOptions
 from batchpay.sheet.validate import Validation, read_payouts, validate_sheet
 from batchpay.statuses import (
     EXIT_FAILED,
@@ -73,8 +74,7 @@ class RunOptions:
     sheet: Path
     kind: str = "run"  # run | rerun
     dry_run: bool = False
-    sheet_name: str | None = None
-    source_currency: str | None = None
+    read: ReadOptions = DEFAULT_READ  # how the sheet is read (its limits: the settings')
     out: Path | None = None
     skip_invalid: bool = False
     concurrency: int = 4
@@ -84,9 +84,6 @@ class RunOptions:
     interactive: bool = False  # a terminal is there to answer the confirmation
     allow_partial: bool = False  # a real run may start with a wallet too short for every row
     allow_repeat: frozenset[str] = frozenset()  # payout_refs released from the repeat hold
-    decimal_comma: bool = False  # amounts as text are written 1.250.000,00
-    include_hidden: bool = False  # rows hidden or filtered out in the sheet are paid too
-    encoding: str | None = None  # a CSV file's text encoding (--encoding)
     # an approved plan (batchpay.controls.plan_file.CheckedPlan): its rows are the input, its
     # ceilings bound the debit, its id, maker and approvers go into the run's record
     approved: CheckedPlan | None = None
@@ -185,11 +182,9 @@ def load_input(options: RunOptions, settings: Settings) -> tuple[Sheet, Validati
     """The rows of a run: an approved plan's (no file is read again), or its sheet's."""
     if options.approved is not None:
         sheet = options.approved.sheet()
-        return sheet, validate_sheet(sheet, source_currency=options.source_currency)
-    return read_payouts(options.sheet, results=options.kind == "rerun",
-                        sheet_name=options.sheet_name, source_currency=options.source_currency,
-                        limits=SheetLimits.of(settings), decimal_comma=options.decimal_comma,
-                        include_hidden=options.include_hidden, encoding=options.encoding)
+        return sheet, validate_sheet(sheet, source_currency=options.read.source_currency)
+    return read_payouts(options.sheet, replace(options.read, limits=SheetLimits.of(settings)),
+                        results=options.kind == "rerun")
 
 
 def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
@@ -401,7 +396,8 @@ class _Batch:
             journal=self.settings.journal_name,
             settings={"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
                       "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,
-                      "sheet": o.sheet_name or "", "source_currency": o.source_currency or "",
+                      "sheet": o.read.sheet_name or "",
+                      "source_currency": o.read.source_currency or "",
                       # the controls that decided which rows were held
                       **control_settings(self.settings)},
             plan=o.approved.run_info() if o.approved is not None else {},

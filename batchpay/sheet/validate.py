@@ -19,9 +19,9 @@ from typing import Any
 from batchpay.errors import InputError, UsageError
 from batchpay.money import is_currency, minor_unit
 from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, COLUMNS_BY_NAME, ONE_OF
-from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.outcomes import json_row
 from batchpay.sheet.read import Sheet, paused_gc, read_sheet
+from batchpay.sheet.read_options import DEFAULT_READ, ReadOptions
 from batchpay.sheet.ref_tag import REF_LIMIT, REF_TAG, REMARK_LIMIT, remark_cut
 from batchpay.statuses import HoldKind, Status, exit_code
 
@@ -372,46 +372,37 @@ class ValidateOutcome:
                 for r in self.validation.rows]
 
 
-def validate_file(path: Path, *, sheet_name: str | None = None,
-                  source_currency: str | None = None, report: Path | None = None,
-                  limits: SheetLimits = DEFAULT_LIMITS, decimal_comma: bool = False,
-                  include_hidden: bool = False, encoding: str | None = None) -> ValidateOutcome:
+def validate_file(path: Path, read: ReadOptions = DEFAULT_READ, *,
+                  report: Path | None = None) -> ValidateOutcome:
     """Read and validate a sheet; with `report`, write the results-format workbook there."""
-    sheet, validation = read_payouts(path, sheet_name=sheet_name,
-                                     source_currency=source_currency, limits=limits,
-                                     decimal_comma=decimal_comma, include_hidden=include_hidden,
-                                     encoding=encoding)
+    sheet, validation = read_payouts(path, read)
     if report is not None:
         write_validation_report(report, sheet, validation)
     return ValidateOutcome(sheet, validation, report)
 
 
-def read_payouts(path: Path, *, results: bool = False, sheet_name: str | None = None,
-                 source_currency: str | None = None, limits: SheetLimits = DEFAULT_LIMITS,
-                 decimal_comma: bool = False, include_hidden: bool = False,
-                 encoding: str | None = None) -> tuple[Sheet, Validation]:
+def read_payouts(path: Path, read: ReadOptions = DEFAULT_READ, *,
+                 results: bool = False) -> tuple[Sheet, Validation]:
     """The input of `validate`, `run` and `plan`: a payout sheet; with `results` (`rerun`),
     the Results sheet of a results workbook read back as the payout sheet it came from.
     Read, required to hold rows, validated (the collector paused once for both: each pause
     ends in a collection that goes over every cell created)."""
     with paused_gc():
-        return _read_payouts(path, results, sheet_name, source_currency, limits,
-                             decimal_comma, include_hidden, encoding)
+        return _read_payouts(path, read, results)
 
 
-def _read_payouts(path: Path, results: bool, sheet_name: str | None,
-                  source_currency: str | None, limits: SheetLimits, decimal_comma: bool,
-                  include_hidden: bool, encoding: str | None) -> tuple[Sheet, Validation]:
+def _read_payouts(path: Path, read: ReadOptions, results: bool) -> tuple[Sheet, Validation]:
     if results:
         from batchpay.sheet.results_input import read_results_sheet
 
-        sheet = read_results_sheet(path, sheet=sheet_name, limits=limits,
-                                   include_hidden=include_hidden)
+        sheet = read_results_sheet(path, sheet=read.sheet_name, limits=read.limits,
+                                   include_hidden=read.include_hidden)
     else:
-        sheet = read_sheet(path, sheet=sheet_name, limits=limits, decimal_comma=decimal_comma,
-                           include_hidden=include_hidden, encoding=encoding)
+        sheet = read_sheet(path, sheet=read.sheet_name, limits=read.limits,
+                           decimal_comma=read.decimal_comma,
+                           include_hidden=read.include_hidden, encoding=read.encoding)
     require_payout_rows(sheet)
-    return sheet, validate_sheet(sheet, source_currency=source_currency)
+    return sheet, validate_sheet(sheet, source_currency=read.source_currency)
 
 
 def require_payout_rows(sheet: Sheet) -> None:
