@@ -132,9 +132,10 @@ def run_info(journal: Journal, run: RunRecord) -> list[tuple[str, str]]:
             if not value and run.kind != "dry-run":
                 pairs.append(("total debit", "0: this run sent nothing (its rows were paid, "
                               "or are on their way, from earlier runs)"))
-            for when in ("before", "after"):
+            for when, wallets in (("before", run.info.get("wallet_before", {})),
+                                  ("after", run.info.get("wallet_after", {}))):
                 pairs += [(f"wallet {c} {when}", _money_text(v, c))
-                          for c, v in sorted(run.info.get(f"wallet_{when}", {}).items())]
+                          for c, v in sorted(wallets.items())]
         elif isinstance(value, dict):
             pairs.append((label, ", ".join(f"{k}={v}" for k, v in value.items())))
         else:

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from batchpay import __version__
 from batchpay.config import Settings, fingerprint
@@ -42,7 +42,7 @@ from batchpay.engine.sending import AuthStop, Sender
 from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
 from batchpay.journal.integrity import require_intact
-from batchpay.journal.records import RunRecord, operator, utcnow
+from batchpay.journal.records import RunInfoRecord, RunRecord, operator, utcnow
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
@@ -159,13 +159,13 @@ class RunInfo:
     service_list_check: ServiceListCheck | None
     payee_changes: list[PayeeChange]
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> RunInfoRecord:
         """The run's `info` as the journal keeps it: the plan's fields at the top level."""
         info = asdict(self)
         plan, check = info.pop("plan"), info.pop("service_list_check")
         changes = info.pop("payee_changes")
-        return {**info, **plan, **({"service_list_check": check} if check else {}),
-                "payee_changes": changes}
+        return cast(RunInfoRecord, {**info, **plan, **({"service_list_check": check} if check
+                                                       else {}), "payee_changes": changes})
 
 
 def default_results_path(sheet: Path, run_id: str, *, dry_run: bool = False) -> Path:

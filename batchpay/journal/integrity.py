@@ -25,11 +25,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from batchpay.errors import JournalTampered
 from batchpay.journal import event_kinds as kinds
-from batchpay.journal.records import ChainCheck, RunRecord, sha256_text
+from batchpay.journal.records import ChainCheck, RunInfoRecord, RunRecord, sha256_text
 
 if TYPE_CHECKING:
     from batchpay.journal.store import Journal
@@ -122,11 +122,11 @@ def replay_runs(db: Connection) -> dict[str, RunRecord]:
                     data.get("started_at") or at), sheet=_text(data.get("sheet")),
                 input_sha256=_text(data.get("input_sha256")),
                 input_columns=list(data.get("input_columns") or []),
-                info=dict(data.get("info") or {}))
+                info=cast(RunInfoRecord, dict(data.get("info") or {})))
         elif run_id in runs:
             run = runs[run_id]
-            run.info = {**run.info, **{k: v for k, v in data.items()
-                                       if k not in RUN_END_FIELDS}}
+            run.info = cast(RunInfoRecord, {**run.info, **{k: v for k, v in data.items()
+                                                       if k not in RUN_END_FIELDS}})
             run.outcome, run.exit_code = data.get("outcome"), data.get("exit_code")
             run.finished_at = at
     return runs
