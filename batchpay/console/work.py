@@ -47,7 +47,6 @@ from batchpay.console.batches import (
 from batchpay.engine.render import RunLine, find_run, result_rows, run_list
 from batchpay.engine.runner import RunOptions
 from batchpay.errors import BatchpayError
-from batchpay.journal import event_kinds as kinds
 from batchpay.journal.store import Journal
 from batchpay.sheet.outcomes import summarize
 from batchpay.statuses import HoldKind, Status
@@ -442,6 +441,7 @@ class History(TypedDict):
 
 def history(settings: Settings, batches: Batches) -> History:
     """Runs, batches with their approvals, payee confirmations, the chain head."""
+    from batchpay.controls.payee_register import CONFIRMED
     from batchpay.journal.integrity import check as check_journal
 
     if not settings.journal_exists():
@@ -449,7 +449,7 @@ def history(settings: Settings, batches: Batches) -> History:
                        batches=batches.all())
     with Journal(settings.journal) as journal:
         runs = list(reversed(run_list(journal)))
-        confirmations = list(reversed(journal.events_of(kinds.PAYEE_CONFIRMED)))
+        confirmations = list(reversed(journal.events_of(CONFIRMED)))
         chain = check_journal(journal)
     return History(runs=runs, confirmations=confirmations, head=chain.head, events=chain.events,
                    intact=chain.ok, problem=chain.problem, batches=batches.all())
