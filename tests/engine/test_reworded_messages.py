@@ -99,7 +99,8 @@ def test_a_payee_confirmed_by_the_maker_alone_is_said_so_whatever_the_confirmati
 
     change = {"row": 2, "payee": "ACME", "reason": "CHANGED", "fields": [],
               "decision": "pay", "confirmed_by": REWORDED, "confirmer": "maya"}
-    assert change_line(change, "maya") == f"    row 2 ACME: CHANGED, {REWORDED} (by the maker alone)"
+    alone = f"    row 2 ACME: CHANGED, {REWORDED} (by the maker alone)"
+    assert change_line(change, "maya") == alone
     assert change_line(change, "li.wei") == f"    row 2 ACME: CHANGED, {REWORDED}"
     # the words that once decided it, said by another confirmer, decide nothing
     said = {**change, "confirmed_by": "confirmed by maya 2026-11-02 10:00 UTC (call)",
