@@ -43,6 +43,7 @@ from batchpay.files import replaced_atomically
 from batchpay.journal.outbox import AdviceRecord
 from batchpay.journal.store import Journal
 from batchpay.mail import SmtpMailer
+from batchpay.sheet.read_options import DEFAULT_READ, ReadOptions
 from batchpay.statuses import (
     IN_DOUBT,
     ON_ITS_WAY,
@@ -102,13 +103,15 @@ def _run_terms(settings: Settings, batch: Batch, accounts: Accounts, *, approved
     plan = signing.approved_plan(batch, release) if approved else None
     review = batch.meta.get("review")
     released = review["released"] if review else {}
+    terms = plan.run_terms() if plan is not None else None
     options = RunOptions(
         sheet=batch.plan_files.plan if plan is not None else batch.sheet, out=batch.results,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
         yes=True, interactive=False, approved=plan, maker=batch.maker,
-        **(plan.run_terms() if plan is not None else {
-            "kind": "run", "allow_repeat": frozenset(released),
-            "skip_invalid": bool(batch.meta.get("skip_invalid"))}))
+        kind=terms["kind"] if terms else "run",
+        read=ReadOptions(source_currency=terms["source_currency"]) if terms else DEFAULT_READ,
+        allow_repeat=terms["allow_repeat"] if terms else frozenset(released),
+        skip_invalid=terms is None and bool(batch.meta.get("skip_invalid")))
     return release, options
 
 
