@@ -36,6 +36,16 @@ class Status(StrEnum):
     UNKNOWN = "UNKNOWN"
 
 
+class HoldKind(StrEnum):
+    """Why a row is HELD (or that its hold was released): the fact a row's next step, the
+    gate's notes and a page's release box are decided by, never the words of its error."""
+
+    PAYEE = "payee"  # the payee's bank details changed, are new or shared (controls.payees)
+    SERVICE = "service"  # the service's own list holds the payment, or was not read whole
+    REPEAT = "repeat"  # the same account and amount were paid recently (controls.repeats)
+    RELEASED = "released"  # a service or repeat hold released by the operator (--allow-repeat)
+
+
 # Ledger only: a payout request on disk without an answer yet; a row shows it as UNKNOWN.
 SENDING: Final = "SENDING"
 # A payout_ref's status in the journal's ledger: a row's status, or SENDING.

@@ -280,20 +280,21 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
 
     from batchpay.connect import open_service
     from batchpay.display import RichReporter, is_interactive, print_counts, print_problems
-    from batchpay.engine import PlanFiles, RunOptions, make_plan, maker_of
+    from batchpay.engine import PlanFiles, ReadOptions, RunOptions, make_plan, maker_of
 
     files = PlanFiles.named(sheet, name)
     for path in (files.plan, files.maker_signature, files.workbook):
         check_output(path, overwrite=overwrite, inputs=(sheet,))
     settings = settings_for(journal=journal)
     maker = maker_of(settings, _signing_key(key)[0])
-    options = RunOptions(sheet=sheet, dry_run=True, sheet_name=sheet_name,
-                         source_currency=source_currency, out=files.workbook,
+    options = RunOptions(sheet=sheet, dry_run=True,
+                         read=ReadOptions(sheet_name=sheet_name, source_currency=source_currency,
+                                          decimal_comma=decimal_comma,
+                                          include_hidden=include_hidden, encoding=encoding),
+                         out=files.workbook,
                          skip_invalid=skip_invalid, concurrency=settings.concurrency,
                          max_rps=settings.max_rps, interactive=is_interactive(),
-                         decimal_comma=decimal_comma, include_hidden=include_hidden,
-                         allow_repeat=frozenset(ref.strip() for ref in allow_repeat),
-                         encoding=encoding)
+                         allow_repeat=frozenset(ref.strip() for ref in allow_repeat))
     reporter = RichReporter(quiet=quiet)
     made = make_plan(settings, options, reporter, lambda: open_service(settings, listen=True),
                      files, maker=maker)

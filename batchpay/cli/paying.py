@@ -67,14 +67,14 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     """
     from batchpay.connect import open_service
     from batchpay.display import print_payee_changes, print_validation, stderr_console
-    from batchpay.engine import check_sheet_file
+    from batchpay.engine import ReadOptions, check_sheet_file
 
     settings = settings_for()
     checked = check_sheet_file(
         sheet, settings, None if no_bank_check else (lambda: open_service(settings)),
-        report=report, overwrite=overwrite, sheet_name=sheet_name,
-        source_currency=source_currency, decimal_comma=decimal_comma,
-        include_hidden=include_hidden, encoding=encoding)
+        ReadOptions(sheet_name=sheet_name, source_currency=source_currency,
+                    decimal_comma=decimal_comma, include_hidden=include_hidden,
+                    encoding=encoding), report=report, overwrite=overwrite)
     console = stderr_console(quiet)
     for note in checked.bank_notes:
         console.print(note)
@@ -148,7 +148,7 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         print_payee_changes,
         print_problems,
     )
-    from batchpay.engine import RunOptions, load_input, run_batch
+    from batchpay.engine import ReadOptions, RunOptions, load_input, run_batch
 
     if out is not None:
         check_output(out, overwrite=overwrite, inputs=(sheet,))
@@ -162,13 +162,14 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
     settings = settings_for(journal=journal, concurrency=concurrency, max_rps=max_rps,
                             wait_seconds=wait_seconds)
     options = RunOptions(
-        sheet=sheet, kind=kind, dry_run=dry_run, sheet_name=sheet_name,
-        source_currency=source_currency, out=out, skip_invalid=skip_invalid,
+        sheet=sheet, kind=kind, dry_run=dry_run,
+        read=ReadOptions(sheet_name=sheet_name, source_currency=source_currency,
+                         decimal_comma=decimal_comma, include_hidden=include_hidden,
+                         encoding=encoding), out=out, skip_invalid=skip_invalid,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
         yes=yes, interactive=is_interactive(), allow_partial=allow_partial,
         allow_repeat=frozenset(ref.strip() for ref in allow_repeat),
-        decimal_comma=decimal_comma, include_hidden=include_hidden, approved=approved,
-        encoding=encoding)
+        approved=approved)
     reporter = RichReporter(quiet=quiet)
     outcome = run_batch(settings, options, reporter, lambda: load_input(options, settings),
                         lambda: open_service(settings, listen=True))

@@ -60,7 +60,7 @@ from batchpay import clock
 from batchpay.console import books, notices, payment, read_back, work
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER, Accounts, User
-from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused
+from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused, Stage
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
 from batchpay.console.rows import rows_view
@@ -393,7 +393,7 @@ async def batch_page(request: Request, console: Console, caller: Caller) -> Resp
                                     get_batch(console, request))
     review = await run_in_threadpool(work.review_view, console.settings, batch)
     state = (await run_in_threadpool(payment.progress, console.settings, batch)
-             if batch.meta.get("pay") or batch.stage == "paying" else None)
+             if batch.meta.get("pay") or batch.stage == Stage.PAYING else None)
     advices = (await run_in_threadpool(payment.advices_of, console.settings, batch)
                if state else [])
     return render(console, request, "batch.html", caller, batch=batch, advices=advices,

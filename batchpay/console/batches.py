@@ -29,6 +29,7 @@ import socket
 import threading
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict, Unpack
 
@@ -37,9 +38,22 @@ from batchpay.engine import PayeeChange, PlanFiles
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
 
-STAGES = ("uploaded", "checked", "reviewing", "reviewed", "approved", "rejected", "paying",
-          "paid", "discarded")
-DISCARDABLE = ("uploaded", "checked", "reviewed", "approved", "rejected")
+
+class Stage(StrEnum):
+    """Where a batch is, in order: meta.json keeps the value, a page compares the member."""
+
+    UPLOADED = "uploaded"
+    CHECKED = "checked"
+    REVIEWING = "reviewing"
+    REVIEWED = "reviewed"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    PAYING = "paying"
+    PAID = "paid"
+    DISCARDED = "discarded"
+
+
+DISCARDABLE = (Stage.UPLOADED, Stage.CHECKED, Stage.REVIEWED, Stage.APPROVED, Stage.REJECTED)
 SHEET_SUFFIXES = (".xlsx", ".xls", ".ods", ".csv")  # what `read_payouts` reads
 _ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 
@@ -88,6 +102,7 @@ class Review(TypedDict):
     short_code: str
     refused: str  # why no plan was written ("": one was)
     notes: list[str]
+    short: NotRequired[list[str]]  # the notes that say a wallet cannot cover the batch
     currencies: dict[str, dict[str, Any]]  # the plan's totals and ceiling per currency
     expires_at: str
     payee_changes: list[PayeeChange]
@@ -139,9 +154,9 @@ class BatchMeta(TypedDict, total=False):
     size: int
     maker: str
     uploaded_at: str
-    stage: str  # one of STAGES
+    stage: Stage
     check: SavedCheck
-    before_review: str  # the stage a review under way goes back to if it fails
+    before_review: Stage  # the stage a review under way goes back to if it fails
     review: Review
     review_error: str
     review_hint: str
@@ -149,7 +164,7 @@ class BatchMeta(TypedDict, total=False):
     rejected: Rejection | None
     paid_by: str | None
     paid_at: str | None
-    before_paying: str  # the stage Pay goes back to if the run never started
+    before_paying: Stage  # the stage Pay goes back to if the run never started
     pay: Payment | None
     pay_process: PayProcess | None  # the process paying it (a dead one: the payment stopped)
     resumed: list[str]  # "who when" of each Resume payment
@@ -174,8 +189,8 @@ class Batch:
         return str(self.meta["id"])
 
     @property
-    def stage(self) -> str:
-        return str(self.meta["stage"])
+    def stage(self) -> Stage:
+        return Stage(self.meta["stage"])
 
     @property
     def maker(self) -> str:
@@ -250,7 +265,7 @@ class Batches:
             handle.write(data)
         meta = BatchMeta(id=batch_id, file=name, uploaded_name=filename[:200],
                          sha256=hashlib.sha256(data).hexdigest(), size=len(data), maker=maker,
-                         uploaded_at=stamp(), stage="uploaded",
+                         uploaded_at=stamp(), stage=Stage.UPLOADED,
                          approvals=[])
         batch = Batch(folder, meta)
         self.save(batch)
@@ -305,9 +320,9 @@ class Batches:
             batch = self.get(batch_id)
             if batch is None:
                 raise BatchRefused("No such batch.")
-            if batch.stage not in ("checked", "reviewed", "rejected"):
+            if batch.stage not in (Stage.CHECKED, Stage.REVIEWED, Stage.REJECTED):
                 raise BatchRefused(f"This batch is {batch.stage}: its review cannot change now.")
-            batch.meta.update({"stage": "reviewing", "before_review": batch.stage,
+            batch.meta.update({"stage": Stage.REVIEWING, "before_review": batch.stage,
                                "review_error": ""})
             self.save(batch)
             return batch
@@ -318,7 +333,7 @@ class Batches:
             batch = self.get(batch_id)
             if batch is None:
                 raise BatchRefused("No such batch.")
-            if batch.stage == "discarded":
+            if batch.stage == Stage.DISCARDED:
                 raise BatchRefused("This batch was discarded: it is never paid.")
             try:
                 fd = os.open(batch.claim, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
@@ -329,7 +344,7 @@ class Batches:
             now = stamp()
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(f"{user} {now}\n")
-            batch.meta.update({"stage": "paying", "paid_by": user, "paid_at": now,
+            batch.meta.update({"stage": Stage.PAYING, "paid_by": user, "paid_at": now,
                                "before_paying": batch.stage, "pay_process": this_process()})
             self.save(batch)
             return batch
@@ -340,7 +355,7 @@ class Batches:
             batch = self.get(batch_id)
             if batch is None:
                 raise BatchRefused("No such batch.")
-            batch.meta.update({"stage": batch.meta.get("before_paying", "reviewed"),
+            batch.meta.update({"stage": Stage(batch.meta.get("before_paying", Stage.REVIEWED)),
                                "paid_by": None, "paid_at": None, "pay": None, "error": error,
                                "hint": hint})
             self.save(batch)
@@ -354,7 +369,7 @@ class Batches:
             batch = self.get(batch_id)
             if batch is None:
                 raise BatchRefused("No such batch.")
-            if batch.stage != "paying" or batch.meta.get("pay_process") != seen:
+            if batch.stage != Stage.PAYING or batch.meta.get("pay_process") != seen:
                 raise BatchRefused("This payment goes on already, or has ended: its page "
                                    "shows it.")
             now = stamp()
@@ -373,7 +388,7 @@ class Batches:
                 raise BatchRefused(f"This batch is {batch.stage}: only a batch not yet paid "
                                    "is discarded.")
             now = stamp()
-            batch.meta.update({"stage": "discarded",
+            batch.meta.update({"stage": Stage.DISCARDED,
                                "discarded": Rejection(by=user, reason="", at=now)})
             self.save(batch)
             return batch

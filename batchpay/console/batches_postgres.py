@@ -32,6 +32,7 @@ from batchpay.console.batches import (
     Batches,
     BatchRefused,
     Rejection,
+    Stage,
     this_process,
 )
 from batchpay.console.state_postgres import (
@@ -215,7 +216,7 @@ class TeamBatches(Batches):
         """The one Pay of a batch, on any host: the claim row's primary key lets one in."""
         with self.db.transaction(BATCHES_LOCK) as conn:
             batch = self._existing(batch_id)
-            if batch.stage == "discarded":
+            if batch.stage == Stage.DISCARDED:
                 raise BatchRefused("This batch was discarded: it is never paid.")
             now = stamp()
             taken = conn.execute("INSERT INTO console_pay_claims VALUES (%s, %s, %s) "
@@ -224,7 +225,7 @@ class TeamBatches(Batches):
                 raise BatchRefused(
                     "This batch is already being paid or was paid: a batch is paid once.",
                     hint="Its progress and results are on its page.")
-            batch.meta.update({"stage": "paying", "paid_by": user, "paid_at": now,
+            batch.meta.update({"stage": Stage.PAYING, "paid_by": user, "paid_at": now,
                                "before_paying": batch.stage, "pay_process": this_process()})
             self.save(batch)
             return batch
@@ -232,7 +233,7 @@ class TeamBatches(Batches):
     def release_payment(self, batch_id: str, error: str, hint: str) -> Batch:
         with self.db.transaction(BATCHES_LOCK) as conn:
             batch = self._existing(batch_id)
-            batch.meta.update({"stage": batch.meta.get("before_paying", "reviewed"),
+            batch.meta.update({"stage": Stage(batch.meta.get("before_paying", Stage.REVIEWED)),
                                "paid_by": None, "paid_at": None, "pay": None, "error": error,
                                "hint": hint})
             self.save(batch)
@@ -248,7 +249,7 @@ class TeamBatches(Batches):
                 raise BatchRefused(f"This batch is {batch.stage}: only a batch not yet paid "
                                    "is discarded.")
             now = stamp()
-            batch.meta.update({"stage": "discarded",
+            batch.meta.update({"stage": Stage.DISCARDED,
                                "discarded": Rejection(by=user, reason="", at=now)})
             self.save(batch)
             return batch

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 
 from batchpay.console import payment
-from batchpay.console.batches import Batch, Batches
+from batchpay.console.batches import Batch, Batches, Stage
 from batchpay.errors import BatchpayError
 from batchpay.settings.model import Settings
 
@@ -69,7 +69,7 @@ class Follower:
         for batch in self.batches.all():
             if self._stop.is_set():
                 break
-            if batch.stage != "paid" or batch.meta.get("followed"):
+            if batch.stage != Stage.PAID or batch.meta.get("followed"):
                 continue
             try:
                 if payment.not_final(self.settings, batch) == 0:

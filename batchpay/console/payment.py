@@ -24,11 +24,20 @@ from batchpay import clock
 from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
-from batchpay.console.batches import Batch, Batches, BatchRefused, Payment, this_process
+from batchpay.console.batches import (
+    Batch,
+    Batches,
+    BatchRefused,
+    Payment,
+    Stage,
+    this_process,
+)
 from batchpay.console.wording import for_page
 from batchpay.console.work import CHANGED, PageReporter, Shown, require_shown
 from batchpay.engine import (
+    DEFAULT_READ,
     AdviceRecord,
+    ReadOptions,
     RunOptions,
     advise_after_run,
     finished_rows,
@@ -65,13 +74,13 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
     An approved batch pays its plan (`run --plan`); otherwise, where approval is not
     required, the sheet the review priced. Only the plan the page showed is paid, once the
     payer said yes to its totals a second time (`shown`)."""
-    if batch.stage == "rejected":
+    if batch.stage == Stage.REJECTED:
         raise BatchRefused("This batch was rejected: upload a corrected sheet.")
-    if batch.stage == "discarded":
+    if batch.stage == Stage.DISCARDED:
         raise BatchRefused("This batch was discarded: it is never paid.")
-    if batch.stage not in ("reviewed", "approved", "paying", "paid"):
+    if batch.stage not in (Stage.REVIEWED, Stage.APPROVED, Stage.PAYING, Stage.PAID):
         raise BatchRefused("Review the batch before paying it.")
-    if batch.stage == "reviewed" and settings.require_approval:
+    if batch.stage == Stage.REVIEWED and settings.require_approval:
         raise BatchRefused("Approval is required: an approver approves this batch first.")
     review = batch.meta.get("review")
     if review and review.get("refused"):
@@ -80,7 +89,7 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
     if not shown.confirmed:
         raise BatchRefused("Say yes to the totals once more (the box beside Pay): nothing "
                            "was paid.")
-    release, options = _run_terms(settings, batch, accounts, approved=batch.stage == "approved")
+    release, options = _run_terms(settings, batch, accounts, approved=batch.stage == Stage.APPROVED)
     if options.approved is not None and options.approved.id != expected:
         raise BatchRefused(CHANGED)  # replaced since the check above
     with _reserved(batch.id):
@@ -104,13 +113,15 @@ def _run_terms(settings: Settings, batch: Batch, accounts: Accounts, *, approved
     plan = signing.approved_plan(batch, release) if approved else None
     review = batch.meta.get("review")
     released = review["released"] if review else {}
+    terms = plan.run_terms() if plan is not None else None
     options = RunOptions(
         sheet=batch.plan_files.plan if plan is not None else batch.sheet, out=batch.results,
         concurrency=settings.concurrency, max_rps=settings.max_rps, wait=settings.wait_seconds,
         yes=True, interactive=False, approved=plan, maker=batch.maker,
-        **(plan.run_terms() if plan is not None else {
-            "kind": "run", "allow_repeat": frozenset(released),
-            "skip_invalid": bool(batch.meta.get("skip_invalid"))}))
+        kind=terms["kind"] if terms else "run",
+        read=ReadOptions(source_currency=terms["source_currency"]) if terms else DEFAULT_READ,
+        allow_repeat=terms["allow_repeat"] if terms else frozenset(released),
+        skip_invalid=terms is None and bool(batch.meta.get("skip_invalid")))
     return release, options
 
 
@@ -181,7 +192,7 @@ def _paying(settings: Settings, batches: Batches, batch: Batch, options: RunOpti
               hint="Every request sent is in the journal: Resume payment or Refresh statuses "
               "on this page learns the rest.", notes=reporter.lines)
     else:
-        batches.update(batch.id, stage="paid", run_id=outcome.run_id,
+        batches.update(batch.id, stage=Stage.PAID, run_id=outcome.run_id,
                        exit_code=outcome.exit_code,
                        notes=reporter.lines + repaid + outcome.notes)
         # the payees' advices once the batch is paid: lines on the page, never its outcome
@@ -202,7 +213,7 @@ def _paid(settings: Settings, batches: Batches, batch: Batch, before: str | None
         else:
             batches.update(batch.id, error=f"The payment did not resume: {error}", hint=hint)
         return
-    batches.update(batch.id, stage="paid", error=error, hint=hint, notes=notes)
+    batches.update(batch.id, stage=Stage.PAID, error=error, hint=hint, notes=notes)
 
 
 def failed_refs_refreshed(settings: Settings, options: RunOptions) -> list[str]:
@@ -273,7 +284,7 @@ def settle(settings: Settings, batches: Batches, batch: Batch) -> Batch:
     Resume payment in another console, or `batchpay run --plan` on a terminal), the batch
     is paid by that run and its results workbook is written from the journal; else it
     stays paying and its page offers Resume payment."""
-    if batch.stage != "paying" or going_on(settings, batch):
+    if batch.stage != Stage.PAYING or going_on(settings, batch):
         return batch
     run_id = run_of(settings, batch)
     if run_id is None:
@@ -281,7 +292,7 @@ def settle(settings: Settings, batches: Batches, batch: Batch) -> Batch:
     rows = finished_rows(settings, run_id, batch.results)
     if rows is None:
         return batch
-    return batches.update(batch.id, stage="paid", run_id=run_id,
+    return batches.update(batch.id, stage=Stage.PAID, run_id=run_id,
                           exit_code=exit_code(r.status for r in rows),
                           notes=[f"The payment was finished by run {run_id}."])
 
@@ -290,9 +301,9 @@ def stopped(settings: Settings, batches: Batches) -> list[Batch]:
     """The batches whose payment stopped before it ended and that nobody pays now."""
     found = []
     for batch in batches.all():
-        if batch.stage == "paying":
+        if batch.stage == Stage.PAYING:
             batch = settle(settings, batches, batch)
-            if batch.stage == "paying" and not going_on(settings, batch):
+            if batch.stage == Stage.PAYING and not going_on(settings, batch):
                 found.append(batch)
     return found
 
@@ -304,12 +315,12 @@ def resume(settings: Settings, batches: Batches, batch: Batch, accounts: Account
     up first, and the rest are paid once. Like Pay, it acts on the plan its page showed, and
     only on the plan the payment was started with (409 otherwise)."""
     batch = settle(settings, batches, batch)
-    if batch.stage != "paying" or going_on(settings, batch):
+    if batch.stage != Stage.PAYING or going_on(settings, batch):
         raise BatchRefused("Only a payment that stopped is resumed: this one "
-                           + ("goes on." if batch.stage == "paying" else f"is {batch.stage}."),
+                           + ("goes on." if batch.stage == Stage.PAYING else f"is {batch.stage}."),
                            hint="Its page shows the payment.")
     expected = require_shown(batch, shown)
-    approved = batch.meta.get("before_paying") == "approved"
+    approved = batch.meta.get("before_paying") == Stage.APPROVED
     release, options = _run_terms(settings, batch, accounts, approved=approved)
     recorded = batch.meta.get("pay")
     started = recorded["sha256"] if recorded else ""
@@ -382,11 +393,11 @@ def progress(settings: Settings, batch: Batch) -> Progress:
     state = Progress(stage=batch.stage, run_id=run_id, counts=[], rows=[], total=0,
                      finished=False, error=for_page(batch.meta.get("error", "")),
                      hint=for_page(batch.meta.get("hint", "")))
-    if batch.stage == "paying":
+    if batch.stage == Stage.PAYING:
         who = going_on(settings, batch)
         state["stopped"], state["elsewhere"] = not who, who == "elsewhere"
     if run_id is None:
-        state["finished"] = batch.stage == "paid"
+        state["finished"] = batch.stage == Stage.PAID
         return state
     run, rows = run_rows(settings, run_id)
     counts = Counter(r.status for r in rows)
@@ -396,9 +407,9 @@ def progress(settings: Settings, batch: Batch) -> Progress:
                                  payout_ref=r.payout_ref, reference=r.reference_number)
                      for r in ordered[:PROGRESS_ROWS]]
     state["total"] = len(rows)
-    state["finished"] = run.finished_at is not None and batch.stage == "paid"
+    state["finished"] = run.finished_at is not None and batch.stage == Stage.PAID
     state["outcome"] = run.outcome or ""
-    state["results"] = batch.results.is_file() and batch.stage == "paid"
+    state["results"] = batch.results.is_file() and batch.stage == Stage.PAID
     state["on_the_way"] = sum(n for s, n in counts.items() if s in ON_ITS_WAY | IN_DOUBT)
     state["synced_at"] = batch.meta.get("synced_at", "")
     state["unpaid"] = sum(n for s, n in counts.items() if s not in SENT)
@@ -422,7 +433,7 @@ def advices_of(settings: Settings, batch: Batch) -> list[AdviceRecord]:
     """The remittance advices of the batch's run, for the maker to see which went out (read
     only: `batchpay advise RUN_ID` sends them)."""
     run_id = run_of(settings, batch)
-    if run_id is None or batch.stage != "paid":
+    if run_id is None or batch.stage != Stage.PAID:
         return []
     return run_advices(settings, run_id)
 
@@ -433,7 +444,7 @@ def refresh(settings: Settings, batches: Batches, batch: Batch) -> Batch:
     from batchpay.engine import sync_run
 
     run_id = run_of(settings, batch)
-    if run_id is None or batch.stage != "paid":
+    if run_id is None or batch.stage != Stage.PAID:
         raise BatchRefused("Only a batch whose payment ended is refreshed.")
     sync_run(settings, run_id, batch.synced, lambda: open_service(settings))
     return batches.update(batch.id, synced_at=clock.stamp())

@@ -74,6 +74,7 @@ def make_review(settings: Settings, options: RunOptions, reporter: Reporter, con
     return Review(run_id=made.dry_run.run_id, plan_id=made.identifier,
                   short_code=made.short_code if made.identifier else "", refused=made.refused,
                   notes=list(made.dry_run.notes),
+                  short=[w.note for w in made.dry_run.wallet_check if w.short],
                   currencies=dict(document.get("currencies", {})),
                   expires_at=str(document.get("expires_at", "")),
                   payee_changes=list(made.dry_run.payee_changes),

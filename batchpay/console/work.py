@@ -41,12 +41,12 @@ from batchpay.console.batches import (
     Rejection,
     Review,
     SavedCheck,
+    Stage,
 )
 from batchpay.engine import (
     ReviewRun,
     RunLine,
     RunOptions,
-    input_ref,
     journal_history,
     rates_of,
     record_payee_confirmation,
@@ -56,7 +56,7 @@ from batchpay.engine import (
 from batchpay.errors import BatchpayError
 from batchpay.money import shown_amount
 from batchpay.settings.model import JournalLocation, Settings
-from batchpay.statuses import Status
+from batchpay.statuses import HoldKind, Status
 
 if TYPE_CHECKING:
     from batchpay.engine import PayeeChange, PayeeConfirmation
@@ -127,7 +127,7 @@ def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
                                    report=batch.checked, overwrite=True)
     except BatchpayError as exc:
         view.failure, view.hint = exc.message, exc.hint or ""
-        batches.update(batch.id, stage="checked", check={"failure": exc.message,
+        batches.update(batch.id, stage=Stage.CHECKED, check={"failure": exc.message,
                                                          "hint": view.hint})
         return view
     for r in checked.outcome.validation.rows:
@@ -140,7 +140,7 @@ def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
     view.more_errors = max(0, len(view.errors) - SHOWN_MESSAGES)
     view.more_warnings = max(0, len(view.warnings) - SHOWN_MESSAGES)
     view.errors, view.warnings = view.errors[:SHOWN_MESSAGES], view.warnings[:SHOWN_MESSAGES]
-    batches.update(batch.id, stage="checked", check=SavedCheck(
+    batches.update(batch.id, stage=Stage.CHECKED, check=SavedCheck(
         rows=view.rows, counts=view.counts, ok=view.ok, errors=view.errors,
         warnings=view.warnings, more_errors=view.more_errors, more_warnings=view.more_warnings,
         notes=view.notes, payee_changes=view.payee_changes))
@@ -172,7 +172,7 @@ def skip_invalid(batches: Batches, batch: Batch, user: str) -> Batch:
     changes what the batch pays."""
     require_maker(batch, user, "choose to continue without its invalid rows")
     check = batch.meta.get("check") or SavedCheck()
-    if batch.stage not in ("checked", "rejected") or check.get("failure"):
+    if batch.stage not in (Stage.CHECKED, Stage.REJECTED) or check.get("failure"):
         raise BatchRefused(f"This batch is {batch.stage}: only a checked sheet continues "
                            "without its invalid rows.")
     if not check.get("counts", {}).get(Status.VALID):
@@ -246,15 +246,15 @@ def _reviewed(settings: Settings, batches: Batches, batch: Batch, accounts: Acco
         made = signing.make_review(settings, options, reporter,
                                    lambda: open_service(settings, listen=True), batch, accounts)
     except BatchpayError as exc:
-        batches.update(batch.id, stage=batch.meta.get("before_review", "checked"),
+        batches.update(batch.id, stage=Stage(batch.meta.get("before_review", Stage.CHECKED)),
                        review_error=exc.message, review_hint=exc.hint or "")
         return
     except Exception as exc:  # noqa: BLE001 - a thread's last line: said on the page
         log.exception("reviewing batch %s failed", batch.id)
-        batches.update(batch.id, stage=batch.meta.get("before_review", "checked"),
+        batches.update(batch.id, stage=Stage(batch.meta.get("before_review", Stage.CHECKED)),
                        review_error=f"Unexpected {type(exc).__name__}: {exc}", review_hint="")
         return
-    done = batches.update(batch.id, stage="reviewed", approvals=[], rejected=None,
+    done = batches.update(batch.id, stage=Stage.REVIEWED, approvals=[], rejected=None,
                           review_error="", review=made)
     notices.batch_waiting(settings, done)
 
@@ -303,7 +303,7 @@ def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
     if not data:
         return None
     run = _review_run(settings, data["run_id"])
-    rows, holds, columns = run.rows, run.holds, run.columns
+    rows = run.rows
     started, sandbox = run.started_at, run.sandbox
     summary = summarize(rows)
     lines = []
@@ -320,8 +320,8 @@ def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
     age = int((clock.now() - clock.parse(started)).total_seconds() // 60)
     # a repeat of a recent payment, or one the service holds and the journal does not, is
     # the maker's to release (`plan --allow-repeat`); a held payee is confirmed instead
-    held = [HeldRow(row=r.row, error=r.error, ref=(ref := input_ref(list(r.inputs), columns)),
-                    releasable=holds.get(ref, "") in ("hold.repeat", "hold.service"))
+    held = [HeldRow(row=r.row, error=r.error, ref=r.payout_ref,
+                    releasable=r.hold in (HoldKind.REPEAT, HoldKind.SERVICE))
             for r in rows if r.status == Status.HELD]
     failed = [OtherRow(row=r.row, status=r.status, error=r.error) for r in rows
               if r.status not in (Status.NOT_SENT, Status.HELD)]
@@ -410,7 +410,7 @@ def _require_approvable(batch: Batch, user: str) -> None:
     if batch.maker == user:
         raise NotYours(f"You made this batch: it is approved by someone else ({user} "
                            "cannot approve their own batch).")
-    if batch.stage not in ("reviewed", "approved") or not batch.plan_files.plan.is_file():
+    if batch.stage not in (Stage.REVIEWED, Stage.APPROVED) or not batch.plan_files.plan.is_file():
         raise BatchRefused(f"This batch is {batch.stage}: only a reviewed batch is approved.")
     did = signing.actions_of(batch).get(user)
     if did:
@@ -423,19 +423,19 @@ def _require_approvable(batch: Batch, user: str) -> None:
 def _approved(batches: Batches, batch: Batch, user: str, fingerprint: str, how: str) -> Batch:
     approvals = [*batch.meta.get("approvals", []), Approval(
         by=user, key=fingerprint, how=how, at=clock.stamp())]
-    return batches.update(batch.id, stage="approved", approvals=approvals)
+    return batches.update(batch.id, stage=Stage.APPROVED, approvals=approvals)
 
 
 def reject(batches: Batches, batch: Batch, user: str, reason: str, shown_plan: str) -> Batch:
     """Reject the plan the page showed (409 when the batch has another one now)."""
-    if batch.stage not in ("reviewed", "approved"):
+    if batch.stage not in (Stage.REVIEWED, Stage.APPROVED):
         raise BatchRefused(f"This batch is {batch.stage}: only a reviewed batch is rejected.")
     if not reason.strip():
         raise BatchRefused("Say why the batch is rejected: the maker reads it.")
     if batch.maker == user:
         raise NotYours("You made this batch: an approver rejects it.")
     require_shown(batch, Shown(shown_plan))
-    return batches.update(batch.id, stage="rejected", rejected=Rejection(
+    return batches.update(batch.id, stage=Stage.REJECTED, rejected=Rejection(
         by=user, reason=reason.strip()[:500], at=clock.stamp()))
 
 

@@ -27,6 +27,7 @@ batchpay.controls.plan_file.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -321,6 +322,18 @@ def add_signature(plan_path: Path, armored: str, approver: str, settings: Settin
     return print_
 
 
+def change_line(change: Mapping[str, Any], maker_user: str) -> str:
+    """A payee finding as the approver reads it; a confirmation its maker made is said to
+    be theirs alone (known from who confirmed it, not from how the confirmation reads)."""
+    c = change
+    changed = "; ".join(f"{n} {b} → {a}" for n, b, a in c.get("fields") or [])
+    by = c.get("confirmed_by") or ""
+    alone = " (by the maker alone)" if by and c.get("confirmer") == maker_user else ""
+    return (f"    row {c['row']} {c['payee']}: {c['reason']}"
+            + (f", {changed}" if changed else "") + (f", {by}{alone}" if by else "")
+            + (" - HELD, not in this plan" if c["decision"] == Status.HELD else ""))
+
+
 def summary_lines(plan: CheckedPlan, largest: int = 5, zone_name: str = clock.FALLBACK_ZONE
                   ) -> list[str]:
     """What an approver reads before signing: totals and the largest rows, all recomputed
@@ -350,14 +363,7 @@ def summary_lines(plan: CheckedPlan, largest: int = 5, zone_name: str = clock.FA
     changes = document.get("payee_changes", [])
     if changes:
         lines.append(f"  payees new, changed or held ({len(changes)}):")
-    maker_user = document["maker"]["user"]
-    for c in changes[:largest * 4]:
-        changed = "; ".join(f"{n} {b} → {a}" for n, b, a in c.get("fields") or [])
-        by = c.get("confirmed_by") or ""
-        alone = " (by the maker alone)" if by.startswith(f"confirmed by {maker_user} ") else ""
-        lines.append(f"    row {c['row']} {c['payee']}: {c['reason']}"
-                     + (f", {changed}" if changed else "") + (f", {by}{alone}" if by else "")
-                     + (" - HELD, not in this plan" if c["decision"] == Status.HELD else ""))
+    lines += [change_line(c, document["maker"]["user"]) for c in changes[:largest * 4]]
     held = document.get("held", [])
     if held:
         lines.append(f"  rows held out of this plan ({len(held)}):")

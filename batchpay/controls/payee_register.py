@@ -31,12 +31,13 @@ from batchpay.controls.payee_keys import (
     strong_keys,
 )
 from batchpay.controls.payee_records import Paid, Payee, PayeeConfirmation
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.records import stored_status
 from batchpay.journal.store import Journal
 from batchpay.money import in_minor_units, masked, plain_account, shown_amount
 from batchpay.statuses import FAILED_AT_BANK, REQUESTED, LedgerStatus
 
-CONFIRMED = "payee.confirmed"  # the kind of a confirmation's event
+CONFIRMED = kinds.PAYEE_CONFIRMED  # the kind of a confirmation's event
 
 
 class PaidTotals(TypedDict):

@@ -186,7 +186,7 @@ def plan_rows_of(sheet: Sheet, journal_rows: Iterable[ResultRow]) -> list[PlanRo
             continue
         values = {c: t for c, v in zip(sheet.columns, by_row[rr.row].values, strict=True)
                   if (t := _text(v)) is not None}
-        found.append(PlanRow(rr.row, values.get("payout_ref", ""), values, rr.source_currency,
+        found.append(PlanRow(rr.row, rr.payout_ref, values, rr.source_currency,
                              format(rr.amount, "f"), format(rr.total_debit, "f")))
     return found
 

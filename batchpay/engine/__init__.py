@@ -102,6 +102,7 @@ if TYPE_CHECKING:
         load_input,
         run_batch,
     )
+    from batchpay.engine.sheet_check import check_sheet_file
     from batchpay.engine.statement import (
         CurrencyTotal,
         Statement,
@@ -111,17 +112,19 @@ if TYPE_CHECKING:
     )
     from batchpay.engine.statement_book import write_statement
     from batchpay.engine.sync import sync_run
-    from batchpay.engine.validate_sheet import check_sheet_file
     from batchpay.journal.integrity import check as check_journal
     from batchpay.journal.moving import backup_journal, copy_journal
     from batchpay.journal.outbox import AdviceRecord
     from batchpay.journal.store import Journal
     from batchpay.sheet.outcomes import json_document, summarize
     from batchpay.sheet.rates import rates_of
+    from batchpay.sheet.read_options import DEFAULT_READ, ReadOptions
     from batchpay.sheet.template import write_template
 
 # name -> (module, name there); a module's name relative to batchpay.engine
 _FACE: dict[str, tuple[str, str]] = {
+    "ReadOptions": ("..sheet.read_options", "ReadOptions"),
+    "DEFAULT_READ": ("..sheet.read_options", "DEFAULT_READ"),
     "mask_ids": ("..controls.masking", "mask_ids"),
     "masked_id": ("..controls.masking", "masked_id"),
     "fold": ("..controls.payee_keys", "fold"),
@@ -144,7 +147,7 @@ _FACE: dict[str, tuple[str, str]] = {
     "Reporter": (".paying", "Reporter"),
     "input_ref": (".gate", "input_ref"),
     "sync_run": (".sync", "sync_run"),
-    "check_sheet_file": (".validate_sheet", "check_sheet_file"),
+    "check_sheet_file": (".sheet_check", "check_sheet_file"),
     "list_banks": (".banknames", "list_banks"),
     "advise_after_run": (".advice", "advise_after_run"),
     "advise_run": (".advice", "advise_run"),
@@ -237,6 +240,7 @@ __all__ = [  # sorted; the same names as _FACE's (tests/engine/test_face.py)
     "BANK_FIELDS",
     "CheckedPlan",
     "CurrencyTotal",
+    "DEFAULT_READ",
     "Delivery",
     "FORMATS",
     "FORMAT_NAMES",
@@ -253,6 +257,7 @@ __all__ = [  # sorted; the same names as _FACE's (tests/engine/test_face.py)
     "Payees",
     "PlanFiles",
     "PlanRefused",
+    "ReadOptions",
     "Reconciliation",
     "Register",
     "RegisterLine",

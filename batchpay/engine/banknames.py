@@ -134,12 +134,13 @@ async def check_bank_names(validation: Validation, pairs: Sequence[Pair | None],
 
 
 async def add_bank_warnings(validation: Validation, client: BankSource, *, cache_dir: Path | None,
-                            service: str) -> list[str]:
-    """Check every VALID row's bank_name, put the misses into the rows' warnings; the notes."""
+                            service: str) -> BankCheck:
+    """Check every VALID row's bank_name, put the misses into the rows' warnings; what
+    was found (its notes, and the rows warned by position)."""
     check = await check_bank_names(validation, row_pairs(validation), client,
                                    cache_dir=cache_dir, service=service)
     check.apply(validation)
-    return check.notes
+    return check
 
 
 def check_sheet_bank_names(validation: Validation, settings: Settings, connect: Opener) -> list[str]:
@@ -178,8 +179,9 @@ def check_sheet_bank_names(validation: Validation, settings: Settings, connect: 
                         quick, base_url=service.base_url, api_key=service.api_key,
                         shared=shared_budget(quick, service.api_key,
                                              embedded=service.embedded)) as client:
-                    return await add_bank_warnings(validation, client, cache_dir=cache_dir,
-                                                   service=service.identity)
+                    found = await add_bank_warnings(validation, client, cache_dir=cache_dir,
+                                                    service=service.identity)
+                    return found.notes
 
             return asyncio.run(fetched())
     except BatchpayError as exc:

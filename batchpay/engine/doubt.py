@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from batchpay.engine.tracking import ScanResult, apply_found, scan
 from batchpay.errors import JournalError
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.records import Attempt, LedgerEntry
 from batchpay.journal.schema import moves_forward
 from batchpay.journal.store import Journal
@@ -103,7 +104,7 @@ def sent_with(entry: LedgerEntry, quote_id: str) -> bool:
 # `webhook.claim` event and changes no status. Other states are applied as they come: a forged
 # PENDING or COMPLETED can keep a row from being paid, never pay it twice.
 FAILURES = frozenset({Status.FAILED, Status.REFUNDED})
-CLAIM = "webhook.claim"
+CLAIM = kinds.WEBHOOK_CLAIM
 LOOKUP_SECONDS = 4.0  # the service waits 10 s for the receiver's answer
 
 # the service's own record of a payout, by its id (None: it could not be read)

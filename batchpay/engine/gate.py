@@ -8,7 +8,7 @@
     a changed payee, a payment the service holds and the journal does
     not (engine.service_ledger), or a repeat of a recent payment      → HELD
 
-Pure: it reads the journal and the rows and returns a `Plan`; nothing is sent or written.
+Pure: it reads the journal and the rows and returns a `RunDecisions`; nothing is sent or written.
 One INVALID row empties the plan unless the operator skips invalid rows.
 """
 
@@ -32,10 +32,18 @@ from batchpay.controls.payees import (
 )
 from batchpay.controls.repeats import RepeatCheck, held_message, payment_key
 from batchpay.engine.sending import SendJob
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.records import RunRow, canonical, operator
 from batchpay.journal.store import Journal
 from batchpay.settings.model import Settings
-from batchpay.statuses import FAILED_AT_BANK, IN_DOUBT, NO_PAYOUT, Status, display_status
+from batchpay.statuses import (
+    FAILED_AT_BANK,
+    IN_DOUBT,
+    NO_PAYOUT,
+    HoldKind,
+    Status,
+    display_status,
+)
 
 if TYPE_CHECKING:
     from batchpay.engine.service_ledger import ServiceLedger
@@ -49,15 +57,30 @@ DETAIL_FIELDS = (
 )
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What the gate decided about one row beside its status: a hold, or a hold released
+    by the operator; recorded as an event of the run (`hold.<kind>`), `data` its evidence."""
+
+    hold: HoldKind
+    ref: str
+    data: Mapping[str, Any]
+
+    @property
+    def event(self) -> tuple[str, str, Mapping[str, Any]]:
+        """(kind, payout_ref, data) as the journal records it."""
+        return kinds.HOLD + self.hold, self.ref, self.data
+
+
 @dataclass
-class Plan:
+class RunDecisions:
     rows: list[RunRow]
     send: list[SendJob]
     resolve: list[SendJob]  # rows in doubt: looked up first, sent only if never received
     track: list[str]  # refs already sent, shown with their journal status
     invalid: int
-    # events about rows (kind, payout_ref, data): holds, and holds released by the operator
-    decisions: list[tuple[str, str, Mapping[str, Any]]] = field(default_factory=list)
+    # decisions about rows: holds, and holds released by the operator
+    decisions: list[Decision] = field(default_factory=list)
     # the payee register's findings that are not plainly "known" (the Payee changes sheet)
     payee_changes: list[PayeeChange] = field(default_factory=list)
 
@@ -69,9 +92,9 @@ class Plan:
         """What the operator is told about held rows, and about releases that found none."""
         notes = []
         payee_held = sum(c["decision"] == Status.HELD for c in self.payee_changes)
-        service_held = sum(kind == "hold.service" for kind, _, _ in self.decisions)
-        unchecked = sum(kind == "hold.service" and "unchecked" in data
-                        for kind, _, data in self.decisions)
+        service_held = sum(d.hold == HoldKind.SERVICE for d in self.decisions)
+        unchecked = sum(d.hold == HoldKind.SERVICE and "unchecked" in d.data
+                        for d in self.decisions)
         if payee_held:
             notes.append(f"{payee_held} row(s) HELD because the payee's bank details changed, "
                          "are new or shared, failed before, or look like a known payee's: see their error. Confirm one "
@@ -92,7 +115,7 @@ class Plan:
                          "(the same account and amount were paid recently under another "
                          "payout_ref): see their error. If a row is a new payment, run again "
                          "with --allow-repeat PAYOUT_REF.")
-        held_or_released = {ref for _, ref, _ in self.decisions}
+        held_or_released = {d.ref for d in self.decisions}
         for ref in sorted(allow_repeat - held_or_released):
             notes.append(f"--allow-repeat {ref}: no row with that payout_ref repeats a recent "
                          "payment; nothing to release.")
@@ -119,10 +142,10 @@ def _changed_fields(old: str, new: str) -> list[str]:
     return [k for k in DETAIL_FIELDS if before.get(k) != after.get(k)]
 
 
-def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, kind: str,
-              settings: Settings, skip_invalid: bool,
-              allow_repeat: frozenset[str] = frozenset(),
-              service: ServiceLedger | None = None, maker: str = "") -> Plan:
+def decide_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, kind: str,
+                settings: Settings, skip_invalid: bool,
+                allow_repeat: frozenset[str] = frozenset(),
+                service: ServiceLedger | None = None, maker: str = "") -> RunDecisions:
     """What a run does with each row. `service`: the service's payout list as read before
     paying (rows it holds and this journal does not are HELD). `maker`: who makes this batch
     (the plan's maker for `run --plan`), whose own payee confirmations do not count with
@@ -134,7 +157,7 @@ def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, k
     send: list[SendJob] = []
     resolve: list[SendJob] = []
     track: list[str] = []
-    decisions: list[tuple[str, str, Mapping[str, Any]]] = []
+    decisions: list[Decision] = []
     candidates: list[tuple[SendJob, RunRow]] = []  # rows to send, if nothing holds them
     for seq, check in enumerate(checks):
         p = check.payout
@@ -198,24 +221,27 @@ def plan_rows(journal: Journal, checks: list[RowCheck], columns: list[str], *, k
             rr.status = Status.INVALID if finding.reason == IDENTITY else Status.HELD
             rr.error = (f"payee_id: {finding.message}" if rr.status == Status.INVALID
                         else finding.message)
+            rr.hold = HoldKind.PAYEE if rr.status == Status.HELD else None
             continue
         for decide in holds:
             decision = decide(job.row, job.ref, allow_repeat)
             if decision is not None:
                 decisions.append(decision)
-                if decision[0] != "hold.released":
-                    rr.status, rr.error = Status.HELD, decision[2]["message"]
+                if decision.hold != HoldKind.RELEASED:
+                    rr.status, rr.error = Status.HELD, decision.data["message"]
+                    rr.hold = decision.hold
                     break
         else:
             send.append(job)
-    decisions += [("hold.payee", f.ref, f.as_info()) for f in findings.values() if f.held]
+    decisions += [Decision(HoldKind.PAYEE, f.ref, f.as_info())
+                  for f in findings.values() if f.held]
     invalid = sum(r.status == Status.INVALID for r in rows)
     if invalid and not skip_invalid:
         send = []  # an invalid row blocks the whole sheet: nothing is sent
         resolve = []
-        decisions = [d for d in decisions if d[0] != "hold.released"]
+        decisions = [d for d in decisions if d.hold != HoldKind.RELEASED]
     changes = reported(findings.values())
-    return Plan(rows, send, resolve, track, invalid, decisions, changes)
+    return RunDecisions(rows, send, resolve, track, invalid, decisions, changes)
 
 
 def _payee_holds(journal: Journal, settings: Settings,
@@ -230,7 +256,7 @@ def _payee_holds(journal: Journal, settings: Settings,
 
 
 def _service_decision(service: ServiceLedger | None, p: PayoutRow, ref: str,
-                      allow_repeat: frozenset[str]) -> tuple[str, str, dict[str, Any]] | None:
+                      allow_repeat: frozenset[str]) -> Decision | None:
     """A hold for a row the service's list already holds, or that a list not read completely
     could not clear; or its release by --allow-repeat."""
     if service is None:
@@ -242,19 +268,23 @@ def _service_decision(service: ServiceLedger | None, p: PayoutRow, ref: str,
         unread = {"unchecked": service.unread, "since": f"{service.since:%Y-%m-%dT%H:%M:%SZ}",
                   "max_pages": service.max_pages}
         if ref in allow_repeat:
-            return "hold.released", ref, {"reason": "service", **unread, "operator": operator()}
-        return "hold.service", ref, {**unread, "message": service.unchecked_message(ref)}
+            return Decision(HoldKind.RELEASED, ref,
+                            {"reason": "service", **unread, "operator": operator()})
+        return Decision(HoldKind.SERVICE, ref,
+                        {**unread, "message": service.unchecked_message(ref)})
     how, payouts = found
     info = {"matched_by": how, "found": [
         {"payout_id": o.payout_id, "reference_number": o.reference_number, "state": o.state,
          "created": o.created} for o in payouts]}
     if ref in allow_repeat:
-        return "hold.released", ref, {"reason": "service", **info, "operator": operator()}
-    return "hold.service", ref, {**info, "message": service.hold_message(ref, how, payouts)}
+        return Decision(HoldKind.RELEASED, ref,
+                        {"reason": "service", **info, "operator": operator()})
+    return Decision(HoldKind.SERVICE, ref,
+                    {**info, "message": service.hold_message(ref, how, payouts)})
 
 
 def _repeat_decision(repeats: RepeatCheck, p: PayoutRow, ref: str, allow_repeat: frozenset[str]
-                     ) -> tuple[str, str, dict[str, Any]] | None:
+                     ) -> Decision | None:
     """A hold for a row that repeats a recent payment, or its release by --allow-repeat."""
     if not repeats.window_days:
         return None
@@ -264,12 +294,12 @@ def _repeat_decision(repeats: RepeatCheck, p: PayoutRow, ref: str, allow_repeat:
         return None
     earlier = [e.payout_ref for e in found]
     if ref in allow_repeat:
-        return "hold.released", ref, {"reason": "repeat", "earlier": earlier,
-                                      "operator": operator()}
-    return "hold.repeat", ref, {"earlier": earlier, "message": held_message(
+        return Decision(HoldKind.RELEASED, ref, {"reason": "repeat", "earlier": earlier,
+                                                 "operator": operator()})
+    return Decision(HoldKind.REPEAT, ref, {"earlier": earlier, "message": held_message(
         ref, p.account_number,
         f"{p.amount:,} {p.source_currency}" if p.amount is not None
-        else f"an invoice of {p.target_amount:,} {p.currency}", found)}
+        else f"an invoice of {p.target_amount:,} {p.currency}", found)})
 
 
 def input_ref(values: list[Any], columns: list[str]) -> str:

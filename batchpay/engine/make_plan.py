@@ -123,7 +123,7 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
         dry = list(result_rows(journal, find_run(journal, outcome.run_id)))
         rows = plan_rows_of(read[-1], dry)
         head = journal.head()
-    if any(n.startswith("SHORTFALL") for n in outcome.notes):
+    if outcome.shortfall:
         done.refused = "the wallet cannot cover it."
     elif not rows:
         done.refused = "no row would be sent."
@@ -132,7 +132,7 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
     document = build_plan(settings, read[-1], rows, run_id=outcome.run_id,
                           chain_head=head, maker=maker, hours=settings.plan_hours,
                           tolerance=Decimal(str(settings.plan_tolerance)),
-                          source_currency=options.source_currency,
+                          source_currency=options.read.source_currency,
                           payee_changes=outcome.payee_changes,
                           results_workbook=options.kind == "rerun",
                           held=[r for r in dry if r.status == "HELD"],

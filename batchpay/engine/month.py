@@ -36,7 +36,7 @@ from batchpay.journal.stores import reachable
 from batchpay.settings.model import DatabaseURL, JournalLocation, Settings
 from batchpay.sheet.outcomes import ResultRow
 from batchpay.sheet.unpaid import unpaid_rows, write_unpaid
-from batchpay.statuses import Status
+from batchpay.statuses import HoldKind, Status
 
 
 @dataclass
@@ -44,7 +44,7 @@ class ReviewRun:
     """A review's dry run as its page shows it."""
 
     rows: list[ResultRow]
-    holds: dict[str, str]  # payout_ref -> the kind of hold that held it
+    holds: dict[str, HoldKind]  # payout_ref -> the kind of hold that held it
     columns: list[str]
     started_at: str
     sandbox: bool

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from batchpay.engine.doubt import resolve
-from batchpay.engine.gate import Plan
+from batchpay.engine.gate import RunDecisions
 from batchpay.engine.sending import Sender, SendJob, quote_fields
 from batchpay.engine.tracking import refresh
 from batchpay.journal.records import LedgerEntry
@@ -24,6 +24,9 @@ from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.statuses import FINAL, NO_PAYOUT, SENDING, Status
+
+# what a dry run's quoted row says; its next step comes from the row's facts, never from this
+QUOTED_NOT_PAID = "dry run: quoted, not paid"
 
 
 class Reporter(Protocol):
@@ -42,7 +45,8 @@ class Paying:
     concurrency: int
     max_pages: int  # of the service's list, for one lookup or status poll
 
-    async def pay(self, client: PayoutClient, sender: Sender, plan: Plan, wait: float) -> None:
+    async def pay(self, client: PayoutClient, sender: Sender, plan: RunDecisions,
+                  wait: float) -> None:
         """Every row of the plan: earlier doubts first (those proven never received are sent
         now), then the new rows; their statuses are followed until `wait` seconds are over."""
         deadline = time.monotonic() + wait
@@ -72,7 +76,7 @@ class Paying:
                 fields.pop("source_currency"), fields.pop("target_currency")
                 await sender.in_journal(self.journal.update_run_row, run_id, job.seq,
                                         status=Status.NOT_SENT,
-                                        error="dry run: quoted, not paid", **fields)
+                                        error=QUOTED_NOT_PAID, **fields)
             except ProviderError as exc:
                 await sender.in_journal(self.journal.update_run_row, run_id, job.seq,
                                         status=Status.QUOTE_FAILED,

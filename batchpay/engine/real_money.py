@@ -162,14 +162,29 @@ async def wallet_record(client: PayoutClient, currencies: set[str], before: dict
     return record
 
 
-def wallet_notes(need: dict[str, Decimal], balances: dict[str, Decimal]) -> list[str]:
-    """A dry run's debits per currency against the wallets: a SHORTFALL line where short."""
-    notes = []
-    for currency, total in sorted(need.items()):
-        balance = balances.get(currency, Decimal(0))
-        if balance < total:
-            notes.append(f"SHORTFALL {currency}: the batch needs {total:,} and the wallet "
-                         f"holds {balance:,} (short by {total - balance:,})")
-        else:
-            notes.append(f"{currency}: the batch needs {total:,}; the wallet holds {balance:,}")
-    return notes
+@dataclass(frozen=True)
+class WalletNeed:
+    """A dry run's debit in one currency against its wallet: `short` is the fact (a dry
+    run that is short exits 2 and writes no plan), `note` is what the operator reads."""
+
+    currency: str
+    need: Decimal
+    balance: Decimal
+
+    @property
+    def short(self) -> Decimal:
+        """How much the wallet lacks (0: it covers the batch)."""
+        return max(self.need - self.balance, Decimal(0))
+
+    @property
+    def note(self) -> str:
+        if self.short:
+            return (f"SHORTFALL {self.currency}: the batch needs {self.need:,} and the wallet "
+                    f"holds {self.balance:,} (short by {self.short:,})")
+        return f"{self.currency}: the batch needs {self.need:,}; the wallet holds {self.balance:,}"
+
+
+def wallet_needs(need: dict[str, Decimal], balances: dict[str, Decimal]) -> list[WalletNeed]:
+    """A dry run's debits per currency against the wallets, in currency order."""
+    return [WalletNeed(currency, total, balances.get(currency, Decimal(0)))
+            for currency, total in sorted(need.items())]

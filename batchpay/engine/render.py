@@ -47,16 +47,19 @@ STATUS_EXPLAINED: dict[str, str] = {
 }
 
 
-def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
+def result_row(rr: RunRow, entry: LedgerEntry | None, *, dry_run: bool = False) -> ResultRow:
+    """A run row as the Results sheet shows it: once `linked`, with its payout_ref's ledger
+    entry; `dry_run`: the row belongs to a dry run (a quoted row there is paid by nobody)."""
     if rr.linked and entry is not None:
         status = display_status(entry.status)
         error = entry.error or (UNKNOWN_ERROR if entry.status == SENDING
                                 else STATUS_EXPLAINED.get(entry.status, ""))
         return ResultRow(
-            row=rr.row, inputs=rr.inputs, status=status, error=error, warning=rr.warning,
+            row=rr.row, inputs=rr.inputs, status=status, payout_ref=rr.payout_ref,
+            error=error, warning=rr.warning,
             reference_number=entry.reference_number, payout_id=entry.payout_id,
             quote_id=entry.quote_id, rate=entry.rate, fee=entry.fee,
-            target_amount=entry.target_amount,
+            delivered=entry.target_amount,
             total_debit=entry.total_debit, updated_at=entry.updated_at,
             amount=entry.amount if entry.amount is not None else rr.amount,
             source_currency=entry.source_currency or rr.source_currency,
@@ -64,12 +67,14 @@ def result_row(rr: RunRow, entry: LedgerEntry | None) -> ResultRow:
             quotes_used=entry.quotes_used, asked=rr.asked,
         )
     return ResultRow(
-        row=rr.row, inputs=rr.inputs, status=rr.status, error=rr.error, warning=rr.warning,
+        row=rr.row, inputs=rr.inputs, status=rr.status, payout_ref=rr.payout_ref,
+        error=rr.error, warning=rr.warning,
         quote_id=rr.quote_id, rate=rr.rate, fee=rr.fee,
-        target_amount=rr.target_amount, total_debit=rr.total_debit,
+        delivered=rr.target_amount, total_debit=rr.total_debit,
         updated_at=rr.updated_at, amount=rr.amount,
         source_currency=rr.source_currency, target_currency=rr.target_currency,
-        quotes_used=rr.quotes_used, asked=rr.asked,
+        quotes_used=rr.quotes_used, asked=rr.asked, hold=rr.hold,
+        quoted_only=dry_run and rr.status == Status.NOT_SENT and bool(rr.quote_id),
     )
 
 
@@ -103,7 +108,7 @@ def result_rows(journal: Journal, run: RunRecord) -> Iterator[ResultRow]:
     rows = list(journal.run_rows(run.id))
     ledger = journal.entries(r.payout_ref for r in rows if r.linked)
     for rr in rows:
-        yield result_row(rr, ledger.get(rr.payout_ref))
+        yield result_row(rr, ledger.get(rr.payout_ref), dry_run=run.kind == "dry-run")
 
 
 def run_info(journal: Journal, run: RunRecord) -> list[tuple[str, str]]:
@@ -128,9 +133,10 @@ def run_info(journal: Journal, run: RunRecord) -> list[tuple[str, str]]:
             if not value and run.kind != "dry-run":
                 pairs.append(("total debit", "0: this run sent nothing (its rows were paid, "
                               "or are on their way, from earlier runs)"))
-            for when in ("before", "after"):
+            for when, wallets in (("before", run.info.get("wallet_before", {})),
+                                  ("after", run.info.get("wallet_after", {}))):
                 pairs += [(f"wallet {c} {when}", _money_text(v, c))
-                          for c, v in sorted(run.info.get(f"wallet_{when}", {}).items())]
+                          for c, v in sorted(wallets.items())]
         elif isinstance(value, dict):
             pairs.append((label, ", ".join(f"{k}={v}" for k, v in value.items())))
         else:

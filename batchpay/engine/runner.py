@@ -16,24 +16,25 @@ import gc
 import platform
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from batchpay import __version__
 from batchpay.clock import new_run_id, stamp
 from batchpay.controls.repeats import control_settings
 from batchpay.engine.budget import estimate, shared_budget
-from batchpay.engine.gate import Plan, input_ref, plan_rows
+from batchpay.engine.gate import RunDecisions, decide_rows
 from batchpay.engine.notices import queue_payment_ended
 from batchpay.engine.paying import Paying, Reporter
 from batchpay.engine.real_money import (
     Confirmation,
+    WalletNeed,
     balances_of,
     confirm_real_payouts,
     estimate_needs,
-    wallet_notes,
+    wallet_needs,
     wallet_record,
 )
 from batchpay.engine.render import find_run, render_run, result_rows, sent_by_run
@@ -42,7 +43,7 @@ from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
 from batchpay.files import fingerprint
 from batchpay.journal.integrity import require_intact
-from batchpay.journal.records import RunRecord, operator
+from batchpay.journal.records import RunInfoRecord, RunRecord, operator
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
@@ -52,12 +53,14 @@ from batchpay.settings.model import Settings
 from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.outcomes import ResultsSummary, json_row, summarize
 from batchpay.sheet.read import Sheet
+from batchpay.sheet.read_options import DEFAULT_READ, ReadOptions
 from batchpay.sheet.validate import Validation, read_payouts, validate_sheet
 from batchpay.statuses import (
     EXIT_FAILED,
     EXIT_ROWS,
     ON_ITS_WAY,
     SENT,
+    HoldKind,
     Status,
     needs_nothing,
 )
@@ -73,8 +76,7 @@ class RunOptions:
     sheet: Path
     kind: str = "run"  # run | rerun
     dry_run: bool = False
-    sheet_name: str | None = None
-    source_currency: str | None = None
+    read: ReadOptions = DEFAULT_READ  # how the sheet is read (its limits: the settings')
     out: Path | None = None
     skip_invalid: bool = False
     concurrency: int = 4
@@ -84,9 +86,6 @@ class RunOptions:
     interactive: bool = False  # a terminal is there to answer the confirmation
     allow_partial: bool = False  # a real run may start with a wallet too short for every row
     allow_repeat: frozenset[str] = frozenset()  # payout_refs released from the repeat hold
-    decimal_comma: bool = False  # amounts as text are written 1.250.000,00
-    include_hidden: bool = False  # rows hidden or filtered out in the sheet are paid too
-    encoding: str | None = None  # a CSV file's text encoding (--encoding)
     # an approved plan (batchpay.controls.plan_file.CheckedPlan): its rows are the input, its
     # ceilings bound the debit, its id, maker and approvers go into the run's record
     approved: CheckedPlan | None = None
@@ -113,6 +112,13 @@ class RunOutcome:
     payee_changes: list[PayeeChange] = field(default_factory=list)
     # rows released from the repeat hold (--allow-repeat): payout_ref -> the earlier refs
     released: dict[str, list[str]] = field(default_factory=dict)
+    wallet_check: list[WalletNeed] = field(default_factory=list)  # a dry run's debits
+
+    @property
+    def shortfall(self) -> dict[str, Decimal]:
+        """A dry run's currencies the wallet cannot cover, with what it lacks: the exit code
+        and whether a plan is written read this, never the notes' words."""
+        return {w.currency: w.short for w in self.wallet_check if w.short}
 
     @property
     def fine_statuses(self) -> frozenset[str]:
@@ -152,13 +158,13 @@ class RunInfo:
     service_list_check: ServiceListCheck | None
     payee_changes: list[PayeeChange]
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> RunInfoRecord:
         """The run's `info` as the journal keeps it: the plan's fields at the top level."""
         info = asdict(self)
         plan, check = info.pop("plan"), info.pop("service_list_check")
         changes = info.pop("payee_changes")
-        return {**info, **plan, **({"service_list_check": check} if check else {}),
-                "payee_changes": changes}
+        return cast(RunInfoRecord, {**info, **plan, **({"service_list_check": check} if check
+                                                       else {}), "payee_changes": changes})
 
 
 def default_results_path(sheet: Path, run_id: str, *, dry_run: bool = False) -> Path:
@@ -175,11 +181,9 @@ def load_input(options: RunOptions, settings: Settings) -> tuple[Sheet, Validati
     """The rows of a run: an approved plan's (no file is read again), or its sheet's."""
     if options.approved is not None:
         sheet = options.approved.sheet()
-        return sheet, validate_sheet(sheet, source_currency=options.source_currency)
-    return read_payouts(options.sheet, results=options.kind == "rerun",
-                        sheet_name=options.sheet_name, source_currency=options.source_currency,
-                        limits=SheetLimits.of(settings), decimal_comma=options.decimal_comma,
-                        include_hidden=options.include_hidden, encoding=options.encoding)
+        return sheet, validate_sheet(sheet, source_currency=options.read.source_currency)
+    return read_payouts(options.sheet, replace(options.read, limits=SheetLimits.of(settings)),
+                        results=options.kind == "rerun")
 
 
 def run_batch(settings: Settings, options: RunOptions, reporter: Reporter,
@@ -244,6 +248,7 @@ class _Batch:
         self.balances: dict[str, Decimal] = {}
         self.wallets: dict[str, dict[str, str]] = {}  # wallet_before/after per currency
         self.service_check: ServiceListCheck | None = None
+        self.wallet_needs: list[WalletNeed] = []  # a dry run's, once quoted
 
     def _client(self) -> PayoutClient:
         pacer = Pacer(max_rps=self.options.max_rps,
@@ -271,7 +276,7 @@ class _Batch:
             for line in self.settings.banner_lines():
                 self.reporter.note(line)
             self.journal.bind_service(self.service.identity)
-            # before the plan: plan_rows copies each row's warnings into the run rows
+            # before the plan: decide_rows copies each row's warnings into the run rows
             await self._check_bank_names(client)
             plan = self._plan()
             if plan.send and self.settings.service_check_days:
@@ -293,8 +298,8 @@ class _Batch:
                 with self.journal.transaction():  # the run and its holds, together
                     self.journal.start_run(run, plan.rows)
                     self.journal.record_decisions(self.run_id, [
-                        d for d in plan.decisions
-                        if not (self.options.dry_run and d[0] == "hold.released")])
+                        d.event for d in plan.decisions
+                        if not (self.options.dry_run and d.hold == HoldKind.RELEASED)])
                 self.notes += plan.hold_notes(self.options.allow_repeat)
                 if not plan.send and not plan.resolve and not plan.invalid:
                     self.notes.append("Nothing to send: every row is already in the journal "
@@ -324,13 +329,13 @@ class _Batch:
         return Paying(self.journal, self.reporter, self.options.concurrency,
                       self.settings.sync_max_pages)
 
-    def _plan(self, service: ServiceLedger | None = None) -> Plan:
-        return plan_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
-                         kind=self.options.kind, settings=self.settings,
-                         skip_invalid=self.options.skip_invalid,
-                         allow_repeat=self.options.allow_repeat, service=service,
-                         maker=o.document["maker"]["user"] if (o := self.options.approved)
-                         else self.options.maker or operator())
+    def _plan(self, service: ServiceLedger | None = None) -> RunDecisions:
+        return decide_rows(self.journal, list(self.validation.rows), list(self.sheet.columns),
+                           kind=self.options.kind, settings=self.settings,
+                           skip_invalid=self.options.skip_invalid,
+                           allow_repeat=self.options.allow_repeat, service=service,
+                           maker=o.document["maker"]["user"] if (o := self.options.approved)
+                           else self.options.maker or operator())
 
     async def _read_service_ledger(self, client: PayoutClient) -> ServiceLedger:
         """The service's payouts of the service check's window (engine.service_ledger), with
@@ -375,17 +380,17 @@ class _Batch:
         """A bank name the service's directory does not list: a row warning, said before paying."""
         from batchpay.engine.banknames import add_bank_warnings
 
-        for note in await add_bank_warnings(self.validation, client,
-                                            cache_dir=self.settings.local_folder,
-                                            service=self.service.identity):
+        found = await add_bank_warnings(self.validation, client,
+                                        cache_dir=self.settings.local_folder,
+                                        service=self.service.identity)
+        for note in found.notes:
             self.reporter.note(note)
-        missed = sum(any(w.startswith("bank_name:") for w in r.warnings)
-                     for r in self.validation.rows)
+        missed = len(found.warnings)  # rows warned, each once
         if missed:
             self.reporter.note(f"{missed} row(s) name a bank the service does not list: see "
                                "their warning (the rows stay valid).")
 
-    def _info(self, plan: Plan) -> RunInfo:
+    def _info(self, plan: RunDecisions) -> RunInfo:
         o = self.options
         return RunInfo(
             operator=operator(), host=platform.node(), tool_version=__version__,
@@ -395,13 +400,14 @@ class _Batch:
             journal=self.settings.journal_name,
             settings={"concurrency": o.concurrency, "max_rps": o.max_rps, "wait": o.wait,
                       "skip_invalid": o.skip_invalid, "allow_partial": o.allow_partial,
-                      "sheet": o.sheet_name or "", "source_currency": o.source_currency or "",
+                      "sheet": o.read.sheet_name or "",
+                      "source_currency": o.read.source_currency or "",
                       # the controls that decided which rows were held
                       **control_settings(self.settings)},
             plan=o.approved.run_info() if o.approved is not None else {},
             service_list_check=self.service_check, payee_changes=plan.payee_changes)
 
-    async def _confirm(self, sender: Sender, plan: Plan) -> None:
+    async def _confirm(self, sender: Sender, plan: RunDecisions) -> None:
         """Real money: show what will go and what the wallets hold, and ask (or --yes)."""
         if self.sandbox or self.options.dry_run:
             return
@@ -416,7 +422,7 @@ class _Batch:
             new_journal=self.settings.journal_name if fresh else None,
             in_doubt=len(plan.resolve))
 
-    async def _dry_run(self, client: PayoutClient, sender: Sender, plan: Plan) -> None:
+    async def _dry_run(self, client: PayoutClient, sender: Sender, plan: RunDecisions) -> None:
         """Quote every row that would be sent; compare the debits with the wallets."""
         await self._paying().quote_all(sender, plan.send, self.run_id)
         if sender.stopped is not None:
@@ -428,7 +434,8 @@ class _Batch:
         for r in result_rows(self.journal, find_run(self.journal, self.run_id)):
             if r.total_debit is not None and r.status == Status.NOT_SENT:
                 need[r.source_currency] = need.get(r.source_currency, Decimal(0)) + r.total_debit
-        self.notes += wallet_notes(need, balances_of(await client.wallets()))
+        self.wallet_needs = wallet_needs(need, balances_of(await client.wallets()))
+        self.notes += [w.note for w in self.wallet_needs]
 
     def interrupted(self) -> Interrupted:
         """Ctrl-C: the run ends "interrupted" and its workbook shows what happened so far."""
@@ -454,14 +461,14 @@ class _Batch:
         return Interrupted(f"Interrupted: {sent} row(s) sent so far; results so far: {path}",
                            hint=go_on)
 
-    def _finish(self, plan: Plan) -> RunOutcome:
+    def _finish(self, plan: RunDecisions) -> RunOutcome:
         run = find_run(self.journal, self.run_id)
         rows = list(result_rows(self.journal, run))
         counts = Counter(r.status for r in rows)
         if self.stopped is not None:
             exit_code = EXIT_FAILED
             self.notes.append(f"Stopped: {self.stopped.message} No further requests were sent.")
-        elif self.options.dry_run and any(n.startswith("SHORTFALL") for n in self.notes):
+        elif self.options.dry_run and any(w.short for w in self.wallet_needs):
             exit_code = EXIT_ROWS
         else:
             exit_code = rows_exit_code(counts, dry_run=self.options.dry_run)
@@ -499,9 +506,10 @@ class _Batch:
             run_id=self.run_id, exit_code=exit_code, results_path=path, summary=summary,
             sandbox=self.sandbox, notes=self.notes, dry_run=self.options.dry_run,
             payee_changes=plan.payee_changes,
-            released={ref: list(data.get("earlier", [])) for kind, ref, data in plan.decisions
-                      if kind == "hold.released"},
-            rows=[json_row(row=r.row, payout_ref=input_ref(list(r.inputs), run.input_columns),
+            released={d.ref: list(d.data.get("earlier", [])) for d in plan.decisions
+                      if d.hold == HoldKind.RELEASED},
+            wallet_check=self.wallet_needs,
+            rows=[json_row(row=r.row, payout_ref=r.payout_ref,
                            status=r.status, error=r.error, reference_number=r.reference_number)
                   for r in rows])
 

@@ -28,6 +28,7 @@ from typing import Any
 from batchpay.engine.calibrate import CalibrationFailed, Calibrator
 from batchpay.engine.journal_thread import JournalThread
 from batchpay.errors import AlreadySent
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.store import Journal
 from batchpay.money import minor_unit
 from batchpay.provider.client import PayoutClient
@@ -199,7 +200,7 @@ class Sender:
             except ProviderError as exc:
                 if exc.definite:  # never reached the service (connect errors, 429 budget spent)
                     return await self._answer(attempt, "not_sent", Status.NOT_SENT, exc)
-                await self.in_journal(self.journal.record_note, "payout.in_doubt", {
+                await self.in_journal(self.journal.record_note, kinds.PAYOUT_IN_DOUBT, {
                     "attempt": attempt, "error": type(exc).__name__, "message": exc.message},
                     run_id=self.run_id)
                 return SENDING

@@ -30,6 +30,7 @@ from typing import Any
 from batchpay.clock import stamp
 from batchpay.days import FALLBACK_ZONE, Period
 from batchpay.errors import JournalTampered
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.integrity import check as check_journal
 from batchpay.journal.integrity import replay_runs
 from batchpay.journal.reads import payout_events_before, payout_events_from
@@ -150,7 +151,7 @@ def replay_requests(journal: Journal, since: str, until: str) -> list[Request]:
     found: list[Request] = []
     for at, kind, run_id, ref, text in payout_events_before(journal, until):
         data = json.loads(text)
-        if kind == "payout.intent":
+        if kind == kinds.PAYOUT_INTENT:
             request = Request(int(data.get("attempt", 0)), ref, run_id, at)
             current[ref] = request
             if at >= since:
@@ -164,7 +165,7 @@ def replay_requests(journal: Journal, since: str, until: str) -> list[Request]:
     # 1st), until a later request of the same ref takes its place
     late = {r.payout_ref: r for r in found if current.get(r.payout_ref) is r}
     for at, kind, ref, text in payout_events_from(journal, until):
-        if kind == "payout.intent":
+        if kind == kinds.PAYOUT_INTENT:
             late.pop(ref, None)
             continue
         if ref in late:

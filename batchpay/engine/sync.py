@@ -21,6 +21,7 @@ from batchpay.engine.doubt import Lookup, never_received
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.tracking import refresh
 from batchpay.files import free_name
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.integrity import require_intact
 from batchpay.journal.records import RunRecord
 from batchpay.journal.store import Journal
@@ -65,7 +66,7 @@ def sync_run(settings: Settings, run_id: str | None, out: Path | None,
                 _sync(settings, journal, run.id, service.base_url, service.api_key,
                       embedded=service.embedded))
         # noted before rendering: the workbook's "journal chain head" is then the true head
-        journal.record_note("sync", {"run": run.id, "tracked": tracked, "changed": changed,
+        journal.record_note(kinds.SYNC, {"run": run.id, "tracked": tracked, "changed": changed,
                                      "never_received": never, "requests": requests,
                                      "complete": complete}, run_id=run.id)
         run = find_run(journal, run.id)

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from batchpay.errors import JournalError
 from batchpay.files import is_database_address, private_dir, write_private
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.records import GENESIS, ChainCheck, ChainKey, walk_chain
 
 if TYPE_CHECKING:
@@ -45,8 +46,8 @@ if TYPE_CHECKING:
 
 KEY_FILE = "chain.key"
 KEY_ENV = "BATCHPAY_CHAIN_KEY"
-MARKER = "chain.keyed"  # the event that says, inside the chain, which key keys it from where
-NAMES_KEY = "run.started"  # events whose data carry the key's id as `chain_key`
+MARKER = kinds.CHAIN_KEYED  # the event that says, inside the chain, which key keys it from where
+NAMES_KEY = kinds.RUN_STARTED  # events whose data carry the key's id as `chain_key`
 
 
 def key_path() -> Path:

@@ -25,10 +25,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from batchpay.errors import JournalTampered
-from batchpay.journal.records import ChainCheck, RunRecord, sha256_text
+from batchpay.journal import event_kinds as kinds
+from batchpay.journal.records import ChainCheck, RunInfoRecord, RunRecord, sha256_text
 
 if TYPE_CHECKING:
     from batchpay.journal.store import Journal
@@ -58,8 +59,8 @@ def replay(db: Connection) -> tuple[dict[str, _Replayed], dict[int, tuple[str, s
     ledger: dict[str, _Replayed] = {}
     attempts: dict[int, tuple[str, str]] = {}  # attempt id -> (payout_ref, body sha256)
     for ref, data_text in db.execute(
-            "SELECT payout_ref, data FROM events WHERE payout_ref != '' AND kind LIKE 'payout.%'"
-            " ORDER BY seq"):
+            "SELECT payout_ref, data FROM events WHERE payout_ref != '' AND kind LIKE ?"
+            " ORDER BY seq", (kinds.PAYOUT + "%",)):
         data = json.loads(data_text)
         if "status" not in data:
             continue
@@ -113,19 +114,19 @@ def replay_runs(db: Connection) -> dict[str, RunRecord]:
     runs: dict[str, RunRecord] = {}
     for at, kind, run_id, text in db.execute(
             "SELECT at, kind, run_id, data FROM events "
-            "WHERE kind IN ('run.started', 'run.finished') ORDER BY seq"):
+            "WHERE kind IN (?, ?) ORDER BY seq", (kinds.RUN_STARTED, kinds.RUN_FINISHED)):
         data = _object(text)
-        if kind == "run.started":
+        if kind == kinds.RUN_STARTED:
             runs[run_id] = RunRecord(
                 id=run_id, kind=_text(data.get("kind")), started_at=_text(
                     data.get("started_at") or at), sheet=_text(data.get("sheet")),
                 input_sha256=_text(data.get("input_sha256")),
                 input_columns=list(data.get("input_columns") or []),
-                info=dict(data.get("info") or {}))
+                info=cast(RunInfoRecord, dict(data.get("info") or {})))
         elif run_id in runs:
             run = runs[run_id]
-            run.info = {**run.info, **{k: v for k, v in data.items()
-                                       if k not in RUN_END_FIELDS}}
+            run.info = cast(RunInfoRecord, {**run.info, **{k: v for k, v in data.items()
+                                                       if k not in RUN_END_FIELDS}})
             run.outcome, run.exit_code = data.get("outcome"), data.get("exit_code")
             run.finished_at = at
     return runs
@@ -143,7 +144,7 @@ def run_disagreements(db: Connection) -> Iterator[str]:
     """Every way the runs table differs from the chain's run events, one line each."""
     chained = replay_runs(db)
     stamped = {run_id for run_id, text in db.execute(
-        "SELECT run_id, data FROM events WHERE kind = 'run.started'")
+        "SELECT run_id, data FROM events WHERE kind = ?", (kinds.RUN_STARTED,))
         if "started_at" in _object(text)}
     stored = {r["id"]: r for r in db.execute("SELECT * FROM runs")}
     for run_id, row in stored.items():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.store import Journal
 
 _CHUNK = 500  # ids per `IN (...)`: below every database's limit on parameters
@@ -40,14 +41,15 @@ def payout_events_before(journal: Journal, until: str
     chain's order."""
     yield from journal.db.execute(
         "SELECT at, kind, run_id, payout_ref, data FROM events "
-        "WHERE payout_ref != '' AND kind LIKE 'payout.%' AND at < ? ORDER BY seq", (until,))
+        "WHERE payout_ref != '' AND kind LIKE ? AND at < ? ORDER BY seq",
+        (kinds.PAYOUT + "%", until))
 
 
 def payout_events_from(journal: Journal, since: str) -> Iterator[tuple[str, str, str, str]]:
     """(at, kind, payout_ref, data) of every payout event at or after `since`, in order."""
     yield from journal.db.execute(
         "SELECT at, kind, payout_ref, data FROM events WHERE payout_ref != '' AND "
-        "kind LIKE 'payout.%' AND at >= ? ORDER BY seq", (since,))
+        "kind LIKE ? AND at >= ? ORDER BY seq", (kinds.PAYOUT + "%", since))
 
 
 def request_bodies(journal: Journal, attempts: Sequence[int]) -> dict[int, tuple[str, str]]:

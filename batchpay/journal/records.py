@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from datetime import time as dt_time
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypedDict
 
 from batchpay.errors import JournalTampered
-from batchpay.statuses import LedgerStatus, Status, ledger_status
+from batchpay.statuses import HoldKind, LedgerStatus, Status, ledger_status
 
 
 def as_decimal(text: str | None) -> Decimal | None:
@@ -188,6 +188,8 @@ class RunRow:
     updated_at: str = ""
     quotes_used: int | None = None
     asked: Decimal | None = None  # an invoice row's target_amount
+    # why a HELD row is held: kept as the run's hold event, not in run_rows (Journal.run_rows)
+    hold: HoldKind | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> RunRow:
@@ -198,6 +200,35 @@ class RunRow:
                       "linked": bool(values["linked"]), "status": _row_status(values["status"])})
 
 
+class RunInfoRecord(TypedDict, total=False):
+    """A run's `info` as the journal keeps it (runs.info; the data of run.started, merged
+    with what run.finished adds): who ran it, where and how (engine.runner.RunInfo), an
+    approved plan's fields, and what the run's end added. A run that ended early, or was
+    recorded by an older batchpay, lacks some keys: read them with `.get`."""
+
+    operator: str
+    host: str
+    tool_version: str
+    service: str
+    base_url: str
+    key_fingerprint: str
+    sandbox: bool
+    journal: str
+    settings: dict[str, Any]  # the run's options and the controls that decided its holds
+    plan_id: str  # an approved plan's (controls.plan_file.PlanRunInfo)
+    plan_maker: str
+    plan_approvers: str
+    service_list_check: dict[str, Any]  # engine.runner.ServiceListCheck
+    payee_changes: list[dict[str, Any]]  # controls.payees.PayeeChange
+    # added when the run ends (Journal.finish_run)
+    counts: dict[str, int]  # rows per status
+    totals: dict[str, str]  # this run's own debit per source currency
+    sent_rows: dict[str, int]  # this run's own payouts per source currency
+    results: str  # the results workbook's path
+    wallet_before: dict[str, str]  # per currency, on a real service
+    wallet_after: dict[str, str]
+
+
 @dataclass
 class RunRecord:
     id: str
@@ -206,7 +237,7 @@ class RunRecord:
     sheet: str
     input_sha256: str
     input_columns: list[str]
-    info: dict[str, Any] = field(default_factory=dict)
+    info: RunInfoRecord = field(default_factory=lambda: RunInfoRecord())
     finished_at: str | None = None
     outcome: str | None = None
     exit_code: int | None = None

@@ -18,6 +18,7 @@ from typing import Any
 from batchpay.clock import stamp
 from batchpay.errors import AlreadySent, JournalServiceMismatch
 from batchpay.files import is_database_address
+from batchpay.journal import event_kinds as kinds
 from batchpay.journal.chain_keys import MARKER
 from batchpay.journal.notices import NoticeOutbox
 from batchpay.journal.outbox import AdviceOutbox
@@ -40,7 +41,17 @@ from batchpay.journal.schema import (
     known_fields,
     moves_forward,
 )
-from batchpay.statuses import IN_DOUBT, MAY_HAVE_PAID, SENDING, SERVICE_ALIASES
+from batchpay.statuses import (
+    IN_DOUBT,
+    MAY_HAVE_PAID,
+    SENDING,
+    SERVICE_ALIASES,
+    HoldKind,
+    Status,
+)
+
+# a hold event's kind → the hold it records
+_HOLDS = {kinds.HOLD + h: h for h in HoldKind if h != HoldKind.RELEASED}
 
 
 class Journal(AdviceOutbox, NoticeOutbox):
@@ -60,7 +71,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
             row = self.db.execute("SELECT value FROM meta WHERE key = 'service'").fetchone()
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES ('service', ?)", (identity,))
-                self._event("journal.bound", data={"service": identity})
+                self._event(kinds.JOURNAL_BOUND, data={"service": identity})
             elif row[0] != identity:
                 raise JournalServiceMismatch(
                     f"This journal records payouts of {row[0]}, not {identity}.",
@@ -137,7 +148,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
             )
             # everything the runs row holds, so that `verify` checks the row against it
             # (integrity.run_disagreements) and a statement reads its figures from here
-            self._event("run.started", run_id=run.id, names_key=True, data={
+            self._event(kinds.RUN_STARTED, run_id=run.id, names_key=True, data={
                 "kind": run.kind, "sheet": run.sheet, "input_sha256": run.input_sha256,
                 "info": run.info, "started_at": run.started_at,
                 "input_columns": run.input_columns})
@@ -165,7 +176,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
                 "UPDATE runs SET finished_at = ?, outcome = ?, exit_code = ?, info = ? WHERE id = ?",
                 (stamp(), outcome, exit_code, canonical(merged), run_id),
             )
-            self._event("run.finished", run_id=run_id,
+            self._event(kinds.RUN_FINISHED, run_id=run_id,
                         data={"outcome": outcome, "exit_code": exit_code, **info})
 
     def runs(self) -> list[RunRecord]:
@@ -213,9 +224,14 @@ class Journal(AdviceOutbox, NoticeOutbox):
         )
 
     def run_rows(self, run_id: str) -> Iterator[RunRow]:
+        """The run's rows in input order, a HELD row with the hold its run recorded."""
+        holds = self.run_holds(run_id)
         cur = self.db.execute("SELECT * FROM run_rows WHERE run_id = ? ORDER BY seq", (run_id,))
         for r in cur:
-            yield RunRow.from_row(dict(r))
+            row = RunRow.from_row(dict(r))
+            if row.status == Status.HELD:
+                row.hold = holds.get(row.payout_ref)
+            yield row
 
     # --- the ledger -------------------------------------------------------------------------
     def entry(self, ref: str) -> LedgerEntry | None:
@@ -236,7 +252,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
         return out
 
     def set_status(self, ref: str, status: str, *, run_id: str = "", details: str = "",
-                   event: str = "payout.status", evidence: dict[str, Any] | None = None,
+                   event: str = kinds.PAYOUT_STATUS, evidence: dict[str, Any] | None = None,
                    **fields: Any) -> None:
         """Record a decision about a payout_ref (creating its ledger row if needed).
 
@@ -285,7 +301,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
             ).fetchone()[0])
             fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
             self.set_status(ref, SENDING, run_id=run_id, details=details,
-                            event="payout.intent", evidence={
+                            event=kinds.PAYOUT_INTENT, evidence={
                                 "attempt": attempt_id, "body_sha256": sha256_text(canonical(body))},
                             **fields)
             self.db.execute("UPDATE payouts SET attempt_id = ? WHERE payout_ref = ?",
@@ -309,7 +325,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
                 "WHERE id = ?", (stamp(), outcome, http_status, message, attempt_id))
             if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
                 status = r[1]  # a webhook about this payout outran its own answer: keep it
-            self.set_status(r[0], status, run_id=run_id, event=f"payout.{outcome}", **fields)
+            self.set_status(r[0], status, run_id=run_id, event=kinds.payout_event(outcome), **fields)
 
     def attempt(self, attempt_id: int) -> Attempt:
         r = self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
@@ -347,7 +363,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
                     "WHERE id = (SELECT attempt_id FROM payouts WHERE payout_ref = ?)",
                     (stamp(), ref))
                 fields.setdefault("error", "")
-            self.set_status(ref, state, event=f"payout.{source}", payout_id=payout_id, **fields)
+            self.set_status(ref, state, event=kinds.payout_event(source), payout_id=payout_id, **fields)
             return True
 
     def ref_for_payout(self, payout_id: str) -> str | None:
@@ -368,9 +384,10 @@ class Journal(AdviceOutbox, NoticeOutbox):
         marks = ",".join("?" * len(wanted))
         return [tuple(r) for r in self.db.execute(
             "SELECT p.payout_ref, p.details, p.status, p.run_id, e.sent_at FROM payouts p JOIN "
-            "(SELECT payout_ref, MIN(at) AS sent_at FROM events WHERE kind = 'payout.intent' "
+            "(SELECT payout_ref, MIN(at) AS sent_at FROM events WHERE kind = ? "
             " GROUP BY payout_ref) e ON e.payout_ref = p.payout_ref "
-            f"WHERE p.status IN ({marks}) AND e.sent_at >= ?", (*wanted, since))]
+            f"WHERE p.status IN ({marks}) AND e.sent_at >= ?",
+            (kinds.PAYOUT_INTENT, *wanted, since))]
 
     def record_decisions(self, run_id: str,
                          decisions: Iterable[tuple[str, str, Mapping[str, Any]]]) -> None:
@@ -399,12 +416,12 @@ class Journal(AdviceOutbox, NoticeOutbox):
         return [json.loads(r[0]) for r in self.db.execute(
             "SELECT data FROM events WHERE kind = ? ORDER BY seq", (kind,))]
 
-    def run_holds(self, run_id: str) -> dict[str, str]:
-        """payout_ref → the kind of hold a run recorded for it (hold.payee, hold.repeat,
-        hold.service), for a page to say which holds --allow-repeat may release."""
-        return {ref: kind for ref, kind in self.db.execute(
-            "SELECT payout_ref, kind FROM events WHERE run_id = ? AND kind LIKE 'hold.%' "
-            "AND kind != 'hold.released' ORDER BY seq", (run_id,))}
+    def run_holds(self, run_id: str) -> dict[str, HoldKind]:
+        """payout_ref → the kind of hold a run recorded for it (payee, repeat, service)."""
+        return {ref: _HOLDS[kind] for ref, kind in self.db.execute(
+            "SELECT payout_ref, kind FROM events WHERE run_id = ? AND kind LIKE ? "
+            "AND kind != ? ORDER BY seq", (run_id, kinds.HOLD + "%", kinds.HOLD_RELEASED))
+            if kind in _HOLDS}
 
     def record_note(self, kind: str, data: Mapping[str, Any], run_id: str = "") -> None:
         with self.transaction():
@@ -421,9 +438,10 @@ class Journal(AdviceOutbox, NoticeOutbox):
                 f"{field('e.data', 'total_debit')} FROM events e "
                 "JOIN runs r ON r.id = e.run_id "
                 f"JOIN attempts a ON a.id = CAST({field('e.data', 'attempt')} AS BIGINT) "
-                f"WHERE e.kind = 'payout.intent' AND {field('r.info', 'plan_id')} = ? "
+                f"WHERE e.kind = ? AND {field('r.info', 'plan_id')} = ? "
                 "AND COALESCE(a.outcome, '') NOT IN "
-                "('rejected', 'expired', 'not_sent', 'never_received')", (plan_id,)):
+                "('rejected', 'expired', 'not_sent', 'never_received')",
+                (kinds.PAYOUT_INTENT, plan_id)):
             spent[currency] = spent.get(currency, Decimal(0)) + Decimal(str(debit))
         return spent
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from batchpay.statuses import SENT, UNSENT, Status, in_order
+from batchpay.statuses import SENT, UNSENT, HoldKind, Status, in_order
 
 # the control totals as the Summary and the README state them (VALID: validate reports only)
 CONTROL_TOTALS = ("valid = sent + not sent, where not sent = "
@@ -22,6 +22,7 @@ class ResultRow:
     row: int  # row number in the original sheet
     inputs: Sequence[Any]  # input values as read, aligned with input_columns
     status: str
+    payout_ref: str = ""  # the row's payout_ref as the journal keeps it (never re-read from inputs)
     error: str = ""
     warning: str = ""
     reference_number: str = ""
@@ -29,7 +30,7 @@ class ResultRow:
     quote_id: str = ""
     rate: Decimal | None = None
     fee: Decimal | None = None  # in source currency
-    target_amount: Decimal | None = None  # in target currency
+    delivered: Decimal | None = None  # what the quote gives the recipient, target currency
     total_debit: Decimal | None = None  # in source currency
     updated_at: str = ""  # UTC ISO 8601
     amount: Decimal | None = None  # the row's source amount (for the Summary money totals)
@@ -37,55 +38,76 @@ class ResultRow:
     target_currency: str = ""
     quotes_used: int | None = None  # invoice rows: quotes it took to find the source amount
     asked: Decimal | None = None  # invoice rows: the target_amount the recipient must receive
+    hold: HoldKind | None = None  # a HELD row: why (its next step depends on it)
+    quoted_only: bool = False  # a dry run's row quoted as it would be paid: nothing was paid
 
     @property
     def next_step(self) -> str:
         """What the operator does about this row (the Results sheet's next_step column)."""
-        if self.status == Status.HELD:
-            return HELD_REPEAT_STEP if "duplicate payment" in self.error else HELD_PAYEE_STEP
-        if self.status == Status.NOT_SENT and "dry run" in self.error:
-            return "nothing: a dry run pays nothing; run without --dry-run to pay"
-        return NEXT_STEPS.get(self.status, "")
+        return self._step().plain
 
     @property
     def approval_next_step(self) -> str:
         """next_step where runs pay only approved plans (`require_approval`): a row is paid
         again through a plan of this workbook, never by a rerun."""
-        step = self.next_step
-        for said, instead in APPROVAL_STEPS:
-            step = step.replace(said, instead)
-        return step
+        return self._step().approval
+
+    def _step(self) -> Step:
+        if self.status == Status.HELD:
+            return HELD_REPEAT_STEP if self.hold == HoldKind.REPEAT else HELD_PAYEE_STEP
+        if self.status == Status.NOT_SENT and self.quoted_only:
+            return DRY_RUN_STEP
+        return NEXT_STEPS.get(self.status, NO_STEP)
 
 
-NEXT_STEPS: dict[str, str] = {
-    Status.INVALID: "fix the cell named in error, then run again (or rerun this workbook)",
-    Status.NOT_SENT: "rerun this workbook: the row will be sent (if another row was invalid, "
-                     "fix that row first)",
-    Status.QUOTE_FAILED: "fix the amount named in error, then rerun",
-    Status.REJECTED: "read error, fix its cause, then rerun",
-    Status.PENDING: "nothing now: run `batchpay sync` later",
-    Status.PROCESSING: "nothing now: run `batchpay sync` later",
-    Status.FAILED: "wait for REFUNDED, check the name and account with the recipient, fix, "
-                   "then rerun",
-    Status.REFUNDED: "check the name and account with the recipient, fix, then rerun",
-    Status.UNKNOWN: "run `batchpay sync`: never pay this row again yourself",
+@dataclass(frozen=True)
+class Step:
+    """A row's next step, said twice: where runs pay sheets and results workbooks, and where
+    runs pay only approved plans (`require_approval`), each text whole (never one made from
+    the other's words)."""
+
+    plain: str
+    approval: str = ""  # "": the same as `plain`
+
+    def __post_init__(self) -> None:
+        if not self.approval:
+            object.__setattr__(self, "approval", self.plain)
+
+
+_PLAN = "make a plan of this workbook (`batchpay plan RESULTS.xlsx`) for approval"
+NO_STEP = Step("")
+NEXT_STEPS: dict[str, Step] = {
+    Status.INVALID: Step("fix the cell named in error, then run again (or rerun this workbook)",
+                         f"fix the cell named in error, then run again (or {_PLAN})"),
+    Status.NOT_SENT: Step("rerun this workbook: the row will be sent (if another row was "
+                          "invalid, fix that row first)",
+                          f"{_PLAN}: the row will be sent (if another row was invalid, fix "
+                          "that row first)"),
+    Status.QUOTE_FAILED: Step("fix the amount named in error, then rerun",
+                              f"fix the amount named in error, then {_PLAN}"),
+    Status.REJECTED: Step("read error, fix its cause, then rerun",
+                          f"read error, fix its cause, then {_PLAN}"),
+    Status.PENDING: Step("nothing now: run `batchpay sync` later"),
+    Status.PROCESSING: Step("nothing now: run `batchpay sync` later"),
+    Status.FAILED: Step("wait for REFUNDED, check the name and account with the recipient, "
+                        "fix, then rerun",
+                        "wait for REFUNDED, check the name and account with the recipient, "
+                        f"fix, then {_PLAN}"),
+    Status.REFUNDED: Step("check the name and account with the recipient, fix, then rerun",
+                          f"check the name and account with the recipient, fix, then {_PLAN}"),
+    Status.UNKNOWN: Step("run `batchpay sync`: never pay this row again yourself"),
 }
-HELD_PAYEE_STEP = ("call the payee on a number you already had, `batchpay payees confirm` it, "
-                   "then rerun")
-# (what next_step says, what it says when runs pay only approved plans), in order
-APPROVAL_STEPS = (
-    ("rerun this workbook", "make a plan of this workbook (`batchpay plan RESULTS.xlsx`) for "
-                            "approval"),
-    ("rerun with --allow-repeat PAYOUT_REF", "make a plan of this workbook with "
-                                              "--allow-repeat PAYOUT_REF"),
-    ("then rerun", "then make a plan of this workbook (`batchpay plan RESULTS.xlsx`) for "
-                   "approval"),
-    ("run again (or rerun this workbook)", "make a plan again"),
-    ("run without --dry-run to pay", "pay it through an approved plan (`batchpay plan`, "
-                                     "`batchpay approve`, `batchpay run --plan`)"),
-)
-HELD_REPEAT_STEP = ("if it is a new payment, rerun with --allow-repeat PAYOUT_REF; if not, "
-                    "take the row out")
+HELD_PAYEE_STEP = Step("call the payee on a number you already had, `batchpay payees confirm` "
+                       "it, then rerun",
+                       "call the payee on a number you already had, `batchpay payees confirm` "
+                       f"it, then {_PLAN}")
+HELD_REPEAT_STEP = Step("if it is a new payment, rerun with --allow-repeat PAYOUT_REF; if not, "
+                        "take the row out",
+                        "if it is a new payment, make a plan of this workbook with "
+                        "--allow-repeat PAYOUT_REF; if not, take the row out")
+DRY_RUN_STEP = Step("nothing: a dry run pays nothing; run without --dry-run to pay",
+                    "nothing: a dry run pays nothing; pay it through an approved plan "
+                    "(`batchpay plan`, `batchpay approve`, `batchpay run --plan`)")
 
 
 @dataclass
@@ -123,18 +145,18 @@ class Tally:
             if row.amount is not None and row.fee is not None \
                     and row.total_debit != row.amount + row.fee:
                 self.debit_mismatch += 1
-        if row.target_amount is not None:
+        if row.delivered is not None:
             currency = row.target_currency or "?"
-            self.target[currency] = self.target.get(currency, Decimal(0)) + row.target_amount
+            self.target[currency] = self.target.get(currency, Decimal(0)) + row.delivered
 
     def _add_invoice(self, row: ResultRow, asked: Decimal) -> None:
         currency = row.target_currency or "?"
         self.invoices += 1
         self.invoice_debit += row.total_debit or 0
         _plus(self.asked, currency, asked)
-        if row.target_amount is not None:
-            _plus(self.delivered, currency, row.target_amount)
-            _plus(self.overpaid, currency, row.target_amount - asked)
+        if row.delivered is not None:
+            _plus(self.delivered, currency, row.delivered)
+            _plus(self.overpaid, currency, row.delivered - asked)
 
     def merge(self, other: Tally) -> None:
         self.rows += other.rows

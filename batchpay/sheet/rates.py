@@ -25,7 +25,7 @@ def rates_of(rows: Iterable[ResultRow], source_currency: str) -> list[str]:
             continue
         direction = rate_direction(
             r.rate, (r.amount or Decimal(0), r.source_currency),
-            (r.target_amount or Decimal(0), r.target_currency or "?"))
+            (r.delivered or Decimal(0), r.target_currency or "?"))
         seen[direction].add(r.rate)
     shown = []
     for direction, rates in sorted(seen.items()):

@@ -63,7 +63,7 @@ RESULT_COLUMNS = ("row", "status", "error", "next_step", "warning", "reference_n
                   "quote_id", "rate", "fee", "delivered_amount", "total_debit", "quotes_used",
                   "updated_at")
 # a result column's value is the ResultRow field of the same name, except:
-_RESULT_FIELDS = {"delivered_amount": "target_amount"}
+_RESULT_FIELDS = {"delivered_amount": "delivered"}
 VALIDATE_COLUMNS = ("row", "status", "error", "warning")
 
 RESULTS_SHEET, SUMMARY_SHEET, RUN_SHEET = "Results", "Summary", "Run"

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     import pandera.pandas as pa
 
 MAX_SIGNIFICANT = 15  # what a spreadsheet keeps of a number; no payout needs more
+REF_UNIQUE = "ref_unique"  # the rule that no two rows share a payout_ref, whatever its case
 _PLAIN_AMOUNT = re.compile(AMOUNT_PATTERN)
 
 
@@ -98,7 +99,7 @@ def column_rules(column: Column) -> list[Rule]:
                  lambda v, _: f"must be 1–64 letters, digits or . _ - / (got {v!r})",
                  holds=_all_match(REF_PATTERN)),
             # r-1 and R-1 are one payment: unique whatever the case
-            Rule("ref_unique", name, lambda s: ~s.str.upper().duplicated(keep=False),
+            Rule(REF_UNIQUE, name, lambda s: ~s.str.upper().duplicated(keep=False),
                  lambda v, _: f"{v} is used by more than one row (a payout_ref names one "
                  "payment, whatever its case)",  # rows named by the caller
                  holds=lambda texts: len(set(map(str.upper, texts))) == len(texts)),
@@ -302,6 +303,7 @@ class Failure:
     position: int  # row position in the frame
     column: str
     message: str
+    rule: str = ""  # the broken rule's code (ref_unique ...); "": a required cell is empty
 
 
 def failures(frame: pd.DataFrame, *, required_currency: bool = True) -> list[Failure]:
@@ -347,7 +349,8 @@ def failures(frame: pd.DataFrame, *, required_currency: bool = True) -> list[Fai
         if key in found and found[key][0] <= rank:
             continue
         message = _required_message(str(column)) if rule is None else rule.message(value, position)
-        found[key] = (rank, Failure(position, str(column), message))
+        found[key] = (rank, Failure(position, str(column), message,
+                                    "" if rule is None else rule.code))
     return sorted((f for _, f in found.values()),
                   key=lambda f: (f.position, order.get(f.column, len(order))))
 

@@ -19,11 +19,11 @@ from typing import Any
 from batchpay.errors import InputError, UsageError
 from batchpay.money import is_currency, minor_unit
 from batchpay.sheet.columns import COLUMN_NAMES, COLUMNS, COLUMNS_BY_NAME, ONE_OF
-from batchpay.sheet.limits import DEFAULT_LIMITS, SheetLimits
 from batchpay.sheet.outcomes import json_row
 from batchpay.sheet.read import Sheet, paused_gc, read_sheet
+from batchpay.sheet.read_options import DEFAULT_READ, ReadOptions
 from batchpay.sheet.ref_tag import REF_LIMIT, REF_TAG, REMARK_LIMIT, remark_cut
-from batchpay.statuses import Status, exit_code
+from batchpay.statuses import HoldKind, Status, exit_code
 
 
 @dataclass(frozen=True)
@@ -163,10 +163,15 @@ def _validate(sheet: Sheet, source_currency: str | None) -> Validation:
     if option is not None:
         _apply_option(data, option, errors)
     if not schema.every_rule_holds(data, required_currency=option is None):
+        shared: set[int] = set()  # rows whose payout_ref error is that another row has it
         for failure in schema.failures(normalize.frame_of(data), required_currency=option is None):
-            errors.setdefault(failure.position, {}).setdefault(failure.column, failure.message)
+            found = errors.setdefault(failure.position, {})
+            if failure.column not in found:
+                found[failure.column] = failure.message
+                if failure.rule == schema.REF_UNIQUE:
+                    shared.add(failure.position)
         # every rule holding includes ref_unique: no ref is used twice, none to name
-        _name_duplicate_refs(data["payout_ref"], sheet, errors)
+        _name_duplicate_refs(data["payout_ref"], sheet, errors, shared)
     warnings = _same_account_same_amount(data, sheet)
     _remarks_cut(data, warnings)
     # the normalized texts in the column table's order (= PayoutRow's field order), from
@@ -241,7 +246,8 @@ def _apply_option(data: dict[str, list[str | None]], option: str,
 
 
 def _name_duplicate_refs(refs: list[str | None], sheet: Sheet,
-                         errors: dict[int, dict[str, str]]) -> None:
+                         errors: dict[int, dict[str, str]], shared: set[int]) -> None:
+    """The rows `shared` (their payout_ref error: another row uses it) name those rows."""
     upper = [ref.upper() for ref in refs if ref is not None]
     if len(set(upper)) == len(upper):
         return  # no ref is used twice (the usual case: counted only when one is)
@@ -256,7 +262,7 @@ def _name_duplicate_refs(refs: list[str | None], sheet: Sheet,
                                refs[position] else str(sheet.rows[p].row)
                                for p in positions if p != position)
             cased = len({refs[p] for p in positions}) > 1
-            if "is used by more than one row" in errors.get(position, {}).get("payout_ref", ""):
+            if position in shared:
                 errors[position]["payout_ref"] = (
                     f"{refs[position]} is also used in row {others}; every payout needs "
                     "its own payout_ref" + (" (refs that differ only in case are one)"
@@ -366,46 +372,37 @@ class ValidateOutcome:
                 for r in self.validation.rows]
 
 
-def validate_file(path: Path, *, sheet_name: str | None = None,
-                  source_currency: str | None = None, report: Path | None = None,
-                  limits: SheetLimits = DEFAULT_LIMITS, decimal_comma: bool = False,
-                  include_hidden: bool = False, encoding: str | None = None) -> ValidateOutcome:
+def validate_file(path: Path, read: ReadOptions = DEFAULT_READ, *,
+                  report: Path | None = None) -> ValidateOutcome:
     """Read and validate a sheet; with `report`, write the results-format workbook there."""
-    sheet, validation = read_payouts(path, sheet_name=sheet_name,
-                                     source_currency=source_currency, limits=limits,
-                                     decimal_comma=decimal_comma, include_hidden=include_hidden,
-                                     encoding=encoding)
+    sheet, validation = read_payouts(path, read)
     if report is not None:
         write_validation_report(report, sheet, validation)
     return ValidateOutcome(sheet, validation, report)
 
 
-def read_payouts(path: Path, *, results: bool = False, sheet_name: str | None = None,
-                 source_currency: str | None = None, limits: SheetLimits = DEFAULT_LIMITS,
-                 decimal_comma: bool = False, include_hidden: bool = False,
-                 encoding: str | None = None) -> tuple[Sheet, Validation]:
+def read_payouts(path: Path, read: ReadOptions = DEFAULT_READ, *,
+                 results: bool = False) -> tuple[Sheet, Validation]:
     """The input of `validate`, `run` and `plan`: a payout sheet; with `results` (`rerun`),
     the Results sheet of a results workbook read back as the payout sheet it came from.
     Read, required to hold rows, validated (the collector paused once for both: each pause
     ends in a collection that goes over every cell created)."""
     with paused_gc():
-        return _read_payouts(path, results, sheet_name, source_currency, limits,
-                             decimal_comma, include_hidden, encoding)
+        return _read_payouts(path, read, results)
 
 
-def _read_payouts(path: Path, results: bool, sheet_name: str | None,
-                  source_currency: str | None, limits: SheetLimits, decimal_comma: bool,
-                  include_hidden: bool, encoding: str | None) -> tuple[Sheet, Validation]:
+def _read_payouts(path: Path, read: ReadOptions, results: bool) -> tuple[Sheet, Validation]:
     if results:
         from batchpay.sheet.results_input import read_results_sheet
 
-        sheet = read_results_sheet(path, sheet=sheet_name, limits=limits,
-                                   include_hidden=include_hidden)
+        sheet = read_results_sheet(path, sheet=read.sheet_name, limits=read.limits,
+                                   include_hidden=read.include_hidden)
     else:
-        sheet = read_sheet(path, sheet=sheet_name, limits=limits, decimal_comma=decimal_comma,
-                           include_hidden=include_hidden, encoding=encoding)
+        sheet = read_sheet(path, sheet=read.sheet_name, limits=read.limits,
+                           decimal_comma=read.decimal_comma,
+                           include_hidden=read.include_hidden, encoding=read.encoding)
     require_payout_rows(sheet)
-    return sheet, validate_sheet(sheet, source_currency=source_currency)
+    return sheet, validate_sheet(sheet, source_currency=read.source_currency)
 
 
 def require_payout_rows(sheet: Sheet) -> None:
@@ -432,6 +429,7 @@ def write_validation_report(path: Path, sheet: Sheet, validation: Validation, *,
             status, error = Status.HELD, held[check.row]
         p = check.payout  # an invoice row asks its target amount: counted as asked, not missing
         return ResultRow(row=check.row, inputs=check.values, status=status,
+                         payout_ref=check.payout_ref, hold=HoldKind.PAYEE if status == Status.HELD else None,
                          error=error, warning=check.warning, amount=amount,
                          source_currency=currency,
                          asked=p.target_amount if p is not None else None,

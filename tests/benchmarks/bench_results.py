@@ -70,7 +70,7 @@ def make_rows(count: int, seed: int = 7) -> list:
             payout_id=f"5f0c7a2e-0000-4000-8000-{i:012d}" if sent else "",
             quote_id=f"9b1d3c4e-0000-4000-8000-{i:012d}",
             rate=Decimal("230.15"), fee=fee,
-            target_amount=(amount / Decimal("230.15")).quantize(Decimal("0.01")),
+            delivered=(amount / Decimal("230.15")).quantize(Decimal("0.01")),
             total_debit=amount + fee, updated_at="2026-11-30T10:15:02Z",
             amount=amount, source_currency="NGN", target_currency="CNY",
         ))

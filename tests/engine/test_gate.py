@@ -1,6 +1,6 @@
 """The exactly-once gate on its own: what a run plans for each row, from the journal's state.
 
-No service and no sandbox: the journal is set to each state by hand and `plan_rows` is asked
+No service and no sandbox: the journal is set to each state by hand and `decide_rows` is asked
 what it would do. The end-to-end tests (test_exactly_once.py) prove the same over HTTP.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from batchpay.engine.gate import Plan, details_of, plan_rows
+from batchpay.engine.gate import RunDecisions, decide_rows, details_of
 from batchpay.journal.store import Journal
 from batchpay.settings.model import Settings
 from batchpay.sheet.read import read_sheet
@@ -25,13 +25,13 @@ def checked(tmp_path: Path, count: int = 1, **overrides: Any) -> tuple[Validatio
 
 
 def plan(journal: Journal, tmp_path: Path, validation: Validation, columns: list[str], *,
-         kind: str = "run", skip_invalid: bool = False) -> Plan:
-    return plan_rows(journal, list(validation.rows), columns, kind=kind,
-                     settings=Settings(journal=journal.path or tmp_path / "j.sqlite3"),
-                     skip_invalid=skip_invalid)
+         kind: str = "run", skip_invalid: bool = False) -> RunDecisions:
+    return decide_rows(journal, list(validation.rows), columns, kind=kind,
+                       settings=Settings(journal=journal.path or tmp_path / "j.sqlite3"),
+                       skip_invalid=skip_invalid)
 
 
-def where(result: Plan) -> str:
+def where(result: RunDecisions) -> str:
     """Where the plan put its one row: send, resolve, track, or the row's status."""
     if result.send:
         return "send"

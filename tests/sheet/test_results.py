@@ -42,7 +42,7 @@ def completed(row: int, amount: str, currency: str = "NGN", fee: str = "150.00",
     return ResultRow(
         row=row, inputs=[values[c] for c in INPUTS], status=status,
         reference_number="ABCDEFGHJK123", payout_id=f"9f1c-{row}", quote_id=f"q-{row}",
-        rate=D("230.123456"), fee=fee_d, target_amount=D(target), total_debit=amount_d + fee_d,
+        rate=D("230.123456"), fee=fee_d, delivered=D(target), total_debit=amount_d + fee_d,
         updated_at="2026-11-30T10:15:02Z", amount=amount_d, source_currency=currency,
         target_currency="CNY")
 
@@ -50,7 +50,7 @@ def completed(row: int, amount: str, currency: str = "NGN", fee: str = "150.00",
 def not_sent(row: int, amount: str, status: str, currency: str = "NGN", error: str = "") -> ResultRow:
     result = completed(row, amount, currency, status=status)
     result.reference_number = result.payout_id = ""
-    result.fee = result.target_amount = result.total_debit = None
+    result.fee = result.delivered = result.total_debit = None
     result.error = error
     return result
 

@@ -10,7 +10,7 @@ import pytest
 
 from batchpay.connect import open_service
 from batchpay.controls.payees import CHANGED, NEW
-from batchpay.engine.validate_sheet import check_sheet_file
+from batchpay.engine.sheet_check import check_sheet_file
 from batchpay.errors import UsageError
 from batchpay.settings.load import load_settings
 from batchpay.statuses import EXIT_OK, EXIT_ROWS

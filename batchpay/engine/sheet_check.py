@@ -9,7 +9,7 @@ cannot be used is a note, never an error, so that a sheet can be checked offline
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from batchpay.controls.payees import HoldRules, PayeeChange, check_sheet, reported
@@ -18,6 +18,7 @@ from batchpay.files import check_output
 from batchpay.service import Opener
 from batchpay.settings.model import Settings
 from batchpay.sheet.limits import SheetLimits
+from batchpay.sheet.read_options import DEFAULT_READ, ReadOptions
 from batchpay.sheet.validate import ValidateOutcome, validate_file, write_validation_report
 
 
@@ -40,20 +41,16 @@ class SheetCheck:
         return self.outcome.exit_code
 
 
-def check_sheet_file(path: Path, settings: Settings, connect: Opener | None, *,
-                     report: Path | None = None, overwrite: bool = False,
-                     sheet_name: str | None = None, source_currency: str | None = None,
-                     decimal_comma: bool = False, include_hidden: bool = False,
-                     encoding: str | None = None) -> SheetCheck:
+def check_sheet_file(path: Path, settings: Settings, connect: Opener | None,
+                     read: ReadOptions = DEFAULT_READ, *, report: Path | None = None,
+                     overwrite: bool = False) -> SheetCheck:
     """Read and validate the sheet at `path`, compare its bank names with the directory of
     the service `connect` opens (None: not compared, works offline), find its payee changes
     in the journal's register, and write the report workbook when `report` is given (checked
-    as writable before anything is read)."""
+    as writable before anything is read). The sheet is read within the settings' limits."""
     if report is not None:
         check_output(report, overwrite=overwrite, inputs=(path,))
-    outcome = validate_file(path, sheet_name=sheet_name, source_currency=source_currency,
-                            limits=SheetLimits.of(settings), decimal_comma=decimal_comma,
-                            include_hidden=include_hidden, encoding=encoding)
+    outcome = validate_file(path, replace(read, limits=SheetLimits.of(settings)))
     notes = ([] if connect is None
              else check_sheet_bank_names(outcome.validation, settings, connect))
     findings = check_sheet(settings.journal, outcome.validation.rows,
