@@ -104,10 +104,13 @@ class Paying:
         in_doubt: list[str] = []
 
         async def pay(job: SendJob) -> None:
-            if await sender.send(job) == SENDING:
+            if await sender.send(job, answer_later=True) == SENDING:
                 in_doubt.append(job.ref)
 
-        await self._each("Paying", sender, jobs, pay)
+        try:
+            await self._each("Paying", sender, jobs, pay)
+        finally:  # the answers recorded without waiting are in the journal from here
+            await sender.in_journal.settled()
         return in_doubt
 
     async def _follow(self, client: PayoutClient, refs: list[str], deadline: float) -> None:
