@@ -91,7 +91,7 @@ class JournalThread:
                     return
             try:
                 outcomes = run_grouped(self.journal, [call for call, _ in waiting])
-            except BaseException as exc:  # noqa: BLE001 - handed to the callers, not lost
+            except BaseException as exc:  # handed to the callers, not lost
                 outcomes = [Outcome(error=exc)] * len(waiting)
             self.groups += 1
             loop.call_soon_threadsafe(_settle, [done for _, done in waiting], outcomes)

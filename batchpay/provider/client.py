@@ -28,7 +28,6 @@ import anyio
 import httpx
 import stamina
 
-from batchpay import __version__
 from batchpay.config import Headers, Paths, fingerprint
 from batchpay.provider import jsonnum
 from batchpay.provider.errors import (
@@ -131,7 +130,7 @@ class PayoutClient:
         if transport is None and self._key_header is not None and not _proxied(self.base_url):
             self._wire = Wire(self.base_url, ssl_context=tls, connect_timeout=connect_timeout,
                               read_timeout=read_timeout, max_idle=self.concurrency,
-                              user_agent=f"batchpay/{__version__}")
+                              user_agent="batchpay")
         self._http = httpx.AsyncClient(
             base_url=self.base_url,
             transport=transport,
