@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine, Iterable
+from collections.abc import Awaitable, Coroutine, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -152,14 +152,18 @@ class Sender:
                                   minor_unit(row.currency))
         return quote
 
-    async def send(self, job: SendJob, *, answer_later: bool = False) -> str:
+    async def send(self, job: SendJob, *, answer_later: bool = False,
+                   priced: Awaitable[tuple[Quote, int | None]] | None = None) -> str:
         """Pay one row; returns its status. In-doubt rows come back as SENDING.
 
         With `answer_later`, an accepted payout's answer is recorded with the journal's next
-        group without waiting for it (the caller then awaits `in_journal.settled()`)."""
+        group without waiting for it (the caller then awaits `in_journal.settled()`);
+        `priced` is the row's first quote when the caller asked for it already
+        (`self.priced(job)`, started ahead)."""
         for round_ in (1, 2):
             try:
-                quote, quotes_used = await self.priced(job)
+                quote, quotes_used = await (priced if round_ == 1 and priced is not None
+                                            else self.priced(job))
             except RequestRejected as exc:
                 return await self._decide(job, Status.QUOTE_FAILED,
                                           f"quote refused: {exc.message}")
