@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from batchpay.config import Settings
 from batchpay.errors import ConfigError
 from batchpay.files import private_dir
 from batchpay.service import Service
+from batchpay.settings.model import Settings
 
 if TYPE_CHECKING:
     from batchpay.sandbox.server import RunningSandbox

@@ -8,6 +8,7 @@ batchpay creates is 0600 from its first byte, not narrowed after it was written.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -28,6 +29,13 @@ def shown_address(url: str) -> str:
     """A database address as it may be printed and filed: without its password."""
     hidden = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
     return re.sub(r"([?&]password=)[^&]*", r"\1***", hidden, flags=re.IGNORECASE)
+
+
+def fingerprint(secret: str | None) -> str:
+    """A short, stable, non-reversible name for a secret: safe to print and to file."""
+    if not secret:
+        return "(not set)"
+    return "sha256:" + hashlib.sha256(secret.encode()).hexdigest()[:12]
 
 
 def private_dir(path: Path) -> Path:

@@ -14,9 +14,9 @@ import smtplib
 import ssl
 from email.message import EmailMessage
 
-from batchpay.config import mail_password, scrub
 from batchpay.engine.advice import MailFailed
-from batchpay.mail_settings import Mail
+from batchpay.settings.mail import mail_password
+from batchpay.settings.model import Mail, scrub
 
 
 class SmtpMailer:

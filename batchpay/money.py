@@ -46,11 +46,6 @@ def is_currency(code: object) -> bool:
     return isinstance(code, str) and code.strip().upper() in EXPONENTS
 
 
-def exponent(code: str) -> int:
-    """Decimals allowed for `code` (any case); KeyError for a code that is not ISO 4217."""
-    return EXPONENTS[code.strip().upper()]
-
-
 DEFAULT_EXPONENT = 2  # for a currency code that is not ISO 4217 (an INVALID row's typo)
 
 
@@ -71,6 +66,49 @@ def minor_unit(code: str) -> Decimal:
 def in_minor_units(amount: Decimal, currency: str) -> Decimal:
     """`amount` rounded (half even) to the currency's minor unit: 1234.5 NGN -> 1234.50."""
     return amount.quantize(minor_unit(currency))
+
+
+def shown_amount(amount: Decimal | int | str | None, currency: str = "") -> str:
+    """An amount as a page or a summary shows it: thousands separated, the currency after
+    it, never rounded (`1,234,567.89 NGN`). Zeros are added up to the currency's minor unit
+    (1000 NGN -> 1,000.00 NGN) and no digit is ever taken away. Empty for no amount; text
+    that is not a number is shown as it is."""
+    if amount is None or amount == "":
+        return ""
+    try:
+        value = amount if isinstance(amount, Decimal) else Decimal(str(amount).strip())
+    except ArithmeticError:
+        return str(amount)
+    if not value.is_finite():
+        return str(amount)
+    code = currency.strip().upper()
+    if code:
+        unit = minor_unit(code)
+        if int(value.as_tuple().exponent) > int(unit.as_tuple().exponent):
+            value = value.quantize(unit)  # only zeros are added: exact
+    text = format(value, ",f")
+    return f"{text} {code}" if code else text
+
+
+def rate_direction(rate: Decimal, source: tuple[Decimal, str], target: tuple[Decimal, str]
+                   ) -> str:
+    """Which way the service's rate counts ("NGN per CNY" or "CNY per USD"): it quotes the
+    weaker currency's units per one of the stronger, so the direction is told from the
+    quote's own amounts (`source` and `target`, each amount and currency) - whichever
+    reading of `rate` comes nearer to turning one into the other."""
+    (paid, source_code), (got, target_code) = source, target
+    if not (rate and paid and got):
+        return f"{source_code} per {target_code}"
+    source_per_target = abs(rate * got - paid) / paid
+    target_per_source = abs(paid * rate - got) / got
+    if target_per_source < source_per_target:
+        return f"{target_code} per {source_code}"
+    return f"{source_code} per {target_code}"
+
+
+def shown_rate(rate: Decimal, direction: str) -> str:
+    """A rate with its direction stated: `230 NGN per CNY`."""
+    return f"{format(rate, ',f')} {direction}"
 
 
 _ACCOUNT_SEPARATORS = re.compile(r"[\s\-]")

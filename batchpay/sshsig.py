@@ -129,17 +129,6 @@ def _public_from_blob(blob: bytes) -> Ed25519PublicKey:
     return Ed25519PublicKey.from_public_bytes(raw)
 
 
-def parse_public(line: str) -> Ed25519PublicKey:
-    """A public key from `ssh-ed25519 AAAA... [comment]`."""
-    parts = line.split()
-    if len(parts) < 2 or parts[0] != KEY_TYPE.decode():
-        raise SignatureError("not an ssh-ed25519 public key")
-    try:
-        return _public_from_blob(base64.b64decode(parts[1], validate=True))
-    except ValueError as exc:
-        raise SignatureError("the public key is not valid base64") from exc
-
-
 @dataclass(frozen=True)
 class Signer:
     """One line of an allowed_signers file, options and all."""

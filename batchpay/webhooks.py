@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from batchpay.config import Headers, JournalLocation, Settings, is_loopback_host
 from batchpay.engine.doubt import PayoutLookup, apply_event, service_lookup, to_confirm
 from batchpay.errors import ConfigError
 from batchpay.journal.store import Journal
+from batchpay.provider.endpoints import Headers
+from batchpay.settings.model import JournalLocation, Settings, is_loopback_host
 
 if TYPE_CHECKING:
     from batchpay.service import Service

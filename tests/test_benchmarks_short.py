@@ -71,6 +71,10 @@ EXPECTED = {
     "bench_journal_copy.py": [
         rf"^refs=500 events=2001 copy_s={NUMBER} verify_s={NUMBER} same_head=yes$",
     ],
+    "bench_budget.py": [
+        rf"^store=sqlite bookings=200 ms_per_booking={NUMBER}$",
+        rf"^store=postgresql bookings=200 ms_per_booking={NUMBER}$",
+    ],
     "bench_integrity.py": [
         rf"^refs=500 events=2001 journal_mb={NUMBER} check_s={NUMBER}$",
     ],
@@ -96,6 +100,10 @@ EXPECTED = {
         rf"^rows=2000 write_seconds={NUMBER} \(target {NUMBER}\) cpu_seconds={NUMBER} "
         rf"peak_rss_mb={NUMBER} \(target {NUMBER}\) process_seconds={NUMBER} "
         rf"file_mb={NUMBER} OK$",
+    ],
+    "bench_rows.py": [
+        rf"^case=rows rows=200 first_view_s={NUMBER} view_again_s={NUMBER} page_ms={NUMBER} "
+        rf"filter_ms=held:{NUMBER},new:{NUMBER}$",
     ],
     "bench_statement.py": [
         rf"^refs=500 events=2001 build_s={NUMBER} write_s={NUMBER} lines=500 refunds=10$",

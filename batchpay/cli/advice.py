@@ -30,8 +30,7 @@ def advise(run_id: str, journal: Path | None, as_json: bool) -> None:
     Exit 0: every advice due is sent; 1: some are still waiting (mail server unreachable)
     or were refused; 2: could not run (no [mail] settings, no Chinese font, no such run).
     """
-    from batchpay.engine.advice import advise_run
-    from batchpay.journal.store import Journal
+    from batchpay.engine import Journal, advise_run
     from batchpay.mail import SmtpMailer
 
     settings = settings_for(journal=journal)

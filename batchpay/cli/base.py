@@ -19,14 +19,14 @@ from batchpay.errors import DISK_FULL_HINT, BatchpayError
 from batchpay.statuses import EXIT_FAILED
 
 if TYPE_CHECKING:
-    from batchpay.config import Settings
-    from batchpay.journal.store import Journal
+    from batchpay.engine import Journal
+    from batchpay.settings.model import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def fail(message: str, hint: str | None = None, code: int = EXIT_FAILED) -> None:
-    from batchpay.config import scrub
+    from batchpay.settings.model import scrub
 
     click.secho(f"Error: {scrub(message)}", fg="red", err=True)
     if hint:
@@ -136,7 +136,7 @@ def debug_option(func: F) -> F:
 
 
 def settings_for(**options: Any) -> Settings:
-    from batchpay.config import load_settings
+    from batchpay.settings.load import load_settings
 
     return load_settings().with_options(**options)
 
@@ -197,7 +197,7 @@ def journal_option(func: F) -> F:
 
 
 def open_journal(journal: str | None) -> Journal:
-    from batchpay.journal.store import Journal
+    from batchpay.engine import Journal
 
     settings = settings_for(journal=journal)
     return Journal.existing(settings.journal)

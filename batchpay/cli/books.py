@@ -47,7 +47,7 @@ def export(start: str, end: str, fmt: str, out: Path | None, journal: str | None
     first (a journal changed outside batchpay: exit 2).
     """
     from batchpay.days import Period, parse_day
-    from batchpay.engine.exports import FORMAT_NAMES, export_books
+    from batchpay.engine import FORMAT_NAMES, export_books
 
     settings = settings_for(journal=journal)
     period = Period(parse_day(start, "--from"), parse_day(end, "--to"), settings.time_zone)
@@ -87,7 +87,7 @@ def reconcile(start: str, end: str, statement_file: Path | None, out: Path | Non
     """
     from batchpay.connect import open_service
     from batchpay.days import Period, parse_day
-    from batchpay.engine.reconcile import default_reconcile_path, reconcile_period
+    from batchpay.engine import default_reconcile_path, reconcile_period
 
     settings = settings_for(journal=journal)
     period = Period(parse_day(start, "--from"), parse_day(end, "--to"), settings.time_zone)

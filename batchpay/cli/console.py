@@ -71,8 +71,8 @@ def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: 
     Prints the user's approvers-file line: a maker's plans and an approver's approvals
     verify with it.
     """
-    from batchpay.console.accounts import Accounts, console_folder
     from batchpay.console.signing import signer_line
+    from batchpay.console.state import open_accounts
 
     settings = settings_for(journal=journal)
     if password_stdin:
@@ -80,7 +80,7 @@ def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: 
     else:
         password = str(click.prompt("Password", hide_input=True, confirmation_prompt=True,
                                     err=True))
-    accounts = Accounts(console_folder(settings.local_folder))
+    accounts = open_accounts(settings)
     existed = accounts.get(name) is not None
     user = accounts.add(name, roles, password, replace=replace)
     click.echo(f"User {user.name}: {', '.join(user.roles)}; signing key "
@@ -99,9 +99,9 @@ def users_add(name: str, roles: tuple[str, ...], password_stdin: bool, replace: 
 @handle_errors
 def users_list(journal: str | None) -> None:
     """List the console's users, their roles and key fingerprints."""
-    from batchpay.console.accounts import Accounts, console_folder
+    from batchpay.console.state import open_accounts
 
-    accounts = Accounts(console_folder(settings_for(journal=journal).local_folder))
+    accounts = open_accounts(settings_for(journal=journal))
     found = accounts.users()
     for user in found:
         click.echo(f"{user.name}  {', '.join(user.roles)}  {accounts.fingerprint(user.name)}"
@@ -118,8 +118,8 @@ def users_list(journal: str | None) -> None:
 def users_remove(name: str, journal: str | None) -> None:
     """Remove the console user NAME: its sessions end at once, its signing key is deleted
     and leaves the console's approvers list."""
-    from batchpay.console.accounts import Accounts, console_folder
+    from batchpay.console.state import open_accounts
 
-    accounts = Accounts(console_folder(settings_for(journal=journal).local_folder))
+    accounts = open_accounts(settings_for(journal=journal))
     accounts.remove(name)
     click.echo(f"Removed {name}: its console sessions have ended and its key is gone.")

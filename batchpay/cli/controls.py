@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from batchpay import clock
 from batchpay.cli.base import (
     cli,
     debug_option,
@@ -45,24 +46,25 @@ def payees(ctx: click.Context, journal: str | None, as_json: bool) -> None:
     import json
     from decimal import Decimal
 
-    from batchpay.controls.payee_register import Register, register_lines
+    from batchpay.engine import Register, register_lines
 
     ctx.obj = journal
     if ctx.invoked_subcommand is not None:
         return
     with open_journal(journal) as j:
-        lines = register_lines(Register.load(j))
+        lines = register_lines(Register.load(j), settings_for().time_zone)
     if as_json:
         click.echo(json.dumps(lines, ensure_ascii=False, indent=2))
         return
     from batchpay.display import print_table, stderr_console
+    from batchpay.money import shown_amount
 
     print_table(("payee", "name", "account", "bank", "last paid", "payouts", "paid",
                  "delivered", "confirmed"),
                 ([line["payee"], line["name"], line["account"], line["bank"],
                   f"{line['last_paid']} {line['last_status']}", str(line["payouts"]),
-                  ", ".join(f"{Decimal(v):,} {c}" for c, v in line["paid"].items()),
-                  ", ".join(f"{Decimal(v):,} {c}" for c, v in line["delivered"].items()),
+                  ", ".join(shown_amount(Decimal(v), c) for c, v in line["paid"].items()),
+                  ", ".join(shown_amount(Decimal(v), c) for c, v in line["delivered"].items()),
                   "yes" if line["confirmed"] else ""] for line in lines))
     if not lines:
         stderr_console().print("No payees yet: a payee is registered by its first payout.")
@@ -77,9 +79,8 @@ def payees(ctx: click.Context, journal: str | None, as_json: bool) -> None:
 def payees_show(ctx: click.Context, payee: str, journal: str | None) -> None:
     """Print PAYEE's held bank details in full (for a read-back call) and its history."""
 
-    from batchpay.controls.payee_keys import BANK_FIELDS
-    from batchpay.controls.payee_register import money_text
-    from batchpay.controls.payees import show
+    from batchpay.engine import BANK_FIELDS, money_text
+    from batchpay.engine import show_payee as show
 
     with open_journal(journal or ctx.obj) as j:
         found = show(j, payee)
@@ -95,8 +96,10 @@ def payees_show(ctx: click.Context, payee: str, journal: str | None) -> None:
         paid = money_text(line) or "nothing"
         click.echo(f"Paid {line['payouts']} time(s) to {line['name']}, {line['account']}, "
                    f"{line['bank']}: {paid}; last {line['last_paid']} {line['last_status']}")
+    zone_name = settings_for().time_zone
     for c in found["confirmations"]:
-        click.echo(f"Confirmed {str(c.get('at'))[:16]} by {c.get('by')} ({c.get('method')}): "
+        click.echo(f"Confirmed {clock.show(str(c.get('at')), zone_name)} by {c.get('by')} "
+                   f"({c.get('method')}): "
                    f"account ending {str(c['details']['account_number'])[-4:]}"
                    + (f"; {c['note']}" if c.get("note") else ""))
 
@@ -120,7 +123,7 @@ def payees_confirm(ctx: click.Context, payee: str, account_last4: str, method: s
     The confirmation (you, the time, before and after, method, note) is a chained event of
     the journal.
     """
-    from batchpay.controls.payees import confirm
+    from batchpay.engine import confirm_payee as confirm
     from batchpay.money import masked
 
     with open_journal(journal or ctx.obj) as j:
@@ -276,10 +279,8 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
     import json
 
     from batchpay.connect import open_service
-    from batchpay.controls.approval import maker_of
     from batchpay.display import RichReporter, is_interactive, print_counts, print_problems
-    from batchpay.engine.make_plan import PlanFiles, make_plan
-    from batchpay.engine.runner import RunOptions
+    from batchpay.engine import PlanFiles, RunOptions, make_plan, maker_of
 
     files = PlanFiles.named(sheet, name)
     for path in (files.plan, files.maker_signature, files.workbook):
@@ -312,8 +313,11 @@ def plan(sheet: Path, name: Path | None, key: Path | None, sheet_name: str | Non
         click.echo(f"Plan: {shown_path(files.plan)} ({made.rows} row(s)), signed by "
                    f"{', '.join(maker.principals)} ({maker.fingerprint}); for a person: "
                    f"{shown_path(files.workbook)}")
+        for currency, shown in made.rates.items():
+            if shown:
+                click.echo(f"Rate {currency}: {'; '.join(shown)} (as quoted for this plan)")
         click.echo(f"Plan id {made.identifier}, short code {made.short_code}; expires "
-                   f"{made.document['expires_at']}")
+                   f"{clock.show(made.document['expires_at'], settings.time_zone, seconds=True)}")
         click.echo(f"Next: an approver runs `batchpay approve {shown_path(files.plan)}`.")
     sys.exit(outcome.exit_code)
 
@@ -341,13 +345,14 @@ def approve(plan_path: Path, key: Path | None, short_code: str | None, yes: bool
     """
     import json
 
-    from batchpay.controls.approval import approve as sign_plan
-    from batchpay.controls.approval import review, summary_lines
-    from batchpay.controls.plan_file import same_code
+    from batchpay.engine import approve_plan as sign_plan
+    from batchpay.engine import plan_summary_lines as summary_lines
+    from batchpay.engine import review_plan as review
+    from batchpay.engine import same_code
 
     settings = settings_for()
     checked = review(plan_path, settings)
-    for line in summary_lines(checked):
+    for line in summary_lines(checked, zone_name=settings.time_zone):
         click.echo(line, err=True)
     if yes and not short_code:
         fail("--yes needs --short-code CODE: the code is what ties your approval to this plan.")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from batchpay import clock
 from batchpay.cli.base import (
     JOURNAL_HELP,
     F,
@@ -28,11 +29,10 @@ from batchpay.cli.base import (
     writable_path,
 )
 from batchpay.files import check_name_fits, check_output
-from batchpay.sheet.outcomes import json_document
 from batchpay.statuses import EXIT_FAILED, EXIT_ROWS
 
 if TYPE_CHECKING:
-    from batchpay.controls.plan_file import CheckedPlan
+    from batchpay.engine import CheckedPlan
 
 
 @cli.command()
@@ -67,7 +67,7 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     """
     from batchpay.connect import open_service
     from batchpay.display import print_payee_changes, print_validation, stderr_console
-    from batchpay.engine.validate_sheet import check_sheet_file
+    from batchpay.engine import check_sheet_file
 
     settings = settings_for()
     checked = check_sheet_file(
@@ -81,6 +81,8 @@ def validate(sheet: Path, report: Path | None, sheet_name: str | None,
     print_payee_changes(console, checked.payee_changes)
     print_validation(console, checked.outcome)
     if as_json:
+        from batchpay.engine import json_document  # the face loads the engine: on use
+
         click.echo(json_document(None, checked.outcome.validation.counts, checked.outcome.json_rows(),
                                  [checked.report] if checked.report else [],
                                  checked.payee_changes))
@@ -146,12 +148,13 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
         print_payee_changes,
         print_problems,
     )
-    from batchpay.engine.runner import RunOptions, load_input, run_batch
+    from batchpay.engine import RunOptions, load_input, run_batch
 
     if out is not None:
         check_output(out, overwrite=overwrite, inputs=(sheet,))
     else:  # the results go beside the sheet: that folder must take them, known before paying
-        from batchpay.engine.runner import default_results_path, new_run_id
+        from batchpay.clock import new_run_id
+        from batchpay.engine import default_results_path
 
         writable_path(click.get_current_context(), None,  # type: ignore[arg-type]
                       sheet.absolute().with_name("results.xlsx"))
@@ -181,12 +184,14 @@ def _run(kind: str, sheet: Path, out: Path | None, dry_run: bool, skip_invalid: 
     print_problems(console, ((r["row"], r["status"], r["error"] or "") for r in outcome.rows
                              if r["status"] not in outcome.fine_statuses))
     if not outcome.dry_run:  # the payees' advices: lines to read, never the run's exit code
-        from batchpay.engine.advice import advise_after_run
+        from batchpay.engine import advise_after_run
         from batchpay.mail import SmtpMailer
 
         for line in advise_after_run(settings, outcome.run_id, SmtpMailer):
             console.print(line, soft_wrap=True)
     if as_json:
+        from batchpay.engine import json_document  # the face loads the engine: on use
+
         click.echo(json_document(outcome.run_id, outcome.counts, outcome.rows,
                                  [outcome.results_path], outcome.payee_changes))
     else:
@@ -213,7 +218,7 @@ def run(sheet: Path | None, plan_path: Path | None, **options: Any) -> None:
         fail("Give a SHEET, or --plan NAME.plan.json (an approved plan), not both.",
              "`batchpay run --help` shows both.", EXIT_FAILED)
     if plan_path is not None:
-        from batchpay.controls.plan_file import read_plan
+        from batchpay.engine import read_plan
 
         if options["allow_repeat"]:
             fail("--allow-repeat does not go with --plan: a release is the maker's decision, "
@@ -253,25 +258,26 @@ def runs(journal: str | None, as_json: bool) -> None:
     import json
 
     from batchpay.display import print_table, stderr_console, stdout_console
-    from batchpay.engine.render import run_list
+    from batchpay.engine import run_list
 
     with open_journal(journal) as j:
         records = run_list(j)
     if as_json:
         click.echo(json.dumps(records, ensure_ascii=False, indent=2))
         return
-    lines = [[r["run_id"], r["kind"], r["started_at"][:16].replace("T", " "), r["sheet"],
+    zone_name = settings_for().time_zone
+    lines = [[r["run_id"], r["kind"], clock.show(r["started_at"], zone_name), r["sheet"],
               r["outcome"] or "(unfinished)", str(r["sent"]),
               ", ".join(f"{k} {v}" for k, v in sorted(r["counts"].items()))]
              for r in records]
     console = stdout_console()
     if console.width < 120:  # a table would fold every cell: one run per paragraph instead
         for run_id, kind, started, sheet, outcome, sent, counts in lines:
-            console.print(f"{run_id}  {kind}  {started} UTC\n  {sheet}: {outcome}, sent {sent}"
+            console.print(f"{run_id}  {kind}  {started}\n  {sheet}: {outcome}, sent {sent}"
                           f"\n  {counts or 'no rows'}", soft_wrap=False, markup=False)
     else:
-        print_table(("run id", "kind", "started (UTC)", "sheet", "outcome", "sent",
-                     "rows now"), lines, keep_whole=("run id", "kind", "started (UTC)"))
+        print_table(("run id", "kind", "started", "sheet", "outcome", "sent",
+                     "rows now"), lines, keep_whole=("run id", "kind", "started"))
     if not records:
         stderr_console().print("No runs yet.")
 
@@ -286,7 +292,7 @@ def runs(journal: str | None, as_json: bool) -> None:
 @handle_errors
 def report(journal: str | None, run_id: str | None, out: Path, overwrite: bool) -> None:
     """Re-render a run's results workbook from the journal."""
-    from batchpay.engine.render import find_run, render_run
+    from batchpay.engine import find_run, render_run
 
     check_output(out, overwrite=overwrite)
     with open_journal(journal) as j:
@@ -303,7 +309,7 @@ def report(journal: str | None, run_id: str | None, out: Path, overwrite: bool) 
 @handle_errors
 def verify(journal: str | None, head: str | None) -> None:
     """Check the journal's hash chain, and its ledger and payout requests against it."""
-    from batchpay.journal.integrity import check as check_journal
+    from batchpay.engine import check_journal
 
     with open_journal(journal) as j:
         check = check_journal(j, head=head)
@@ -337,7 +343,7 @@ def sync(journal: str | None, run_id: str | None, out: Path | None, overwrite: b
     """
     from batchpay.connect import open_service
     from batchpay.display import print_counts, stderr_console
-    from batchpay.engine.sync import sync_run
+    from batchpay.engine import sync_run
 
     if out is not None:
         check_output(out, overwrite=overwrite)
@@ -354,6 +360,8 @@ def sync(journal: str | None, run_id: str | None, out: Path | None, overwrite: b
                      " (scan cut short by the page cap)"))
     print_counts(console, outcome.summary.counts, title=f"Run {outcome.run_id}")
     if as_json:
+        from batchpay.engine import json_document  # the face loads the engine: on use
+
         click.echo(json_document(outcome.run_id, dict(outcome.summary.counts), outcome.rows,
                                  [outcome.results_path]))
     else:
@@ -380,8 +388,7 @@ def statement(start: str, end: str, out: Path | None, journal: str | None,
     currency the totals that reconcile with the wallet, with the journal's chain head."""
     from batchpay.days import parse_day
     from batchpay.display import print_statement
-    from batchpay.engine.statement import build_statement, default_statement_path
-    from batchpay.engine.statement_book import write_statement
+    from batchpay.engine import build_statement, default_statement_path, write_statement
 
     first, last = parse_day(start, "--from"), parse_day(end, "--to")
     path = out or default_statement_path(first, last)

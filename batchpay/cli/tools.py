@@ -32,7 +32,7 @@ def banks(country: str, currency: str, as_json: bool) -> None:
     import json
 
     from batchpay.connect import open_service
-    from batchpay.engine.banknames import list_banks
+    from batchpay.engine import list_banks
 
     settings = settings_for()
     found = list_banks(settings, country, currency, lambda: open_service(settings),
@@ -61,7 +61,8 @@ def config() -> None:
     The API key is shown only as a fingerprint. A settings file batchpay cannot use is
     named with its error beside everything else (exit 2; every other command refuses it).
     """
-    from batchpay.config import JOURNAL_ORIGINS, inspect_settings
+    from batchpay.settings.load import inspect_settings
+    from batchpay.settings.model import JOURNAL_ORIGINS
 
     found = inspect_settings()
     settings = found.settings
@@ -124,6 +125,9 @@ def _webhook_url_option(ctx: click.Context, param: click.Parameter, value: str |
               help="Share of payout requests (0-1) committed and then left without a response.")
 @click.option("--rate-limit", callback=_rate_limit_option, metavar="N/UNIT[,N/UNIT...]",
               help="Sliding-window limits, e.g. 100/min,1000/hour; beyond them 429 with Retry-After.")
+@click.option("--client-windows", is_flag=True,
+              help="Ask clients to keep the provider's rate windows (their rate_limit "
+                   "setting) as against a real service (X-Batchpay-Sandbox-Windows: on).")
 @click.option("--webhook-url", callback=_webhook_url_option,
               help="POST every payout state change to this URL.")
 @click.option("--webhook-secret", help="Secret that signs the webhooks (X-Signature, HMAC-SHA512).")
@@ -168,10 +172,10 @@ def sandbox(**options: Any) -> None:
 def listen(host: str | None, port: int | None, journal: str | None,
            insecure_no_signature: bool) -> None:
     """Receive the service's webhooks and record payout states in the journal."""
-    from batchpay.config import shown_journal
     from batchpay.connect import open_service
     from batchpay.display import stderr_console
     from batchpay.serving import serve_foreground
+    from batchpay.settings.model import shown_journal
     from batchpay.webhooks import listener_check, open_listener
 
     settings = settings_for(journal=journal)
@@ -201,7 +205,7 @@ def listen(host: str | None, port: int | None, journal: str | None,
 @handle_errors
 def template(out: Path) -> None:
     """Write an empty payout sheet to fill in: the columns, dropdowns and how to fill each."""
-    from batchpay.sheet.template import write_template
+    from batchpay.engine import write_template
 
     click.echo(str(write_template(out)))
 
@@ -219,9 +223,8 @@ def journal_group() -> None:
 @handle_errors
 def journal_copy(to: str, journal: str | None) -> None:
     """Copy the journal into a new one (a PostgreSQL database), chain checked before and after."""
-    from batchpay.config import journal_location, shown_journal
-    from batchpay.journal.moving import copy_journal
-    from batchpay.journal.store import Journal
+    from batchpay.engine import Journal, copy_journal
+    from batchpay.settings.model import DatabaseURL, journal_location, shown_journal
 
     settings = settings_for(journal=journal)
     target = journal_location(to)
@@ -229,6 +232,13 @@ def journal_copy(to: str, journal: str | None) -> None:
         moved = copy_journal(source, target)
     click.echo(f"Copied {moved.events} events to {shown_journal(target)} in "
                f"{moved.seconds:.1f} s; chain head {moved.head} (the same as the source's).")
+    if isinstance(target, DatabaseURL) and not isinstance(settings.journal, DatabaseURL):
+        from batchpay.console.moving import copy_console
+
+        console = copy_console(settings.local_folder, target)
+        if console.users or console.batches:
+            click.echo(f"Copied the console: {console.users} users and their keys, "
+                       f"{console.batches} batches.")
     click.echo(f"Use it from now on: journal = \"{shown_journal(target)}\" in your settings "
                "file (or BATCHPAY_JOURNAL), on every host, each with the chain key.",
                err=True)
@@ -242,8 +252,7 @@ def journal_copy(to: str, journal: str | None) -> None:
 def journal_backup(out: Path, journal: str | None) -> None:
     """Write a consistent copy of the journal to OUT (a new file): SQLite's backup, or
     pg_dump's custom format for a PostgreSQL journal."""
-    from batchpay.journal.moving import backup_journal
-    from batchpay.journal.store import Journal
+    from batchpay.engine import Journal, backup_journal
 
     settings = settings_for(journal=journal)
     with Journal.existing(settings.journal) as source:

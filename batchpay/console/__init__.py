@@ -14,7 +14,12 @@ its own:
     signing    the one place that calls the plan and approval library
     app        the pages and forms (translation only), templates/ and static/
     server     binding (loopback, or TLS), the login link, uvicorn
+    state      where users, sessions and batches are kept, chosen by the journal's address
+    state_postgres, batches_postgres
+               the same in the journal's PostgreSQL database: two consoles, one team
+    moving     a file journal's console copied into the database (`journal copy`)
 
-Everything lives beside the journal (its folder's `console/`), so the console and the
-commands share one journal: a sheet paid from either is never paid twice.
+Everything lives beside the journal (its folder's `console/`), or in the journal's
+PostgreSQL database, so the console and the commands share one journal: a sheet paid from
+either is never paid twice.
 """

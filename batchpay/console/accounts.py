@@ -1,6 +1,7 @@
 """The console's users: a name, roles, an Argon2id password hash and a signing key.
 
-Stored beside the journal (`console/users.json`, private), so that one journal has one team.
+Stored beside the journal (`console/users.json`, private), so that one journal has one team;
+with the journal in PostgreSQL, in its database (state_postgres.TeamAccounts).
 Roles say what a user may do on the page:
 
     maker      upload, check, review and pay a sheet; confirm a held payee
@@ -30,9 +31,10 @@ import os
 import re
 import secrets
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
@@ -129,7 +131,8 @@ class Accounts:
         self.folder = Path(folder)
         self.path = self.folder / "users.json"
         self.keys = self.folder / "keys"
-        self._lock = threading.Lock()
+        # a file's read-change-write, one at a time (the team store's: a transaction)
+        self._lock: AbstractContextManager[Any] = threading.Lock()
 
     def _load(self) -> dict[str, StoredUser]:
         if not self.path.is_file():
@@ -164,7 +167,7 @@ class Accounts:
     def add(self, name: str, roles: tuple[str, ...], password: str | None, *,
             replace: bool = False) -> User:
         """A new user (or, with `replace`, new roles and password for one); makes its key."""
-        from batchpay.journal.records import utcnow
+        from batchpay.clock import stamp
 
         if name == OWNER:
             raise UsageError(f"{OWNER} is the console's administrator (users and settings), "
@@ -186,7 +189,7 @@ class Accounts:
             earlier = users[name].get("created_at") if name in users else None
             users[name] = StoredUser(roles=sorted(set(roles), key=ROLES.index),
                                      password=hash_password(password) if password else "",
-                                     created_at=earlier or utcnow(),
+                                     created_at=earlier or stamp(),
                                      generation=new_generation())
             self._save(users)
         self.signing_key(name)
@@ -198,7 +201,7 @@ class Accounts:
         """The owner account as `batchpay serve` keeps it: the owner role only, no password
         (signs in by the link serve gives). An owner made by an earlier batchpay with every
         role is reduced to that, its sessions ended."""
-        from batchpay.journal.records import utcnow
+        from batchpay.clock import stamp
 
         with self._lock:
             users = self._load()
@@ -207,7 +210,7 @@ class Accounts:
                     "password"):
                 made = found.get("created_at", "") if found is not None else ""
                 users[OWNER] = StoredUser(roles=[OWNER], password="",
-                                          created_at=made or utcnow(),
+                                          created_at=made or stamp(),
                                           generation=new_generation())
                 self._save(users)
         user = self.get(OWNER)

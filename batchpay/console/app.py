@@ -5,6 +5,7 @@
     GET  /                     batches, and the upload form (maker)
     POST /upload               upload + check
     GET  /batches/ID           the batch: check, review, approvals, payment, results
+                               (?finding=&page=: the table Rows, filtered, a page of it)
     POST /batches/ID/review | approve | signature | reject | pay | refresh | resume
     POST /batches/ID/continue  (without the invalid rows) | discard
     GET  /batches/ID/progress  the payment as the journal holds it (JSON); /events: the same
@@ -55,16 +56,24 @@ from starlette.responses import (
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from batchpay.config import Settings, own_setting
-from batchpay.console import books, payment, work
+from batchpay import clock
+from batchpay.console import books, notices, payment, read_back, work
 from batchpay.console import statement as audit
-from batchpay.console.accounts import OWNER, Accounts, User, console_folder
+from batchpay.console.accounts import OWNER, Accounts, User
 from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
+from batchpay.console.rows import rows_view
 from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
+from batchpay.console.state import open_state, unreachable
 from batchpay.console.wording import for_page
-from batchpay.errors import BatchpayError
+from batchpay.engine import journal_reachable, mask_ids
+from batchpay.errors import BatchpayError, JournalError
+from batchpay.money import shown_amount
+from batchpay.notify import EVERY as NOTIFY_EVERY
+from batchpay.notify import NoticeWorker
+from batchpay.settings.load import own_setting
+from batchpay.settings.model import Settings
 
 HERE = Path(__file__).parent
 EVENT_SECONDS = 1.0  # how often the progress stream reads the journal
@@ -104,15 +113,20 @@ class Caller:
 
 def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
                max_upload_bytes: int | None = None,
-               follow_seconds: float = FOLLOW_SECONDS) -> Starlette:
+               follow_seconds: float = FOLLOW_SECONDS,
+               notify_seconds: float = NOTIFY_EVERY) -> Starlette:
     """The console for `settings`' journal, answering to `allowed_hosts`; while served, its
     follower refreshes paid batches' rows every `follow_seconds` until they are final."""
-    folder = console_folder(settings.local_folder)
     limit = max_upload_bytes or int(settings.max_file_mb * 1024 * 1024)
     templates = Environment(loader=FileSystemLoader(HERE / "templates"),
-                            autoescape=select_autoescape(default=True, default_for_string=True))
+                            autoescape=select_autoescape(default=True, default_for_string=True),
+                            finalize=read_back.shown)  # IDs masked on every page
     templates.filters["page_words"] = for_page
-    console = Console(settings, Accounts(folder), Sessions(), Batches(folder / "batches"),
+    templates.filters["when"] = lambda at, seconds=False: clock.show(at, settings.time_zone,
+                                                                    seconds=seconds)
+    templates.filters["amount"] = shown_amount
+    state = open_state(settings)  # beside the journal file, or in its database
+    console = Console(settings, state.accounts, state.sessions, state.batches,
                       templates, limit,
                       approval_off_by_user=own_setting("require_approval") is False)
     console.templates.globals["may_read_statement"] = audit.may_read_statement
@@ -153,18 +167,22 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     follower = Follower(settings, console.batches, follow_seconds)
+    deliverer = NoticeWorker(settings.journal, settings.notify, notify_seconds)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         follower.start()
+        deliverer.start()
         try:
             yield
         finally:
             await run_in_threadpool(follower.stop)
+            await run_in_threadpool(deliverer.stop)
 
     app = Starlette(routes=routes, max_body_size=limit + 64 * 1024, lifespan=lifespan,
                     middleware=[Middleware(Guard, allowed_hosts=allowed_hosts, https=https)],
-                    exception_handlers={HTTPException: http_error})
+                    exception_handlers={HTTPException: http_error,
+                                        JournalError: unreachable})
     app.state.console = console
     return app
 
@@ -173,7 +191,7 @@ async def healthz(request: Request) -> Response:
     """For a load balancer or a service manager: whether this console can reach its journal
     (its PostgreSQL database, or its file). No session: it says nothing but that."""
     console: Console = request.app.state.console
-    ok = await run_in_threadpool(work.journal_reachable, console.settings)
+    ok = await run_in_threadpool(journal_reachable, console.loaded)  # reads no user
     return JSONResponse({"status": "ok" if ok else "journal unreachable"},
                         status_code=200 if ok else 503,
                         headers={"Cache-Control": "no-store"})
@@ -350,7 +368,7 @@ async def index(request: Request, console: Console, caller: Caller) -> Response:
 
 
 async def template(request: Request, console: Console, caller: Caller) -> Response:
-    from batchpay.sheet.template import write_template
+    from batchpay.engine import write_template
 
     folder = Path(tempfile.mkdtemp(prefix="batchpay-template-"))
     path = write_template(folder / "payouts-template.xlsx")
@@ -381,6 +399,8 @@ async def batch_page(request: Request, console: Console, caller: Caller) -> Resp
     return render(console, request, "batch.html", caller, batch=batch, advices=advices,
                   quoting=work.review_progress(batch.id),
                   check=work.saved_check(batch), review=review, progress=state,
+                  rows=await run_in_threadpool(rows_view, console.settings, batch,
+                                               request.query_params),
                   same=console.batches.same_file(batch), reviewable=work.reviewable(batch),
                   discardable=DISCARDABLE,
                   require_approval=console.settings.require_approval)
@@ -397,9 +417,10 @@ async def review(request: Request, console: Console, caller: Caller) -> Response
 async def approve(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "approver")
     form = request.state.form
-    await run_in_threadpool(work.approve, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name,
-                            work.Shown(_text(form.get("plan")), _text(form.get("code"))))
+    done = await run_in_threadpool(work.approve, console.settings, console.batches, batch,
+                                   console.accounts, caller.user.name,
+                                   work.Shown(_text(form.get("plan")), _text(form.get("code"))))
+    await run_in_threadpool(notices.batch_approved, console.settings, done, caller.user.name)
     return back_to(batch, "approvals")
 
 
@@ -409,16 +430,19 @@ async def signature(request: Request, console: Console, caller: Caller) -> Respo
     text = _text(request.state.form.get("signature_text"))
     if upload is not None and not isinstance(upload, str):
         text = (await upload.read(64 * 1024)).decode("utf-8", "replace") or text
-    await run_in_threadpool(work.approve_with_signature, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name, text)
+    done = await run_in_threadpool(work.approve_with_signature, console.settings,
+                                   console.batches, batch, console.accounts, caller.user.name,
+                                   text)
+    await run_in_threadpool(notices.batch_approved, console.settings, done, caller.user.name)
     return back_to(batch, "approvals")
 
 
 async def reject(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "approver")
     form = request.state.form
-    work.reject(console.batches, batch, caller.user.name, _text(form.get("reason")),
-                _text(form.get("plan")))
+    done = work.reject(console.batches, batch, caller.user.name, _text(form.get("reason")),
+                       _text(form.get("plan")))
+    await run_in_threadpool(notices.batch_rejected, console.settings, done)
     return back_to(batch, "approvals")
 
 
@@ -464,7 +488,10 @@ async def discard(request: Request, console: Console, caller: Caller) -> Respons
 async def progress(request: Request, console: Console, caller: Caller) -> Response:
     batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
                                     get_batch(console, request))
-    return JSONResponse(await run_in_threadpool(payment.progress, console.settings, batch))
+    state = await run_in_threadpool(payment.progress, console.settings, batch)
+    # (not ASCII-escaped: an ID after an escaped letter would not stand alone to be masked)
+    return Response(mask_ids(json.dumps(state, default=str, ensure_ascii=False)),
+                    media_type="application/json")
 
 
 async def events(request: Request, console: Console, caller: Caller) -> Response:
@@ -484,7 +511,7 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
                                             batch)
             state = await run_in_threadpool(payment.progress, console.settings, batch)
             spent = time.monotonic() - started
-            text = json.dumps(state, default=str)
+            text = mask_ids(json.dumps(state, default=str, ensure_ascii=False))
             if text != last:
                 yield {"event": "progress", "data": text}
                 last = text
@@ -613,7 +640,8 @@ def sent(made: books.Download) -> Response:
 
 
 async def payees(request: Request, console: Console, caller: Caller) -> Response:
-    found = await run_in_threadpool(work.payees, console.settings)
+    found = await run_in_threadpool(read_back.payees_page, console.settings,
+                                    caller.user.may("maker"))
     return render(console, request, "payees.html", caller, confirmed=None, **found)
 
 
@@ -626,7 +654,8 @@ async def confirm_payee(request: Request, console: Console, caller: Caller) -> R
     done = await run_in_threadpool(
         work.confirm_payee, console.settings, _text(form.get("payee")),
         _text(form.get("last4")), caller.user.name, method, _text(form.get("note")))
-    found = await run_in_threadpool(work.payees, console.settings)
+    found = await run_in_threadpool(read_back.payees_page, console.settings,
+                                    caller.user.may("maker"))
     return render(console, request, "payees.html", caller, confirmed=done, **found)
 
 

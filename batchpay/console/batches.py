@@ -13,7 +13,9 @@
 The stages, in order: uploaded → checked → (reviewing →) reviewed → approved (or rejected)
 → paying → paid; any stage before paying may end discarded (kept, never paid).
 The claim file is what makes Pay once: a second press, a second tab or a second server on
-the same folder finds it there and is refused, whatever the page showed. A payment whose
+the same folder finds it there and is refused, whatever the page showed (with the journal
+in PostgreSQL the batches, their files and the claim are in its database:
+batches_postgres.TeamBatches, the claim a row). A payment whose
 process died keeps its claim: Resume payment (`payment.resume`) goes on with it.
 """
 
@@ -23,16 +25,15 @@ import hashlib
 import json
 import os
 import re
-import secrets
 import socket
 import threading
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any, NotRequired, TypedDict, Unpack
 
-from batchpay.controls.payees import PayeeChange
-from batchpay.engine.make_plan import PlanFiles
+from batchpay.clock import new_batch_id, stamp
+from batchpay.engine import PayeeChange, PlanFiles
 from batchpay.errors import UsageError
 from batchpay.files import private_dir, replaced_atomically
 
@@ -112,6 +113,7 @@ class Payment(TypedDict):
 
     sha256: str  # the bytes the run reads: the plan's id, or the sheet's SHA-256
     runs_before: list[str]  # the runs of those bytes before this payment
+    run_id: NotRequired[str]  # the id this console gave its run, recorded before it starts
 
 
 class PayProcess(TypedDict):
@@ -236,19 +238,19 @@ def safe_name(filename: str) -> str:
 class Batches:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
-        self._lock = threading.Lock()
+        # a file's read-change-write, one at a time (the team store's: a transaction)
+        self._lock: AbstractContextManager[Any] = threading.Lock()
 
     def create(self, filename: str, data: bytes, maker: str) -> Batch:
         name = safe_name(filename)
-        now = datetime.now(UTC)
-        batch_id = now.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+        batch_id = new_batch_id()
         folder = private_dir(self.folder / batch_id)
         fd = os.open(folder / name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         meta = BatchMeta(id=batch_id, file=name, uploaded_name=filename[:200],
                          sha256=hashlib.sha256(data).hexdigest(), size=len(data), maker=maker,
-                         uploaded_at=now.isoformat(timespec="seconds"), stage="uploaded",
+                         uploaded_at=stamp(), stage="uploaded",
                          approvals=[])
         batch = Batch(folder, meta)
         self.save(batch)
@@ -274,6 +276,14 @@ class Batches:
             return []
         found = (self.get(p.name) for p in self.folder.iterdir() if p.is_dir())
         return sorted((b for b in found if b is not None), key=lambda b: b.id, reverse=True)
+
+    def follows_here(self) -> bool:
+        """Whether this console's follower refreshes the paid batches (one console per
+        folder; the team's consoles on a database take turns: batches_postgres)."""
+        return True
+
+    def stop_following(self) -> None:
+        """This console's follower stops: another console may follow."""
 
     def same_file(self, batch: Batch) -> list[Batch]:
         """Earlier batches of the same bytes: "this file was already uploaded (paid) by ..."."""
@@ -316,7 +326,7 @@ class Batches:
                 raise BatchRefused(
                     "This batch is already being paid or was paid: a batch is paid once.",
                     hint="Its progress and results are on its page.") from None
-            now = datetime.now(UTC).isoformat(timespec="seconds")
+            now = stamp()
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(f"{user} {now}\n")
             batch.meta.update({"stage": "paying", "paid_by": user, "paid_at": now,
@@ -347,7 +357,7 @@ class Batches:
             if batch.stage != "paying" or batch.meta.get("pay_process") != seen:
                 raise BatchRefused("This payment goes on already, or has ended: its page "
                                    "shows it.")
-            now = datetime.now(UTC).isoformat(timespec="seconds")
+            now = stamp()
             batch.meta.update({"pay_process": this_process(), "error": "", "hint": "",
                                "resumed": [*batch.meta.get("resumed", []), f"{user} {now}"]})
             self.save(batch)
@@ -362,7 +372,7 @@ class Batches:
             if batch.stage not in DISCARDABLE or batch.claim.exists():
                 raise BatchRefused(f"This batch is {batch.stage}: only a batch not yet paid "
                                    "is discarded.")
-            now = datetime.now(UTC).isoformat(timespec="seconds")
+            now = stamp()
             batch.meta.update({"stage": "discarded",
                                "discarded": Rejection(by=user, reason="", at=now)})
             self.save(batch)

@@ -20,14 +20,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from batchpay.config import Settings
 from batchpay.connect import open_service
 from batchpay.console.statement import Span
 from batchpay.days import Period
-from batchpay.engine.exports import FORMATS, default_export_path, export_books
-from batchpay.engine.reconcile import Reconciliation, default_reconcile_path, reconcile_period
+from batchpay.engine import (
+    FORMATS,
+    Reconciliation,
+    default_export_path,
+    default_reconcile_path,
+    export_period,
+    reconcile_period,
+)
 from batchpay.errors import UsageError
-from batchpay.journal.store import Journal
+from batchpay.settings.model import Settings
 
 # the page's link for each format: its accessible name, in the order the page shows them
 EXPORT_LINKS = {"ofx": "OFX", "xero": "Xero CSV", "camt053": "camt.053",
@@ -75,8 +80,7 @@ def export_file(settings: Settings, span: Span, fmt: str) -> Download:
     _need_journal(settings)
     with _folder() as folder:
         target = folder / default_export_path(fmt, period)
-        with Journal(settings.journal) as journal:
-            done = export_books(journal, period, fmt, target, settings.books)
+        done = export_period(settings, period, fmt, target)
         if not done.outputs:
             raise UsageError("No money moved in the period: there is no file to download.")
         if len(done.outputs) == 1:

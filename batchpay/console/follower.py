@@ -22,10 +22,10 @@ import threading
 import time
 from collections.abc import Callable
 
-from batchpay.config import Settings
 from batchpay.console import payment
 from batchpay.console.batches import Batch, Batches
 from batchpay.errors import BatchpayError
+from batchpay.settings.model import Settings
 
 log = logging.getLogger("batchpay.console")
 FOLLOW_SECONDS = 60.0  # between two rounds; each round costs a few list reads per batch
@@ -55,6 +55,7 @@ class Follower:
         if self._thread is not None:
             self._thread.join(30)
             self._thread = None
+        self.batches.stop_following()
 
     def _loop(self) -> None:
         while not self._stop.wait(self.every):
@@ -63,6 +64,8 @@ class Follower:
     def round(self) -> int:
         """One pass over the paid batches; how many were refreshed."""
         done = 0
+        if not self.batches.follows_here():  # another console of the team follows them
+            return 0
         for batch in self.batches.all():
             if self._stop.is_set():
                 break

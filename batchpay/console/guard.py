@@ -87,7 +87,7 @@ async def _plain(send: Send, status: int, text: str, *, https: bool) -> None:
 
 def allowed_hosts(host: str, port: int, server_name: str | None) -> set[str]:
     """The Host header values this server answers to."""
-    from batchpay.config import is_loopback_host
+    from batchpay.settings.model import is_loopback_host
 
     names = {host} if host not in ("0.0.0.0", "::") else set()
     if server_name:

@@ -10,32 +10,42 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import tempfile
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
-from batchpay.config import DatabaseURL, Settings
+from batchpay import clock
 from batchpay.connect import open_service
 from batchpay.console import signing
 from batchpay.console.accounts import Accounts
 from batchpay.console.batches import Batch, Batches, BatchRefused, Payment, this_process
 from batchpay.console.wording import for_page
 from batchpay.console.work import CHANGED, PageReporter, Shown, require_shown
-from batchpay.engine.advice import advise_after_run
-from batchpay.engine.render import find_run, result_rows, row_states
-from batchpay.engine.runner import RunOptions, load_input, run_batch
+from batchpay.engine import (
+    AdviceRecord,
+    RunOptions,
+    advise_after_run,
+    finished_rows,
+    journal_in_use,
+    ledger_entries,
+    load_input,
+    run_advices,
+    run_batch,
+    run_known,
+    run_row_states,
+    run_rows,
+    runs_of_input,
+    unpaid_sheet,
+)
 from batchpay.errors import BatchpayError
-from batchpay.files import replaced_atomically
-from batchpay.journal.outbox import AdviceRecord
-from batchpay.journal.store import Journal
 from batchpay.mail import SmtpMailer
+from batchpay.settings.model import DatabaseURL, Settings
 from batchpay.statuses import (
     IN_DOUBT,
     ON_ITS_WAY,
@@ -83,8 +93,7 @@ def pay(settings: Settings, batches: Batches, batch: Batch, accounts: Accounts,
 def _payment(settings: Settings, batch: Batch, options: RunOptions) -> Payment:
     """What finds the payment's runs in the journal: the bytes it pays, and their runs so far."""
     sha = options.approved.id if options.approved is not None else batch.meta["sha256"]
-    with Journal(settings.journal) as journal:
-        return Payment(sha256=sha, runs_before=journal.run_ids_of(sha, ("run", "rerun")))
+    return Payment(sha256=sha, runs_before=runs_of_input(settings, sha))
 
 
 def _run_terms(settings: Settings, batch: Batch, accounts: Accounts, *, approved: bool
@@ -150,6 +159,13 @@ def _pay(settings: Settings, batches: Batches, batch: Batch, options: RunOptions
 def _paying(settings: Settings, batches: Batches, batch: Batch, options: RunOptions) -> None:
     reporter = PageReporter()
     before = run_of(settings, batch)  # a resumed payment's stopped run; None on a first Pay
+    # the run's id, recorded before it starts: the page follows this run, not a search
+    run_id = clock.new_run_id()
+    paying = batch.meta.get("pay")
+    if paying is not None:
+        batches.update(batch.id, pay=Payment(sha256=paying["sha256"], run_id=run_id,
+                                             runs_before=paying["runs_before"]))
+    options = dataclasses.replace(options, run_id=run_id)
     with FOLLOWING:
         pass  # a refresh of the follower's under way ends first
     try:
@@ -194,13 +210,12 @@ def failed_refs_refreshed(settings: Settings, options: RunOptions) -> list[str]:
     asked for once more (`batchpay sync` of its run), so that its refund is in the journal
     before a new request takes the payout_ref's place; a refund reported later would be
     about an earlier request, and the month's statement would count its money as out."""
-    from batchpay.engine.sync import sync_run
+    from batchpay.engine import sync_run
 
     if options.kind != "rerun" or options.approved is None:
         return []
     refs = [str(r["payout_ref"]) for r in options.approved.document.get("rows", [])]
-    with Journal(settings.journal) as journal:
-        failed = [e for e in journal.entries(refs).values() if e.status == Status.FAILED]
+    failed = [e for e in ledger_entries(settings, refs).values() if e.status == Status.FAILED]
     notes = []
     for run_id in sorted({e.run_id for e in failed}):
         with tempfile.TemporaryDirectory(prefix="batchpay-refresh-") as folder:
@@ -211,8 +226,7 @@ def failed_refs_refreshed(settings: Settings, options: RunOptions) -> list[str]:
                 notes.append(f"The failed payouts of run {run_id} could not be asked for "
                              f"again before paying them anew: {exc.message}")
     if failed:
-        with Journal(settings.journal) as journal:
-            now = journal.entries(e.payout_ref for e in failed)
+        now = ledger_entries(settings, (e.payout_ref for e in failed))
         notes += [f"{ref}: its failed payout is {entry.status} at the service; paid anew."
                   for ref, entry in sorted(now.items())]
     return notes
@@ -233,8 +247,15 @@ def going_on(settings: Settings, batch: Batch) -> str:
             _alive(owner["pid"])):
         return "elsewhere"
     if owner and owner["host"] != mine["host"]:
-        return "elsewhere"  # another machine's process: not ours to judge
-    return "elsewhere" if _journal_in_use(settings.journal) else ""
+        # another machine's process is not ours to judge, but with a journal in a database
+        # its run lock is: held while a run goes on on any host, dropped if the host is lost
+        if not isinstance(settings.journal, DatabaseURL):
+            return "elsewhere"
+        from batchpay.console.batches_postgres import claimed_lately
+
+        if claimed_lately(batch):
+            return "elsewhere"
+    return "elsewhere" if journal_in_use(settings) else ""
 
 
 def _alive(pid: int) -> bool:
@@ -247,36 +268,6 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _journal_in_use(location: Path | DatabaseURL) -> bool:
-    """Whether a run, rerun or sync holds the journal's lock now (a shared lock taken and
-    let go at once: a run starting at that instant would be told to wait). A journal in a
-    database: its run lock (an advisory lock of the database) asked for and let go."""
-    import fcntl
-
-    if isinstance(location, DatabaseURL):
-        from batchpay.errors import JournalLocked
-
-        with Journal(location) as journal:
-            try:
-                journal.lock()
-            except JournalLocked:
-                return True
-            journal.unlock()
-        return False
-    path = location
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # closing lets a lock taken go
-    return False
-
-
 def settle(settings: Settings, batches: Batches, batch: Batch) -> Batch:
     """A paying batch whose process died: if a later run of its plan or sheet ended (a
     Resume payment in another console, or `batchpay run --plan` on a terminal), the batch
@@ -287,14 +278,9 @@ def settle(settings: Settings, batches: Batches, batch: Batch) -> Batch:
     run_id = run_of(settings, batch)
     if run_id is None:
         return batch
-    from batchpay.engine.render import render_run
-
-    with Journal(settings.journal) as journal:
-        run = find_run(journal, run_id)
-        if run.finished_at is None:
-            return batch
-        rows = list(result_rows(journal, run))
-        render_run(journal, run, batch.results, rows)
+    rows = finished_rows(settings, run_id, batch.results)
+    if rows is None:
+        return batch
     return batches.update(batch.id, stage="paid", run_id=run_id,
                           exit_code=exit_code(r.status for r in rows),
                           notes=[f"The payment was finished by run {run_id}."])
@@ -339,18 +325,23 @@ def resume(settings: Settings, batches: Batches, batch: Batch, accounts: Account
 
 
 def run_of(settings: Settings, batch: Batch) -> str | None:
-    """The id of the run that pays the batch: recorded when it ended, else found in the
-    journal while it goes (the newest paying run of the batch's bytes that was not there
-    before; the review's dry run is not one)."""
+    """The id of the run that pays the batch: recorded when it ended; while it goes, the id
+    this console gave its run once the journal holds it, else the newest paying run of the
+    batch's bytes that was not there before (the review's dry run is not one)."""
     if batch.meta.get("run_id"):
         return str(batch.meta["run_id"])
     pay_info = batch.meta.get("pay")
-    if not pay_info or not settings.journal_exists():
+    if not pay_info:
         return None
-    with Journal(settings.journal) as journal:
-        # a results workbook's plan pays as rerun; the review's dry run is no payment
-        found = [run_id for run_id in journal.run_ids_of(pay_info["sha256"], ("run", "rerun"))
-                 if run_id not in pay_info["runs_before"]]
+    own = pay_info.get("run_id")
+    if own and run_known(settings, own):
+        return own
+    # a run this console did not start (`run --plan` on a terminal finishing a stopped
+    # payment), or its own refused before it started: the newest of its bytes' paying runs
+    # that were not there before. A results workbook's plan pays as rerun; the review's dry
+    # run is no payment
+    found = [run_id for run_id in runs_of_input(settings, pay_info["sha256"])
+             if run_id not in pay_info["runs_before"]]
     return found[-1] if found else None
 
 
@@ -397,9 +388,7 @@ def progress(settings: Settings, batch: Batch) -> Progress:
     if run_id is None:
         state["finished"] = batch.stage == "paid"
         return state
-    with Journal(settings.journal) as journal:
-        run = find_run(journal, run_id)
-        rows = row_states(journal, run_id)
+    run, rows = run_rows(settings, run_id)
     counts = Counter(r.status for r in rows)
     ordered = sorted(rows, key=lambda r: (r.status == Status.COMPLETED, r.row))
     state["counts"] = [(s, counts[s]) for s in in_order(counts)]
@@ -425,9 +414,8 @@ def not_final(settings: Settings, batch: Batch) -> int:
     run_id = run_of(settings, batch)
     if run_id is None:
         return 0
-    with Journal(settings.journal) as journal:
-        return sum(r.status in SENT and r.status not in (Status.COMPLETED, Status.REFUNDED)
-                   for r in row_states(journal, run_id))
+    return sum(r.status in SENT and r.status not in (Status.COMPLETED, Status.REFUNDED)
+               for r in run_row_states(settings, run_id))
 
 
 def advices_of(settings: Settings, batch: Batch) -> list[AdviceRecord]:
@@ -436,49 +424,26 @@ def advices_of(settings: Settings, batch: Batch) -> list[AdviceRecord]:
     run_id = run_of(settings, batch)
     if run_id is None or batch.stage != "paid":
         return []
-    with Journal(settings.journal) as journal:
-        return journal.advices(run_id)
+    return run_advices(settings, run_id)
 
 
 def refresh(settings: Settings, batches: Batches, batch: Batch) -> Batch:
     """`batchpay sync` for the batch's run: rows still on their way are asked for again and
     the results workbook is written anew from the journal (the run's own is kept)."""
-    from batchpay.engine.sync import sync_run
+    from batchpay.engine import sync_run
 
     run_id = run_of(settings, batch)
     if run_id is None or batch.stage != "paid":
         raise BatchRefused("Only a batch whose payment ended is refreshed.")
     sync_run(settings, run_id, batch.synced, lambda: open_service(settings))
-    return batches.update(batch.id, synced_at=datetime.now(UTC).isoformat(timespec="seconds"))
+    return batches.update(batch.id, synced_at=clock.stamp())
 
 
 def write_unpaid(settings: Settings, batch: Batch) -> Path | None:
     """The run's rows that were not paid and are not on their way (INVALID, NOT_SENT,
     QUOTE_FAILED, REJECTED, HELD) as a new sheet in the input's own columns, to fix and
     upload again; None when every row was sent. Rows in doubt (UNKNOWN) are never in it."""
-    import xlsxwriter
-
-    from batchpay.sheet.xlsx import WORKBOOK_OPTIONS, write_number, write_text
-
     run_id = run_of(settings, batch)
     if run_id is None:
         return None
-    with Journal(settings.journal) as journal:
-        run = find_run(journal, run_id)
-        rows = [r for r in result_rows(journal, run) if r.status not in SENT]
-    if not rows:
-        return None
-    path = batch.stem.with_name(batch.stem.name + "-unpaid.xlsx")
-    with replaced_atomically(path) as partial:
-        book = xlsxwriter.Workbook(str(partial), WORKBOOK_OPTIONS)
-        sheet = book.add_worksheet("Payouts")
-        for col, name in enumerate(run.input_columns):
-            write_text(sheet, 0, col, name)
-        for at, row in enumerate(rows, start=1):
-            for col, value in enumerate(row.inputs):
-                if isinstance(value, Decimal | int | float) and not isinstance(value, bool):
-                    write_number(sheet, at, col, value)
-                elif value is not None:
-                    write_text(sheet, at, col, str(value))
-        book.close()
-    return path
+    return unpaid_sheet(settings, run_id, batch.stem.with_name(batch.stem.name + "-unpaid.xlsx"))

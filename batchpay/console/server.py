@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from batchpay.config import Settings, is_loopback_host
-from batchpay.console.accounts import OWNER, Accounts, console_folder
+from batchpay.console.accounts import OWNER, Accounts
 from batchpay.console.guard import allowed_hosts
+from batchpay.console.state import open_accounts
 from batchpay.errors import UsageError
 from batchpay.files import PRIVATE_FILE_MODE, private_dir, replaced_atomically
+from batchpay.settings.model import Settings, is_loopback_host
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -57,7 +58,7 @@ def prepare(settings: Settings, options: ServeOptions, port: int
     for path in (options.tls_cert, options.tls_key):
         if path is not None and not path.is_file():
             raise UsageError(f"No file {path}.")
-    accounts = Accounts(console_folder(settings.local_folder))
+    accounts = open_accounts(settings)
     if not is_loopback_host(options.host):
         if not https:
             raise UsageError(

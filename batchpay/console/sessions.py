@@ -1,4 +1,5 @@
-"""Sign-in and sessions, kept in the server's memory only.
+"""Sign-in and sessions, kept in the server's memory only (with the journal in PostgreSQL,
+in its database, by their hashes: state_postgres.TeamSessions).
 
 A session is a random 128-bit id in a `__Host-` cookie (Secure, HttpOnly, SameSite=Strict,
 Path=/, no Domain): the browser sends it to this origin only and no script can read it.
@@ -97,11 +98,6 @@ class Sessions:
     def end(self, session_id: str) -> None:
         with self._lock:
             self._sessions.pop(session_id, None)
-
-    def end_user(self, user: str) -> None:
-        with self._lock:
-            for sid in [s.id for s in self._sessions.values() if s.user == user]:
-                del self._sessions[sid]
 
     def count(self, user: str, generation: str) -> int:
         """The user's sessions held now, of their current generation (the owner's page)."""

@@ -20,19 +20,36 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from batchpay import sshsig
-from batchpay.config import Settings
+from batchpay import clock, sshsig
 from batchpay.console.accounts import OWNER, Accounts
 from batchpay.console.batches import Batch, BatchRefused, Review
-from batchpay.controls import approval, plan_checks, plan_file
-from batchpay.engine.make_plan import make_plan
-from batchpay.engine.paying import Reporter
-from batchpay.engine.runner import RunOptions
+from batchpay.engine import (
+    MAKER_NAMESPACE,
+    NAMESPACE,
+    CheckedPlan,
+    PlanRefused,
+    Reporter,
+    RunOptions,
+    SignatureRefused,
+    actors_of,
+    add_plan_signature,
+    approve_plan,
+    check_release,
+    console_approvers,
+    make_plan,
+    maker_of,
+    plan_id,
+    plan_summary_lines,
+    read_plan,
+    review_plan,
+)
 from batchpay.files import replaced_atomically
 from batchpay.service import Opener
+from batchpay.settings.model import Settings
 
 
 def make_review(settings: Settings, options: RunOptions, reporter: Reporter, connect: Opener,
@@ -44,9 +61,9 @@ def make_review(settings: Settings, options: RunOptions, reporter: Reporter, con
     release = release_settings(settings, accounts)
     key = accounts.signing_key(batch.maker)
     try:
-        maker = approval.maker_of(release, key)
-    except plan_checks.PlanRefused as exc:
-        raise plan_checks.PlanRefused(
+        maker = maker_of(release, key)
+    except PlanRefused as exc:
+        raise PlanRefused(
             f"{batch.maker}, who made this batch, cannot sign its plan: {exc.message}",
             hint=f"List {batch.maker}'s key for making plans in the approvers file "
             f"{release.approvers_file}: `batchpay users add {batch.maker} --role maker "
@@ -61,7 +78,7 @@ def make_review(settings: Settings, options: RunOptions, reporter: Reporter, con
                   expires_at=str(document.get("expires_at", "")),
                   payee_changes=list(made.dry_run.payee_changes),
                   released=dict(made.dry_run.released),
-                  at=datetime.now(UTC).isoformat(timespec="seconds"))
+                  at=clock.stamp())
 
 
 def approve(batch: Batch, accounts: Accounts, approver: str, settings: Settings,
@@ -71,51 +88,35 @@ def approve(batch: Batch, accounts: Accounts, approver: str, settings: Settings,
     maker's principal or of the plan's actors. The bytes signed are the plan `expected`
     (the one the approver read), else nothing is. Returns the key's fingerprint."""
     release = release_settings(settings, accounts)
-    checked = approval.review(batch.plan_files.plan, release)
+    checked = review_plan(batch.plan_files.plan, release)
     if checked.id != expected:  # replaced between the page's check and this read
         raise BatchRefused("The batch changed since you opened it: review the new plan.")
-    return approval.approve(checked, accounts.signing_key(approver), release).fingerprint
+    return approve_plan(checked, accounts.signing_key(approver), release).fingerprint
 
 
 def actions_of(batch: Batch) -> dict[str, list[str]]:
     """Who changed what the batch's plan pays, and how (`plan_checks.actors_of`); {} when
     there is no plan this batchpay reads (approving it is refused then anyway)."""
     try:
-        return plan_checks.actors_of(plan_file.read_plan(batch.plan_files.plan).document)
-    except plan_checks.PlanRefused:
+        return actors_of(read_shown(batch.plan_files.plan).document)
+    except PlanRefused:
         return {}
 
 
 def add_signature(batch: Batch, armored: str, accounts: Accounts, approver: str,
                   settings: Settings) -> str:
-    """An SSHSIG signature of the plan the approver made with their own key (`ssh-keygen -Y
-    sign -n batchpay-plan-v1`, or `batchpay approve`): kept beside the plan once it verifies
-    with a key the approvers file lists for approving under the approver's own name (a
-    signature that would not release the plan is never kept: it would block the batch's
-    payment)."""
+    """An SSHSIG signature of the batch's plan uploaded by an approver, kept beside the plan
+    once the approval rules take it (controls.approval.add_signature), under the console's
+    approvers file; refused on the page otherwise."""
     release = release_settings(settings, accounts)
-    checked = approval.review(batch.plan_files.plan, release)
     try:
-        key = sshsig.verify(armored, checked.data, plan_file.NAMESPACE)
-    except sshsig.SignatureError as exc:
-        raise BatchRefused(f"This is not a signature of this batch's plan: {exc}.") from exc
-    print_ = sshsig.fingerprint(key)
-    names, refusals = sshsig.principals_of(approval.signers_of(release), key,
-                                           plan_file.NAMESPACE, datetime.now(UTC))
-    if print_ == checked.document["maker"]["key"] or set(names) & set(checked.maker):
-        raise BatchRefused("This is the maker's own key: a batch is approved by someone else.")
-    if approver not in names:
-        why = f" ({'; '.join(refusals)})" if refusals else ""
-        raise BatchRefused(f"The key {print_} is not listed for {approver} in the approvers "
-                           f"file {release.approvers_file} for approving plans{why}: only a "
-                           "signature by your own listed key approves.")
-    path = plan_file.next_signature_path(batch.plan_files.plan)
-    path.write_text(armored, encoding="utf-8")
-    return print_
+        return add_plan_signature(batch.plan_files.plan, armored, approver, release)
+    except SignatureRefused as exc:
+        raise BatchRefused(exc.message, hint=exc.hint) from exc
 
 
 # what each role's key signs: a maker's key makes plans, an approver's approves them
-ROLE_NAMESPACES = {"maker": plan_file.MAKER_NAMESPACE, "approver": plan_file.NAMESPACE}
+ROLE_NAMESPACES = {"maker": MAKER_NAMESPACE, "approver": NAMESPACE}
 
 
 def signer_line(accounts: Accounts, name: str) -> str:
@@ -136,7 +137,7 @@ def release_settings(settings: Settings, accounts: Accounts) -> Settings:
     makers' and approvers' keys) unless one is set."""
     if settings.approvers_file is not None:
         return settings
-    path = approval.console_approvers(settings.local_folder)  # where `run --plan` finds it too
+    path = console_approvers(settings.local_folder)  # where `run --plan` finds it too
     lines = [line for user in accounts.users() if (line := signer_line(accounts, user.name))]
     text = "".join(line + "\n" for line in lines)
     if not (path.is_file() and path.read_text(encoding="utf-8") == text):
@@ -145,19 +146,48 @@ def release_settings(settings: Settings, accounts: Accounts) -> Settings:
     return dataclasses.replace(settings, approvers_file=path)
 
 
-def approved_plan(batch: Batch, settings: Settings) -> plan_file.CheckedPlan:
+def approved_plan(batch: Batch, settings: Settings) -> CheckedPlan:
     """The batch's plan with its signatures checked (`run --plan`'s gate), for `RunOptions`."""
-    checked = plan_file.read_plan(batch.plan_files.plan)
-    approval.check_release(checked, settings)
+    checked = read_plan(batch.plan_files.plan)
+    check_release(checked, settings)
     return checked
 
 
-def plan_summary(batch: Batch) -> list[str]:
+def plan_summary(batch: Batch, zone_name: str) -> list[str]:
     """The approver's reading of the plan, as `batchpay approve` prints it: the figures
     recomputed from its rows (its maker's signature is checked when it is approved)."""
     if not batch.plan_files.plan.is_file():
         return []
     try:
-        return approval.summary_lines(plan_file.read_plan(batch.plan_files.plan), largest=10)
-    except plan_checks.PlanRefused as exc:  # made by an earlier batchpay: the page still shows
+        return plan_summary_lines(read_shown(batch.plan_files.plan), largest=10,
+                                  zone_name=zone_name)
+    except PlanRefused as exc:  # made by an earlier batchpay: the page still shows
         return [f"{exc.message} Review the batch again to make a new plan."]
+
+
+def read_shown(path: Path) -> CheckedPlan:
+    """`read_plan` for what a page shows of a plan (its summary, its actors), kept per plan
+    id while the console runs: a plan's checks depend on its bytes alone, and checking a
+    plan of 2,000 rows twice at every view of its batch took a second or more. Approving
+    and paying read the plan anew (`approval.review`, `approved_plan`)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return read_plan(path)  # refused as ever
+    try:
+        return _checked(path, plan_id(data))
+    except _Replaced as exc:  # replaced between the two reads: the new one, not kept
+        return exc.plan
+
+
+class _Replaced(Exception):  # noqa: N818 - not an error: an answer not to keep
+    def __init__(self, plan: CheckedPlan) -> None:
+        self.plan = plan
+
+
+@lru_cache(maxsize=16)
+def _checked(path: Path, expected: str) -> CheckedPlan:
+    checked = read_plan(path)
+    if checked.id != expected:
+        raise _Replaced(checked)  # an exception: lru_cache keeps no answer
+    return checked

@@ -21,20 +21,21 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypedDict
 
-from batchpay.config import Settings
+from batchpay import clock
 from batchpay.console.accounts import OWNER
 from batchpay.console.batches import Batch
-from batchpay.days import FALLBACK_ZONE, moment, parse_day, zone
-from batchpay.engine.statement import (
+from batchpay.days import FALLBACK_ZONE, parse_day
+from batchpay.engine import (
     CurrencyTotal,
     Statement,
-    build_statement,
     default_statement_path,
-    totals_by_run,
+    period_statement,
+    write_statement,
 )
-from batchpay.engine.statement_book import write_statement
+from batchpay.engine import money_by_run as totals_of_runs
 from batchpay.errors import UsageError
-from batchpay.journal.store import Journal
+from batchpay.money import shown_amount
+from batchpay.settings.model import Settings
 
 STATEMENT_READERS = ("auditor", "approver", OWNER)
 # what a spreadsheet reads as a formula (or, after a tab or a line break, may): such text is
@@ -72,7 +73,7 @@ class Span:
             return True
         if not at:
             return False
-        day = moment(at).astimezone(zone(self.zone_name)).date()
+        day = clock.day(at, self.zone_name)
         return (self.start is None or day >= self.start) and (self.end is None or day <= self.end)
 
 
@@ -109,17 +110,16 @@ def statement(settings: Settings, period: Span) -> Statement | None:
     disagrees with its chain is refused by the library (JournalTampered), as the command is."""
     if period.start is None or period.end is None:
         raise UsageError("Give both From and To (the first and last day of the period).")
-    if not settings.journal_exists():
-        return None
-    with Journal(settings.journal) as journal:
-        return build_statement(journal, period.start, period.end, settings.time_zone)
+    return period_statement(settings, period.start, period.end)
 
 
 def total_lines(made: Statement) -> list[TotalLine]:
-    return [TotalLine(currency=c, payouts=str(t.payouts), debited=f"{t.debited:,}",
-                      refunded=f"{t.refunded:,}", net_debit=f"{t.net_debit:,}",
-                      fees=f"{t.fees:,}", delivered=_delivered(t), in_doubt=str(t.in_doubt),
-                      wallet_before=_maybe(t.wallet_before), wallet_after=_maybe(t.wallet_after))
+    return [TotalLine(currency=c, payouts=str(t.payouts), debited=shown_amount(t.debited, c),
+                      refunded=shown_amount(t.refunded, c),
+                      net_debit=shown_amount(t.net_debit, c), fees=shown_amount(t.fees, c),
+                      delivered=_delivered(t), in_doubt=str(t.in_doubt),
+                      wallet_before=shown_amount(t.wallet_before, c),
+                      wallet_after=shown_amount(t.wallet_after, c))
             for c, t in made.totals.items()]
 
 
@@ -140,11 +140,7 @@ def statement_workbook(settings: Settings, period: Span) -> tuple[Path, Path]:
 
 
 def _delivered(total: CurrencyTotal) -> str:
-    return ", ".join(f"{v:,} {k}" for k, v in sorted(total.delivered.items()))
-
-
-def _maybe(value: Decimal | None) -> str:
-    return "" if value is None else f"{value:,}"
+    return ", ".join(shown_amount(v, k) for k, v in sorted(total.delivered.items()))
 
 
 # --------------------------------------------------------------------------- history
@@ -165,10 +161,7 @@ class Money(TypedDict):
 
 def money_by_run(settings: Settings) -> dict[str, list[Money]]:
     """Every run's money per currency, read from the journal's chain."""
-    if not settings.journal_exists():
-        return {}
-    with Journal(settings.journal) as journal:
-        found = totals_by_run(journal)
+    found = totals_of_runs(settings)
     return {run: [_money(t) for _, t in sorted(totals.items())] for run, totals in found.items()}
 
 

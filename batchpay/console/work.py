@@ -24,13 +24,12 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from batchpay.config import Settings
+from batchpay import clock
 from batchpay.connect import open_service
-from batchpay.console import signing
+from batchpay.console import notices, signing
 from batchpay.console.accounts import Accounts
 from batchpay.console.batches import (
     Approval,
@@ -43,17 +42,24 @@ from batchpay.console.batches import (
     Review,
     SavedCheck,
 )
-from batchpay.engine.gate import input_ref
-from batchpay.engine.render import RunLine, find_run, result_rows, run_list
-from batchpay.engine.runner import RunOptions
+from batchpay.engine import (
+    ReviewRun,
+    RunLine,
+    RunOptions,
+    input_ref,
+    journal_history,
+    rates_of,
+    record_payee_confirmation,
+    review_run,
+    summarize,
+)
 from batchpay.errors import BatchpayError
-from batchpay.journal.store import Journal
-from batchpay.sheet.outcomes import summarize
+from batchpay.money import shown_amount
+from batchpay.settings.model import JournalLocation, Settings
 from batchpay.statuses import Status
 
 if TYPE_CHECKING:
-    from batchpay.controls.payee_register import PayeeConfirmation, RegisterLine
-    from batchpay.controls.payees import PayeeChange
+    from batchpay.engine import PayeeChange, PayeeConfirmation
 
 log = logging.getLogger("batchpay.console")
 SHOWN_MESSAGES = 1000  # the check shows this many errors (and warnings); the workbook all
@@ -113,7 +119,7 @@ def _message(row: int, text: str) -> Message:
 
 def check(settings: Settings, batches: Batches, batch: Batch) -> CheckView:
     """Validate the batch's sheet as `batchpay validate --report` does."""
-    from batchpay.engine.validate_sheet import check_sheet_file
+    from batchpay.engine import check_sheet_file
 
     view = CheckView()
     try:
@@ -248,8 +254,9 @@ def _reviewed(settings: Settings, batches: Batches, batch: Batch, accounts: Acco
         batches.update(batch.id, stage=batch.meta.get("before_review", "checked"),
                        review_error=f"Unexpected {type(exc).__name__}: {exc}", review_hint="")
         return
-    batches.update(batch.id, stage="reviewed", approvals=[], rejected=None, review_error="",
-                   review=made)
+    done = batches.update(batch.id, stage="reviewed", approvals=[], rejected=None,
+                          review_error="", review=made)
+    notices.batch_waiting(settings, done)
 
 
 @dataclass
@@ -295,27 +302,22 @@ def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
     data: Review | None = batch.meta.get("review")
     if not data:
         return None
-    with Journal(settings.journal) as journal:
-        run = find_run(journal, data["run_id"])
-        rows = list(result_rows(journal, run))
-        holds, columns = journal.run_holds(run.id), list(run.input_columns)
-        started, sandbox = run.started_at, bool(run.info.get("sandbox"))
+    run = _review_run(settings, data["run_id"])
+    rows, holds, columns = run.rows, run.holds, run.columns
+    started, sandbox = run.started_at, run.sandbox
     summary = summarize(rows)
     lines = []
     for currency, totals in sorted(summary.currencies.items()):
         quoted = totals.by_status.get(Status.NOT_SENT)
         if quoted is None or not currency:
             continue
-        rates = sorted({r.rate for r in rows if r.source_currency == currency
-                        and r.rate is not None})
-        shown_rates = (f"{rates[0]}" if len(rates) == 1 else
-                       f"{rates[0]} – {rates[-1]}" if rates else "")
         lines.append(CurrencyLine(
             currency, quoted.rows, quoted.amount, quoted.fee, quoted.total_debit,
-            ", ".join(f"{v:,} {c}" for c, v in sorted(quoted.target.items())), shown_rates,
-            _grouped(data.get("currencies", {}).get(currency, {}).get("ceiling", ""))))
-    at = datetime.fromisoformat(started.replace("Z", "+00:00"))
-    age = int((datetime.now(UTC) - at).total_seconds() // 60)
+            ", ".join(shown_amount(v, c) for c, v in sorted(quoted.target.items())),
+            "; ".join(rates_of(rows, currency)),
+            shown_amount(data.get("currencies", {}).get(currency, {}).get("ceiling", ""),
+                         currency)))
+    age = int((clock.now() - clock.parse(started)).total_seconds() // 60)
     # a repeat of a recent payment, or one the service holds and the journal does not, is
     # the maker's to release (`plan --allow-repeat`); a held payee is confirmed instead
     held = [HeldRow(row=r.row, error=r.error, ref=(ref := input_ref(list(r.inputs), columns)),
@@ -323,14 +325,26 @@ def review_view(settings: Settings, batch: Batch) -> ReviewView | None:
             for r in rows if r.status == Status.HELD]
     failed = [OtherRow(row=r.row, status=r.status, error=r.error) for r in rows
               if r.status not in (Status.NOT_SENT, Status.HELD)]
-    return ReviewView(lines=lines, quoted_at=started[:19].replace("T", " "), age_minutes=age,
+    return ReviewView(lines=lines, quoted_at=started, age_minutes=age,
                       sandbox=sandbox, held=held, other=failed,
-                      summary=signing.plan_summary(batch), actors=signing.actions_of(batch),
+                      summary=signing.plan_summary(batch, settings.time_zone),
+                      actors=signing.actions_of(batch),
                       **data)
 
 
-def _grouped(text: str) -> str:
-    return f"{Decimal(text):,}" if text else ""
+_DRY_RUNS: dict[tuple[JournalLocation, str], ReviewRun] = {}  # the last few, in order read
+
+
+def _review_run(settings: Settings, run_id: str) -> ReviewRun:
+    """A review's dry run as its page shows it, read once while the console runs: a dry run
+    never changes, and reading 2,000 rows at every view made each page of its rows slow."""
+    key = (settings.journal, run_id)
+    found = _DRY_RUNS.get(key)
+    if found is None:
+        found = _DRY_RUNS[key] = review_run(settings, run_id)
+        while len(_DRY_RUNS) > 16:
+            _DRY_RUNS.pop(next(iter(_DRY_RUNS)), None)
+    return found
 
 
 @dataclass(frozen=True)
@@ -349,7 +363,7 @@ CHANGED = "The batch changed since you opened it: review the new plan."
 def current_plan(batch: Batch) -> str:
     """The id of the plan the batch would be approved on and paid by now: its review's,
     and the plan file's bytes must still be that plan (else "": none)."""
-    from batchpay.controls.plan_file import plan_id
+    from batchpay.engine import plan_id
 
     review = batch.meta.get("review")
     try:
@@ -374,7 +388,7 @@ def approve(settings: Settings, batches: Batches, batch: Batch, accounts: Accoun
             user: str, shown: Shown) -> Batch:
     """The approver signs the batch's plan with their key: the plan the page showed, once
     they typed its short code; never one its maker or any of its actors approves."""
-    from batchpay.controls.plan_file import same_code
+    from batchpay.engine import same_code
 
     _require_approvable(batch, user)
     expected = require_shown(batch, shown)
@@ -408,7 +422,7 @@ def _require_approvable(batch: Batch, user: str) -> None:
 
 def _approved(batches: Batches, batch: Batch, user: str, fingerprint: str, how: str) -> Batch:
     approvals = [*batch.meta.get("approvals", []), Approval(
-        by=user, key=fingerprint, how=how, at=datetime.now(UTC).isoformat(timespec="seconds"))]
+        by=user, key=fingerprint, how=how, at=clock.stamp())]
     return batches.update(batch.id, stage="approved", approvals=approvals)
 
 
@@ -422,7 +436,7 @@ def reject(batches: Batches, batch: Batch, user: str, reason: str, shown_plan: s
         raise NotYours("You made this batch: an approver rejects it.")
     require_shown(batch, Shown(shown_plan))
     return batches.update(batch.id, stage="rejected", rejected=Rejection(
-        by=user, reason=reason.strip()[:500], at=datetime.now(UTC).isoformat(timespec="seconds")))
+        by=user, reason=reason.strip()[:500], at=clock.stamp()))
 
 
 # --------------------------------------------------------------------------- reading
@@ -442,64 +456,10 @@ class History(TypedDict):
 
 def history(settings: Settings, batches: Batches) -> History:
     """Runs, batches with their approvals, payee confirmations, the chain head."""
-    from batchpay.journal.integrity import check as check_journal
-
-    if not settings.journal_exists():
-        return History(runs=[], confirmations=[], head="", events=0, intact=True, problem="",
-                       batches=batches.all())
-    with Journal(settings.journal) as journal:
-        runs = list(reversed(run_list(journal)))
-        confirmations = list(reversed(journal.events_of("payee.confirmed")))
-        chain = check_journal(journal)
-    return History(runs=runs, confirmations=confirmations, head=chain.head, events=chain.events,
-                   intact=chain.ok, problem=chain.problem, batches=batches.all())
-
-
-class HeldPayee(TypedDict):
-    payee: str
-    account: str  # masked
-    bank: str
-    name: str
-    confirmed: list[str]  # "who when" of each confirmation of these details so far
-
-
-class Payees(TypedDict):
-    """The payees page: the register's lines and the payees held now."""
-
-    lines: list[RegisterLine]  # `batchpay payees`' lines
-    held: list[HeldPayee]
-    by_other: bool  # payee_confirmed_by_other
-
-
-def payees(settings: Settings) -> Payees:
-    """The register and the payees held now, each with its held details (accounts masked)
-    and who confirmed those details already: with payee_confirmed_by_other, a batch its
-    confirmer uploaded holds them until another user confirms them too."""
-    from batchpay.controls.payee_register import CONFIRMED, Register, register_lines
-    from batchpay.controls.payees import held_details
-    from batchpay.money import masked
-
-    by_other = settings.payee_confirmed_by_other
-    if not settings.journal_exists():
-        return Payees(lines=[], held=[], by_other=by_other)
-    with Journal(settings.journal) as journal:
-        lines = register_lines(Register.load(journal))
-        confirmations = journal.events_of(CONFIRMED)
-        names = sorted({c["payee"] for run in journal.runs()
-                        for c in run.info.get("payee_changes", [])
-                        if c.get("decision") == Status.HELD})
-        held = []
-        for name in names:
-            for details in held_details(journal, name):
-                if any(line["payee"] == name and line["confirmed"] for line in lines):
-                    continue
-                held.append(HeldPayee(
-                    payee=name, account=masked(details["account_number"]),
-                    bank=details.get("bank_name", ""), name=details.get("recipient_name", ""),
-                    confirmed=[f"{c.get('by', '?')} {str(c.get('at', ''))[:16]}"
-                               .replace("T", " ") for c in confirmations
-                               if c.get("payee") == name and c.get("details") == details]))
-    return Payees(lines=lines, held=held, by_other=by_other)
+    found = journal_history(settings)
+    return History(runs=found.runs, confirmations=found.confirmations, head=found.head,
+                   events=found.events, intact=found.intact, problem=found.problem,
+                   batches=batches.all())
 
 
 def confirm_payee(settings: Settings, name: str, last4: str, user: str, method: str,
@@ -507,14 +467,5 @@ def confirm_payee(settings: Settings, name: str, last4: str, user: str, method: 
     """`batchpay payees confirm`, recorded as by the signed-in user: the name a batch's plan
     records as its maker, so that with payee_confirmed_by_other a batch's maker confirming
     a payee alone leaves its rows held."""
-    from batchpay.controls.payees import confirm
-
-    with Journal(settings.journal) as journal:
-        return confirm(journal, name, last4.strip(), method=method, note=note, by=user)
-
-
-def journal_reachable(settings: Settings) -> bool:
-    """Whether the journal (its database, or its file) can be reached now: `/healthz`."""
-    from batchpay.journal.stores import reachable
-
-    return reachable(settings.journal)
+    return record_payee_confirmation(settings, name, last4.strip(), method=method, note=note,
+                                     by=user)

@@ -28,13 +28,12 @@ batchpay.controls.plan_file.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from batchpay import sshsig
-from batchpay.config import Settings
+from batchpay import clock, sshsig
 from batchpay.controls.plan_checks import (
     PlanRefused,
     actors_of,
@@ -54,6 +53,8 @@ from batchpay.controls.plan_file import (
     signature_paths,
 )
 from batchpay.journal.store import journal_holds_event
+from batchpay.money import shown_amount
+from batchpay.settings.model import Settings
 from batchpay.statuses import Status
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def maker_of(settings: Settings, key: Ed25519PrivateKey,
              now: datetime | None = None) -> Maker:
     """`batchpay plan`: the maker's key must be one the approvers file lists for making plans."""
     names = _listed(signers_of(settings), key.public_key(), MAKER_NAMESPACE,
-                    now or datetime.now(UTC), "Your")
+                    now or clock.now(), "Your")
     return Maker(key, sshsig.fingerprint(key.public_key()), names)
 
 
@@ -193,8 +194,8 @@ def require_release(plan: CheckedPlan | None, settings: Settings, *, kind: str,
 def check_release(plan: CheckedPlan, settings: Settings, *, now: datetime | None = None) -> None:
     """Everything `run --plan` requires before a single request: PlanRefused otherwise."""
     document = plan.document
-    now = now or datetime.now(UTC)
-    check_times(document, settings.plan_hours, now)
+    now = now or clock.now()
+    check_times(document, settings.plan_hours, now, settings.time_zone)
     service = document["service"]
     if service["base_url"] != (settings.base_url or "embedded") or (
             service["key_fingerprint"] != settings.key_fingerprint):
@@ -244,8 +245,8 @@ def review(path: Path, settings: Settings, now: datetime | None = None) -> Check
     """`batchpay approve`, before the short code is typed: the plan's figures recomputed, its
     maker's signature checked, its payee findings recomputed where the journal is here."""
     plan = read_plan(path)
-    now = now or datetime.now(UTC)
-    check_times(plan.document, settings.plan_hours, now)
+    now = now or clock.now()
+    check_times(plan.document, settings.plan_hours, now, settings.time_zone)
     _check_maker(plan, signers_of(settings), now)
     journal = plan.document["journal"]["path"]
     if not (journal == settings.journal_name and _check_payees(
@@ -268,7 +269,7 @@ class Approved:
 def approve(plan: CheckedPlan, key: Ed25519PrivateKey, settings: Settings,
             now: datetime | None = None) -> Approved:
     """Sign the plan's bytes, once per principal; refuses the maker's principals."""
-    now = now or datetime.now(UTC)
+    now = now or clock.now()
     signers = signers_of(settings)
     public = key.public_key()
     print_ = sshsig.fingerprint(public)
@@ -290,23 +291,56 @@ def approve(plan: CheckedPlan, key: Ed25519PrivateKey, settings: Settings,
     return Approved(path, print_, names)
 
 
-def summary_lines(plan: CheckedPlan, largest: int = 5) -> list[str]:
+class SignatureRefused(PlanRefused):
+    """An uploaded signature that would not release the plan: never kept beside it."""
+
+
+def add_signature(plan_path: Path, armored: str, approver: str, settings: Settings) -> str:
+    """An SSHSIG signature of the plan an approver made with their own key elsewhere
+    (`ssh-keygen -Y sign -n batchpay-plan-v1`, or `batchpay approve`), kept beside the plan
+    once it verifies with a key the approvers file lists for approving under the approver's
+    own name. A signature that would not release the plan is refused, never kept: it would
+    block the plan's payment. Returns the key's fingerprint."""
+    checked = review(plan_path, settings)
+    try:
+        key = sshsig.verify(armored, checked.data, NAMESPACE)
+    except sshsig.SignatureError as exc:
+        raise SignatureRefused(f"This is not a signature of this batch's plan: {exc}.") from exc
+    print_ = sshsig.fingerprint(key)
+    names, refusals = sshsig.principals_of(signers_of(settings), key, NAMESPACE,
+                                           clock.now())
+    if print_ == checked.document["maker"]["key"] or set(names) & set(checked.maker):
+        raise SignatureRefused("This is the maker's own key: a batch is approved by someone "
+                               "else.")
+    if approver not in names:
+        why = f" ({'; '.join(refusals)})" if refusals else ""
+        raise SignatureRefused(f"The key {print_} is not listed for {approver} in the "
+                               f"approvers file {settings.approvers_file} for approving "
+                               f"plans{why}: only a signature by your own listed key approves.")
+    next_signature_path(plan_path).write_text(armored, encoding="utf-8")
+    return print_
+
+
+def summary_lines(plan: CheckedPlan, largest: int = 5, zone_name: str = clock.FALLBACK_ZONE
+                  ) -> list[str]:
     """What an approver reads before signing: totals and the largest rows, all recomputed
-    from the rows (`read_plan` refused any stated figure that differs)."""
+    from the rows (`read_plan` refused any stated figure that differs); its times in
+    `zone_name` (the `time_zone` setting)."""
     document = plan.document
     maker = document["maker"]
     lines = [f"Plan of {document['sheet']['name']} (SHA-256 {document['sheet']['sha256'][:16]}…)"
              f" by {', '.join(plan.maker or maker['principals'])} (key {maker['key']}, "
-             f"{maker['user']}@{maker['host']}), made {document['created_at']}, expires "
-             f"{document['expires_at']}; service {document['service']['base_url']}; dry run "
+             f"{maker['user']}@{maker['host']}), made "
+             f"{clock.show(document['created_at'], zone_name, seconds=True)}, expires "
+             f"{clock.show(document['expires_at'], zone_name, seconds=True)}; service {document['service']['base_url']}; dry run "
              f"{document['dry_run']}"]
     figures = currency_figures(document["rows"], Decimal(document["tolerance"]))
     tolerance = format((Decimal(document["tolerance"]) * 100).normalize(), "f")
     for currency, total in figures.items():
         lines.append(f"  {currency}: {total['NbOfTxs']} row(s), amounts "
-                     f"{Decimal(total['CtrlSum']):,}, quoted debit "
-                     f"{Decimal(total['quoted_debit']):,}, ceiling "
-                     f"{Decimal(total['ceiling']):,} (+{tolerance} %)")
+                     f"{shown_amount(Decimal(total['CtrlSum']), currency)}, quoted debit "
+                     f"{shown_amount(Decimal(total['quoted_debit']), currency)}, ceiling "
+                     f"{shown_amount(Decimal(total['ceiling']), currency)} (+{tolerance} %)")
     controls = document.get("controls")
     if controls:
         lines.append(f"  holds: a repeat of a payment made within {controls['repeat_window_days']}"
@@ -342,6 +376,6 @@ def summary_lines(plan: CheckedPlan, largest: int = 5) -> list[str]:
         v = r["values"]
         lines.append(f"    row {r['row']} {r['payout_ref']}: {v.get('recipient_name', '')}, "
                      f"account {v.get('account_number', '')}, {v.get('bank_name', '')}: "
-                     f"debit {Decimal(r['total_debit']):,} {r['source_currency']}")
+                     f"debit {shown_amount(Decimal(r['total_debit']), r['source_currency'])}")
     lines += [f"  {note}" for note in plan.notes]
     return lines

@@ -19,7 +19,7 @@ from batchpay.controls.payee_keys import PayeeValues, fold, shows_nothing, skele
 from batchpay.money import masked
 
 if TYPE_CHECKING:
-    from batchpay.controls.payee_register import Payee
+    from batchpay.controls.payee_records import Payee
 
 LOOKED_AT = (("payee_id", "payee_id"), ("recipient_name", "recipient name"))
 

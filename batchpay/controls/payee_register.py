@@ -16,40 +16,27 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
 from typing import TypedDict, cast
 
+from batchpay.clock import FALLBACK_ZONE, day
 from batchpay.controls.lookalikes import LookAlikes
 from batchpay.controls.payee_keys import (
     BANK_FIELDS,
-    bank_details,
     cleaned,
     fold,
     natural_key,
     natural_shown,
     strong_keys,
 )
+from batchpay.controls.payee_records import Paid, Payee, PayeeConfirmation
 from batchpay.journal.records import stored_status
 from batchpay.journal.store import Journal
-from batchpay.money import in_minor_units, masked, plain_account
+from batchpay.money import in_minor_units, masked, plain_account, shown_amount
 from batchpay.statuses import FAILED_AT_BANK, REQUESTED, LedgerStatus
 
 CONFIRMED = "payee.confirmed"  # the kind of a confirmation's event
-
-
-class PayeeConfirmation(TypedDict):
-    """A `payee.confirmed` event: bank details a person confirmed for a payee after
-    reading them back to it (`batchpay payees confirm`)."""
-
-    payee: str
-    details: dict[str, str]  # the details confirmed, normalized as payee_keys.bank_details
-    before: dict[str, str] | None  # the details of the payee's last payout, if any
-    by: str  # the OS user, or a console's signed-in user
-    at: str  # UTC ISO 8601
-    method: str  # how they were checked (a call back on a known number, say)
-    note: str
 
 
 class PaidTotals(TypedDict):
@@ -71,48 +58,6 @@ class RegisterLine(PaidTotals):
     last_status: LedgerStatus  # of the last payout (SENDING: a request in doubt)
     payouts: int
     confirmed: bool  # a person confirmed these details
-
-
-@dataclass
-class Paid:
-    """One payout of the ledger, as the register sees it."""
-
-    ref: str
-    status: LedgerStatus
-    run_id: str
-    at: str  # when its first payout request was made (UTC ISO 8601)
-    shown: dict[str, str]  # bank details as sent (for before/after)
-    account: str  # its account number without spaces or hyphens
-    amount: str  # the source amount paid (an invoice row's as quoted), fees apart
-    currency: str  # its source currency
-    company_id: str
-    delivered: str = ""  # what the recipient gets, in target_currency
-    target_currency: str = ""
-
-    @cached_property
-    def details(self) -> dict[str, str]:
-        """The bank details without spreadsheet noise (made when first compared)."""
-        return bank_details(self.shown)
-
-
-@dataclass
-class Payee:
-    name: str  # how it is named: its payee_id, else its natural key's value
-    keys: set[tuple[str, str]] = field(default_factory=set)
-    payouts: list[Paid] = field(default_factory=list)
-    confirmed: list[PayeeConfirmation] = field(default_factory=list)
-
-    @cached_property
-    def last_good(self) -> Paid | None:
-        """The last payout whose money went (or may have): not FAILED or REFUNDED."""
-        good = [p for p in self.payouts if p.status not in FAILED_AT_BANK]
-        return max(good, key=lambda p: p.at) if good else None
-
-    @cached_property
-    def last(self) -> Paid | None:
-        if len(self.payouts) < 2:
-            return self.payouts[0] if self.payouts else None
-        return max(self.payouts, key=lambda p: p.at)
 
 
 class Register:
@@ -254,14 +199,15 @@ def paid_totals(payouts: Iterable[Paid]) -> PaidTotals:
 
 def money_text(totals: PaidTotals) -> str:
     """`12,000.00 NGN (52.17 CNY delivered)`."""
-    paid = ", ".join(f"{Decimal(v):,} {c}" for c, v in totals["paid"].items())
-    got = ", ".join(f"{Decimal(v):,} {c}" for c, v in totals["delivered"].items())
+    paid = ", ".join(shown_amount(Decimal(v), c) for c, v in totals["paid"].items())
+    got = ", ".join(shown_amount(Decimal(v), c) for c, v in totals["delivered"].items())
     return f"{paid} ({got} delivered)" if paid and got else paid or (
         f"{got} delivered" if got else "")
 
 
-def register_lines(register: Register) -> list[RegisterLine]:
-    """`batchpay payees`: one line per payee and set of bank details it was paid on."""
+def register_lines(register: Register, zone_name: str = FALLBACK_ZONE) -> list[RegisterLine]:
+    """`batchpay payees`: one line per payee and set of bank details it was paid on, its
+    last payout's day counted in `zone_name` (the `time_zone` setting)."""
     lines: list[RegisterLine] = []
     for payee in sorted(register.payees, key=lambda p: p.name):
         sets: dict[str, list[Paid]] = defaultdict(list)
@@ -272,7 +218,7 @@ def register_lines(register: Register) -> list[RegisterLine]:
             lines.append({
                 "payee": payee.name, "name": last.shown["recipient_name"],
                 "account": masked(last.details["account_number"]),
-                "bank": last.shown["bank_name"], "last_paid": last.at[:10],
+                "bank": last.shown["bank_name"], "last_paid": day(last.at, zone_name).isoformat(),
                 "last_status": last.status, "payouts": len(group),
                 **paid_totals(group),
                 "confirmed": any(c.get("details") == last.details for c in payee.confirmed)})

@@ -27,10 +27,12 @@ import shlex
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
+from batchpay import clock
+from batchpay.clock import stamp
 from batchpay.controls.lookalikes import visible
 from batchpay.controls.payee_keys import (
     BANK_FIELDS,
@@ -43,11 +45,9 @@ from batchpay.controls.payee_keys import (
     payee_values,
     strong_keys,
 )
+from batchpay.controls.payee_records import Paid, Payee, PayeeConfirmation
 from batchpay.controls.payee_register import (
     CONFIRMED,
-    Paid,
-    Payee,
-    PayeeConfirmation,
     Register,
     RegisterLine,
     money_text,
@@ -55,7 +55,7 @@ from batchpay.controls.payee_register import (
     register_lines,
 )
 from batchpay.errors import UsageError
-from batchpay.journal.records import operator, utcnow
+from batchpay.journal.records import operator
 from batchpay.journal.store import Journal
 from batchpay.money import masked
 from batchpay.sheet.read import paused_gc
@@ -144,7 +144,7 @@ class HoldRules:
 def classify(register: Register, rows: Iterable[tuple[int, int, str, PayeeValues]],
              rules: HoldRules, now: datetime | None = None) -> list[Finding]:
     """A finding for every (seq, row, payout_ref, values) of the valid rows to be paid."""
-    now = now or datetime.now(UTC)
+    now = now or clock.now()
     items = list(rows)
     in_sheet: dict[str, set[tuple[str, ...]]] = defaultdict(set)
     prepared = []
@@ -193,7 +193,7 @@ def _judge(f: Finding, register: Register, payee: Payee | None, values: PayeeVal
     last = payee.last if payee else None
     good = payee.last_good if payee else None  # the last payout whose money went
     if last is not None:
-        f.last_paid = f"{last.at[:10]}, run {last.run_id}, {last.ref}"
+        f.last_paid = f"{clock.day(last.at, clock.FALLBACK_ZONE)}, run {last.run_id}, {last.ref}"
     if good is not None and good is last and good.shown == raw and not conflict:
         f.reason = KNOWN  # typed exactly as last paid: most rows of a month
         return
@@ -215,12 +215,12 @@ def _judge(f: Finding, register: Register, payee: Payee | None, values: PayeeVal
                         for n in BANK_FIELDS if good.details[n] != f.details[n]]
         f.confirmer = str(confirmation.get("by", ""))
         f.confirmed_by = (f"confirmed by {confirmation.get('by', '?')} "
-                          f"{str(confirmation['at'])[:16].replace('T', ' ')} UTC "
+                          f"{clock.show(str(confirmation['at']), clock.FALLBACK_ZONE)} "
                           f"({confirmation.get('method', '?')})")
         until = _cooling_until(confirmation, rules)
         if until is not None and now < until:
             f.reason = CHANGED
-            f.message = (f"details confirmed {confirmation['at'][:16]} by "
+            f.message = (f"details confirmed {clock.show(str(confirmation['at']), clock.FALLBACK_ZONE)} by "
                          f"{confirmation.get('by', '?')}; held until {until:%Y-%m-%d %H:%M} UTC "
                          "(payee_change_hold_hours)")
             f.held = True
@@ -255,7 +255,7 @@ def _judge_history(f: Finding, payee: Payee | None, raw: dict[str, str], good: P
     if last_same is not None and last_same.status in FAILED_AT_BANK:
         f.reason = FAILED_BEFORE
         f.message = (f"previously failed: the last payout to these details ({last_same.ref}, "
-                     f"{last_same.at[:10]}) ended {last_same.status}; "
+                     f"{clock.day(last_same.at, clock.FALLBACK_ZONE)}) ended {last_same.status}; "
                      f"{_how(f.payee, account)}")
     elif last_same is not None:
         f.reason = KNOWN
@@ -270,7 +270,7 @@ def _judge_history(f: Finding, payee: Payee | None, raw: dict[str, str], good: P
         paid_before = paid_totals(p for p in payee.payouts  # type: ignore[union-attr]
                                   if p.details == good.details)
         what = "; ".join(f"{n} {b} → {a}" for n, b, a in f.fields)
-        f.message = (f"bank details changed since {good.at[:10]} ({good.ref}, run {good.run_id}; "
+        f.message = (f"bank details changed since {clock.day(good.at, clock.FALLBACK_ZONE)} ({good.ref}, run {good.run_id}; "
                      f"{money_text(paid_before) or 'nothing'} paid to the old "
                      f"details): {what}; {_how(f.payee, account)}")
 
@@ -323,7 +323,7 @@ def _confirmation(confirmed: list[PayeeConfirmation], last: Paid | None,
                   details: dict[str, str]) -> PayeeConfirmation | None:
     """The latest confirmation of exactly these details after the payee's last payout."""
     for data in reversed(confirmed):
-        if data.get("details") == details and (last is None or data.get("at", "") >= last.at):
+        if data.get("details") == details and (last is None or _after(data.get("at"), last.at)):
             return data
     return None
 
@@ -331,8 +331,16 @@ def _confirmation(confirmed: list[PayeeConfirmation], last: Paid | None,
 def _cooling_until(confirmation: PayeeConfirmation, rules: HoldRules) -> datetime | None:
     if not rules.cooling_hours:
         return None
-    at = datetime.fromisoformat(str(confirmation["at"]).replace("Z", "+00:00"))
-    return at + timedelta(hours=rules.cooling_hours)
+    return clock.parse(str(confirmation["at"])) + timedelta(hours=rules.cooling_hours)
+
+
+def _after(at: object, other: str) -> bool:
+    """A confirmation's time at or after a payout's: compared as moments, whatever form
+    each was written in (a missing or unreadable time is never after)."""
+    try:
+        return clock.parse(str(at)) >= clock.parse(other)
+    except ValueError:
+        return False
 
 
 def held_details(journal: Journal, payee: str) -> list[dict[str, str]]:
@@ -384,7 +392,7 @@ def confirm(journal: Journal, name: str, last4: str, *, method: str, note: str,
     previous = payee.last if payee else None
     data: PayeeConfirmation = {
         "payee": shown, "details": matching[0], "before": previous.details if previous else None,
-        "by": by or operator(), "at": utcnow(), "method": method, "note": note}
+        "by": by or operator(), "at": stamp(), "method": method, "note": note}
     journal.record_note(CONFIRMED, data)
     return data
 

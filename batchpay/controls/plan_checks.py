@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
+from batchpay import clock
 from batchpay.controls.repeats import ControlSettings
 from batchpay.errors import UsageError
 from batchpay.money import minor_unit
+from batchpay.sheet.read import Sheet, SheetRow
 from batchpay.sheet.validate import Validation, validate_sheet
 
 if TYPE_CHECKING:
@@ -197,7 +200,7 @@ def _decimal(value: Any, where: str) -> Decimal:
 
 
 def _time(value: Any, where: str) -> datetime:
-    return datetime.fromisoformat(_text(value, where, TIME).replace("Z", "+00:00"))
+    return clock.parse(_text(value, where, TIME))
 
 
 def check_shape(document: dict[str, Any]) -> PlanDocument:
@@ -336,11 +339,27 @@ def _payee_changes_shape(changes: Any) -> None:
 # --------------------------------------------------------------------------- figures
 
 
+def plan_sheet(document: PlanDocument, path: Path | None, sha256: str = "") -> Sheet:
+    """The rows to pay, rebuilt from a plan: the sheet is never read again (the rows are
+    checked here, and paid from the same rebuilt sheet: plan_file.CheckedPlan.sheet)."""
+    columns = list(document["sheet"]["columns"])
+    rows = [SheetRow(r["row"], [_value(c, r["values"].get(c)) for c in columns])
+            for r in document["rows"]]
+    return Sheet(path=path or Path(document["sheet"]["name"]), sheet_name="plan",
+                 columns=columns, headers=columns, rows=rows, sha256=sha256)
+
+
+def _value(column: str, text: str | None) -> Any:
+    if text is None:
+        return None
+    if column in ("amount", "target_amount"):
+        return Decimal(text)
+    return text
+
+
 def check_figures(document: PlanDocument) -> Validation:
     """The rows validated as `run --plan` reads them; refuses a row whose stated payout_ref,
     source currency or amount is not its values', and stated totals that are not the rows'."""
-    from batchpay.controls.plan_file import plan_sheet
-
     validation = validate_sheet(plan_sheet(document, None),
                                 source_currency=document["source_currency"] or None)
     for row, check in zip(document["rows"], validation.rows, strict=True):
@@ -376,21 +395,26 @@ def _said(total: CurrencyFigures | None) -> str:
             f"{total.get('quoted_debit')}, ceiling {total.get('ceiling')}")
 
 
-def check_times(document: PlanDocument, plan_hours: float, now: datetime | None = None
-                ) -> None:
+def check_times(document: PlanDocument, plan_hours: float, now: datetime | None = None,
+                zone_name: str = clock.FALLBACK_ZONE) -> None:
     """Not expired, not made in the future, and not made to last longer than this
-    machine's `plan_hours` allows."""
-    now = now or datetime.now(UTC)
+    machine's `plan_hours` allows; a refusal tells its times in `zone_name` (the
+    `time_zone` setting)."""
+    now = now or clock.now()
     created = _time(document["created_at"], "created_at")
     expires = _time(document["expires_at"], "expires_at")
+
+    def shown(when: datetime) -> str:
+        return clock.show(when, zone_name, seconds=True)
+
     if now >= expires:
-        raise PlanRefused(f"The plan expired at {document['expires_at']}: make and approve a "
+        raise PlanRefused(f"The plan expired at {shown(expires)}: make and approve a "
                           "new one.")
     if created > now + timedelta(minutes=5):
-        raise PlanRefused(f"The plan says it was made at {document['created_at']}, in the "
+        raise PlanRefused(f"The plan says it was made at {shown(created)}, in the "
                           "future: make and approve a new one.")
     if expires - created > timedelta(hours=plan_hours) + timedelta(seconds=1):
-        raise PlanRefused(f"The plan was made to last until {document['expires_at']}, longer "
+        raise PlanRefused(f"The plan was made to last until {shown(expires)}, longer "
                           f"than plan_hours ({plan_hours:g}) allows: make and approve a new one.")
 
 

@@ -21,13 +21,12 @@ import platform
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from batchpay import sshsig
-from batchpay.config import Settings
+from batchpay import clock, sshsig
 from batchpay.controls.payees import PayeeChange, PayeeChangeShown, without_details
 from batchpay.controls.plan_checks import (
     PLAN_VERSION,
@@ -38,10 +37,12 @@ from batchpay.controls.plan_checks import (
     check_figures,
     check_shape,
     currency_figures,
+    plan_sheet,
 )
 from batchpay.controls.repeats import control_settings
 from batchpay.journal.records import operator
-from batchpay.sheet.read import Sheet, SheetRow
+from batchpay.settings.model import Settings
+from batchpay.sheet.read import Sheet
 from batchpay.statuses import Status
 
 if TYPE_CHECKING:
@@ -127,16 +128,16 @@ def build_plan(settings: Settings, sheet: Sheet, rows: Iterable[PlanRow], *, run
     input is one, paid as `rerun` would (a FAILED row goes again); `held`: the rows the
     checks held out of the plan; `released`: the repeats the maker released (payout_ref →
     the earlier payout_refs)."""
-    now = datetime.now(UTC).replace(microsecond=0)
+    now = clock.now().replace(microsecond=0)
     planned: list[PlannedRow] = [
         {"row": r.row, "payout_ref": r.payout_ref, "source_currency": r.source_currency,
          "values": r.values, "amount": r.amount, "total_debit": r.total_debit} for r in rows]
     refs = {r["payout_ref"] for r in planned}
     changes = [without_details(c) for c in payee_changes]
     return {
-        "version": PLAN_VERSION, "created_at": now.isoformat().replace("+00:00", "Z"),
-        "expires_at": (now + timedelta(seconds=max(1, math.ceil(hours * 3600)))
-                       ).isoformat().replace("+00:00", "Z"),
+        "version": PLAN_VERSION, "created_at": clock.stamp_seconds(now),
+        "expires_at": clock.stamp_seconds(
+            now + timedelta(seconds=max(1, math.ceil(hours * 3600)))),
         "maker": {"user": maker.user or operator(), "host": platform.node(), "key": maker.fingerprint,
                   "principals": maker.principals},
         "service": {"base_url": settings.base_url or "embedded",
@@ -191,15 +192,6 @@ def plan_rows_of(sheet: Sheet, journal_rows: Iterable[ResultRow]) -> list[PlanRo
 
 
 # --------------------------------------------------------------------------- reading
-
-
-def plan_sheet(document: PlanDocument, path: Path | None, sha256: str = "") -> Sheet:
-    """The rows to pay, rebuilt from a plan: the sheet is never read again."""
-    columns = list(document["sheet"]["columns"])
-    rows = [SheetRow(r["row"], [_value(c, r["values"].get(c)) for c in columns])
-            for r in document["rows"]]
-    return Sheet(path=path or Path(document["sheet"]["name"]), sheet_name="plan",
-                 columns=columns, headers=columns, rows=rows, sha256=sha256)
 
 
 class RunTerms(TypedDict):
@@ -273,14 +265,6 @@ class CheckedPlan:
                               f"({maker['key']}), {maker['user']}@{maker['host']}",
                 "plan_approvers": ", ".join(f"{a.principal} ({a.fingerprint})"
                                             for a in self.approvals)}
-
-
-def _value(column: str, text: str | None) -> Any:
-    if text is None:
-        return None
-    if column in ("amount", "target_amount"):
-        return Decimal(text)
-    return text
 
 
 def read_plan(path: Path) -> CheckedPlan:

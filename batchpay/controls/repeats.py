@@ -22,16 +22,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from batchpay import clock
 from batchpay.journal.store import Journal
 from batchpay.money import masked, plain_account
 from batchpay.statuses import MAY_HAVE_PAID, display_status
 
 if TYPE_CHECKING:
-    from batchpay.config import Settings
+    from batchpay.settings.model import Settings
 
 _DOTS = str.maketrans("", "", "._")
 
@@ -69,7 +70,7 @@ def payment_key(account: Any, amount: Any, source_currency: Any, currency: Any, 
 
 
 class ControlSettings(TypedDict):
-    """The settings of the checks that hold rows (batchpay.config.Settings's)."""
+    """The settings of the checks that hold rows (batchpay.settings.model.Settings's)."""
 
     repeat_window_days: int
     service_check_days: int
@@ -94,8 +95,8 @@ class RepeatCheck:
 
     def __init__(self, journal: Journal, window_days: int, *, now: datetime | None = None) -> None:
         self.journal, self.window_days = journal, window_days
-        since = (now or datetime.now(UTC)) - timedelta(days=window_days)
-        self.since = since.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        # compared as text with the journal's times: both in the clock's stored form
+        self.since = clock.stamp((now or clock.now()) - timedelta(days=window_days))
         self._index: dict[tuple[str, ...], list[Earlier]] | None = None
 
     def _build(self) -> dict[tuple[str, ...], list[Earlier]]:
@@ -120,13 +121,13 @@ class RepeatCheck:
         if self._index is None:
             self._index = self._build()
         return sorted((e for e in self._index.get(key, ()) if e.payout_ref != ref),
-                      key=lambda e: e.sent_at)
+                      key=lambda e: clock.parse(e.sent_at))
 
 
 def held_message(ref: str, account: Any, amount: str, found: Iterable[Earlier]) -> str:
     first, *more = list(found)
     also = f" (and {len(more)} more: {', '.join(e.payout_ref for e in more)})" if more else ""
     return (f"possible duplicate payment: account {masked(account)} was paid "
-            f"{amount} on {first.sent_at[:10]} under payout_ref "
+            f"{amount} on {clock.day(first.sent_at, clock.FALLBACK_ZONE)} under payout_ref "
             f"{first.payout_ref} (run {first.run_id}, {display_status(first.status)}){also}; "
             f"if this is a new payment, run again with --allow-repeat {ref}")

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 import stamina
 
-from batchpay.config import Settings
+from batchpay import clock
 from batchpay.controls.payee_keys import PayeeValues, keys_of
 from batchpay.engine.advice_pdf import (
     AdviceDocument,
@@ -44,7 +44,7 @@ from batchpay.errors import BatchpayError
 from batchpay.journal.outbox import AdviceDraft, AdviceRecord, AdviceState
 from batchpay.journal.records import RunRecord
 from batchpay.journal.store import Journal
-from batchpay.mail_settings import Mail
+from batchpay.settings.model import Mail, Settings
 from batchpay.sheet.columns import normalize_header
 from batchpay.statuses import Status
 
@@ -227,7 +227,8 @@ def advice_document(journal: Journal, run: RunRecord, rec: AdviceRecord,
             reference_number=entry.reference_number))
     return AdviceDocument(payer=mail.payer or mail.sender,
                           payee_name=" / ".join(dict.fromkeys(names)),
-                          paid_on=run.started_at[:10], run_id=run.id, lines=tuple(lines))
+                          paid_on=clock.day(run.started_at, clock.FALLBACK_ZONE).isoformat(),
+                          run_id=run.id, lines=tuple(lines))
 
 
 def advice_message(doc: AdviceDocument, rec: AdviceRecord, mail: Mail,

@@ -22,16 +22,18 @@ import os
 import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from batchpay.config import Settings
+from batchpay import clock
+from batchpay.engine.budget import shared_budget
 from batchpay.errors import BatchpayError
 from batchpay.files import private_dir, write_private
 from batchpay.provider.errors import AuthError, ProviderError, RequestRejected
 from batchpay.provider.models import Bank
 from batchpay.service import Opener, Service
+from batchpay.settings.model import Settings
 
 if TYPE_CHECKING:
     from batchpay.sheet.validate import Validation
@@ -92,7 +94,7 @@ async def check_bank_names(validation: Validation, pairs: Sequence[Pair | None],
     service identity, so that two services never share a cached list).
     """
     fetcher = fetcher_for(fetch) if isinstance(fetch, BankSource) else fetch
-    cache = _Cache(cache_dir, service, today or datetime.now(UTC).date())
+    cache = _Cache(cache_dir, service, today or clock.now().date())
     result = BankCheck()
     lists: dict[Pair, list[str] | None] = {}
     reachable = True
@@ -156,7 +158,7 @@ def check_sheet_bank_names(validation: Validation, settings: Settings, connect: 
         return []
     identity = EMBEDDED if settings.embedded else str(settings.base_url).rstrip("/")
     cache_dir = settings.local_folder
-    cache = _Cache(cache_dir, identity, datetime.now(UTC).date())
+    cache = _Cache(cache_dir, identity, clock.now().date())
     if all(cache.get(pair) is not None for pair in wanted):  # no service needed today
 
         async def cached_only() -> list[str]:
@@ -172,8 +174,10 @@ def check_sheet_bank_names(validation: Validation, settings: Settings, connect: 
         with connect() as service:
 
             async def fetched() -> list[str]:
-                async with PayoutClient.from_settings(quick, base_url=service.base_url,
-                                                      api_key=service.api_key) as client:
+                async with PayoutClient.from_settings(
+                        quick, base_url=service.base_url, api_key=service.api_key,
+                        shared=shared_budget(quick, service.api_key,
+                                             embedded=service.embedded)) as client:
                     return await add_bank_warnings(validation, client, cache_dir=cache_dir,
                                                    service=service.identity)
 
@@ -205,8 +209,10 @@ def list_banks(settings: Settings, country: str, currency: str, connect: Opener,
     country, currency = country.strip().upper(), currency.strip().upper()
 
     async def fetch(service: Service) -> tuple[list[Bank], bool]:
-        async with PayoutClient.from_settings(settings, base_url=service.base_url,
-                                              api_key=service.api_key) as client:
+        async with PayoutClient.from_settings(
+                settings, base_url=service.base_url, api_key=service.api_key,
+                shared=shared_budget(settings, service.api_key,
+                                     embedded=service.embedded)) as client:
             return await client.banks(country, currency), bool(client.is_sandbox)
 
     with connect() as service:

@@ -24,6 +24,7 @@ from decimal import Decimal
 
 from batchpay.days import Period
 from batchpay.engine.statement import MONEY_OUT, Request, Statement, build_statement
+from batchpay.journal.reads import request_bodies
 from batchpay.journal.records import ChainCheck
 from batchpay.journal.store import Journal
 from batchpay.statuses import IN_DOUBT, Status
@@ -222,13 +223,7 @@ def in_doubt(journal: Journal, requests: list[Request]) -> dict[str, str]:
 
 
 def _with_bodies(journal: Journal, requests: list[Request]) -> list[Payment]:
-    bodies: dict[int, tuple[str, str]] = {}
-    ids = [r.attempt for r in requests if r.attempt]
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        bodies.update({row[0]: (row[1], row[2]) for row in journal.db.execute(
-            f"SELECT id, quote_id, body_json FROM attempts WHERE id IN "
-            f"({','.join('?' * len(chunk))})", chunk)})
+    bodies = request_bodies(journal, [r.attempt for r in requests if r.attempt])
     payments = []
     for r in requests:
         quote_id, text = bodies.get(r.attempt, ("", "{}"))

@@ -11,11 +11,12 @@ as `EndToEndId`. Amounts keep their exact digits (the schema allows up to five d
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import TextIO
 from xml.sax.saxutils import escape, quoteattr
 
+from batchpay import clock
 from batchpay.engine.books import FEE, PAYOUT, ClosedPeriod, Movement, WalletBook, plain
 
 CAMT_VERSION = "camt.053.001.02"
@@ -25,7 +26,7 @@ TX_CODES = {PAYOUT: "PAYOUT", FEE: "FEE", "refund": "REFUND"}
 
 
 def write_camt053(closed: ClosedPeriod, out: TextIO) -> None:
-    created = datetime.now(UTC).replace(microsecond=0).isoformat()
+    created = clock.now().replace(microsecond=0).isoformat()
     head = closed.statement.chain_head or "0"
     message_id = f"BATCHPAY-{closed.period.start:%Y%m%d}-{closed.period.end:%Y%m%d}-{head[:8]}"
     parts = ['<?xml version="1.0" encoding="UTF-8"?>',

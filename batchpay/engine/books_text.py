@@ -25,8 +25,7 @@ from decimal import Decimal
 from typing import TextIO
 from xml.sax.saxutils import escape
 
-from batchpay.config import Books
-from batchpay.days import moment
+from batchpay import clock
 from batchpay.engine.books import (
     FEE,
     PAYOUT,
@@ -36,6 +35,7 @@ from batchpay.engine.books import (
     as_text,
     plain,
 )
+from batchpay.settings.model import Books
 
 XERO_COLUMNS = ("Date", "Amount", "Payee", "Description", "Reference")
 JOURNAL_COLUMNS = ("date", "account", "debit", "credit", "currency", "memo", "payout_ref",
@@ -51,7 +51,7 @@ def write_ofx(closed: ClosedPeriod, book: WalletBook, out: TextIO) -> None:
     """One wallet currency's statement as OFX 2.2 (the XML form, with its processing
     instruction header)."""
     period = closed.period
-    now = _ofx_time(datetime.now(period.tz))
+    now = _ofx_time(clock.now().astimezone(period.tz))
     closing = book.closing if book.closing is not None else book.total
     lines = [
         '<?xml version="1.0" encoding="UTF-8" standalone="no"?>',
@@ -102,7 +102,7 @@ def _as_of(closed: ClosedPeriod) -> datetime:
     """When the wallet was last read: the period's last run's end, else the period's end."""
     ends = [r.finished_at or r.started_at for r in closed.statement.runs]
     tz = closed.period.tz
-    return moment(max(ends)).astimezone(tz) if ends else closed.period.end_moment.astimezone(tz)
+    return clock.parse(max(ends, key=clock.parse)).astimezone(tz) if ends else closed.period.end_moment.astimezone(tz)
 
 
 def _ofx_name(m: Movement) -> str:

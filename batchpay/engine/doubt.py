@@ -33,12 +33,13 @@ from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.models import Payout
+from batchpay.provider.pacing import Pacer
 from batchpay.statuses import IN_DOUBT, SENDING, SERVICE_ALIASES, Status
 
 if TYPE_CHECKING:
-    from batchpay.config import Settings
     from batchpay.engine.sending import Sender
     from batchpay.service import Service
+    from batchpay.settings.model import Settings
 
 log = logging.getLogger("batchpay.webhooks")
 
@@ -226,17 +227,28 @@ def service_lookup(settings: Settings, service: Service) -> PayoutLookup:
     seconds = LOOKUP_SECONDS
 
     async def look_up(payout_id: str) -> Payout | None:
+        from batchpay.engine.budget import shared_budget
+
         try:
+            # the key's windows, booked with every other process using it; a lookup that
+            # would wait for the budget longer than the sender waits is left to `sync`
+            pacer = Pacer(0, None if service.embedded else settings.rate_limit,
+                          shared=shared_budget(settings, service.api_key,
+                                               embedded=service.embedded))
             async with PayoutClient(
                     service.base_url, service.api_key, paths=settings.paths,
                     headers=settings.headers,
                     connect_timeout=min(settings.connect_timeout, seconds),
-                    read_timeout=min(settings.read_timeout, seconds),
+                    read_timeout=min(settings.read_timeout, seconds), pacer=pacer,
                     retry=RetryBudget(attempts=2, seconds=seconds)) as client:
-                return await client.get_payout(payout_id)
-        except ProviderError as exc:
+                return await asyncio.wait_for(client.get_payout(payout_id), seconds)
+        except (ProviderError, JournalError) as exc:
             log.warning("payout %s could not be read from the service: %s", payout_id,
                         exc.message)
+            return None
+        except TimeoutError:
+            log.warning("payout %s could not be read from the service within %g s",
+                        payout_id, seconds)
             return None
 
     return look_up

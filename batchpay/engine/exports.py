@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from batchpay.config import Books
 from batchpay.days import Period
 from batchpay.engine.books import ClosedPeriod, close_period
 from batchpay.engine.books_camt import CAMT_VERSION, write_camt053
@@ -21,6 +20,7 @@ from batchpay.engine.vouchers import Voucher, build_vouchers
 from batchpay.engine.vouchers_book import write_voucher_book
 from batchpay.files import check_output, replaced_atomically
 from batchpay.journal.store import Journal
+from batchpay.settings.model import Books
 
 SUFFIXES = {"ofx": ".ofx", "xero": ".csv", "camt053": ".xml", "kingdee": ".xlsx",
             "yonyou": ".xlsx", "journal": ".csv"}

@@ -21,7 +21,6 @@ from decimal import Decimal
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from batchpay.config import Settings
 from batchpay.controls.payee_keys import payee_values
 from batchpay.controls.payees import (
     IDENTITY,
@@ -35,6 +34,7 @@ from batchpay.controls.repeats import RepeatCheck, held_message, payment_key
 from batchpay.engine.sending import SendJob
 from batchpay.journal.records import RunRow, canonical, operator
 from batchpay.journal.store import Journal
+from batchpay.settings.model import Settings
 from batchpay.statuses import FAILED_AT_BANK, IN_DOUBT, NO_PAYOUT, Status, display_status
 
 if TYPE_CHECKING:

@@ -11,12 +11,11 @@ at all when the maker's key is not one the approvers file lists for making plans
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import TypedDict
 
-from batchpay.config import Settings
 from batchpay.controls.approval import summary_lines
 from batchpay.controls.plan_checks import CurrencyFigures, PlanDocument
 from batchpay.controls.plan_file import (
@@ -36,6 +35,8 @@ from batchpay.engine.runner import RunOptions, RunOutcome, load_input, run_batch
 from batchpay.files import replaced_atomically
 from batchpay.journal.store import Journal
 from batchpay.service import Opener
+from batchpay.settings.model import Settings
+from batchpay.sheet.rates import rates_of
 from batchpay.sheet.read import Sheet
 from batchpay.sheet.results_input import is_results_workbook
 from batchpay.sheet.validate import Validation
@@ -85,6 +86,7 @@ class PlanOutcome:
     document: PlanDocument | None = None
     identifier: str = ""
     refused: str = ""
+    rates: dict[str, list[str]] = field(default_factory=dict)  # as shown, per wallet currency
 
     @property
     def short_code(self) -> str:
@@ -145,8 +147,13 @@ def make_plan(settings: Settings, options: RunOptions, reporter: Reporter, conne
     checked.maker = maker.principals
     done.rows, done.document, done.identifier = len(rows), document, checked.id
     with Journal(settings.journal) as journal:  # the dry run's workbook, with what to approve
-        render_run(journal, find_run(journal, outcome.run_id), files.workbook, plan_lines=[
+        run = find_run(journal, outcome.run_id)
+        quoted = list(result_rows(journal, run))
+        done.rates = {c: rates_of(quoted, c) for c in sorted(document["currencies"])}
+        render_run(journal, run, files.workbook, rows=quoted, plan_lines=[
             ("plan", files.plan.name), ("plan id", done.identifier),
             ("short code", done.short_code),
-            *(("", line.strip()) for line in summary_lines(checked, largest=20))])
+            *((f"rate {c}", "; ".join(shown)) for c, shown in done.rates.items() if shown),
+            *(("", line.strip()) for line in summary_lines(checked, largest=20,
+                                                           zone_name=settings.time_zone))])
     return done

@@ -34,9 +34,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING
+
+from batchpay import clock
 
 if TYPE_CHECKING:
     from batchpay.provider.client import PayoutClient
@@ -95,10 +97,9 @@ class ListRead:
 def created_at(payout: Payout) -> datetime | None:
     """A payout's creation time (UTC); None when it has none or none that parses."""
     try:
-        when = datetime.fromisoformat((payout.created or "").replace("Z", "+00:00"))
+        return clock.parse(payout.created or "")
     except ValueError:
         return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def order_of(items: list[Payout]) -> Order:

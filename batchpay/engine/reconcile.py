@@ -24,124 +24,37 @@ from __future__ import annotations
 
 import asyncio
 import csv
-from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from batchpay.config import Settings
-from batchpay.days import Period, moment, utc_text
+from batchpay.clock import restamp, stamp
+from batchpay.days import Period
 from batchpay.engine.books import FEE, PAYOUT, REFUND, close_period
 from batchpay.engine.payout_list import EVERY_STATE, read_list
+from batchpay.engine.reconcile_lines import (
+    KINDS,
+    OTHER,
+    STATEMENT_COLUMNS,
+    Gap,
+    GapLine,
+    Line,
+    Pair,
+    Reconciliation,
+)
 from batchpay.engine.statement import Statement, build_statement
 from batchpay.errors import InputError, JournalServiceMismatch
 from batchpay.files import check_output
+from batchpay.journal.reads import bound_service
 from batchpay.journal.records import ChainCheck
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import PayoutListAbsent
 from batchpay.provider.models import Payout
 from batchpay.service import Opener
+from batchpay.settings.model import Settings
 from batchpay.sheet.ref_tag import refs_in_remark
-
-OTHER = "other"
-KINDS = (PAYOUT, FEE, REFUND)
-STATEMENT_COLUMNS = ("date", "type", "amount", "currency", "reference", "payout_id",
-                     "description")
-
-
-@dataclass
-class Line:
-    """One movement of the wallet, as one side knows it."""
-
-    side: str  # "wallet" | "journal"
-    kind: str  # payout | fee | refund | other
-    at: str  # UTC text: when it moved
-    anchor: str  # UTC text that decides its period (a refund goes with its payout)
-    currency: str
-    amount: Decimal  # signed: negative leaves the wallet
-    payout_id: str = ""
-    quote_id: str = ""
-    reference: str = ""
-    payout_ref: str = ""
-    description: str = ""
-    state: str = ""
-
-    @property
-    def keys(self) -> list[tuple[str, str]]:
-        return [(k, self.kind) for k in (self.payout_id, self.quote_id, self.reference) if k]
-
-
-@dataclass
-class Pair:
-    wallet: Line
-    journal: Line
-
-    @property
-    def agrees(self) -> bool:
-        return (self.wallet.amount == self.journal.amount
-                and self.wallet.currency == self.journal.currency)
-
-
-@dataclass
-class GapLine:
-    what: str
-    amount: Decimal  # what it adds to movement minus net debit
-
-
-@dataclass
-class Gap:
-    """A currency's `movement minus net debit` (statement Totals) and what makes it up."""
-
-    currency: str
-    movement: Decimal
-    net_debit: Decimal
-    lines: list[GapLine] = field(default_factory=list)
-
-    @property
-    def gap(self) -> Decimal:
-        return self.movement - self.net_debit
-
-    @property
-    def unexplained(self) -> Decimal:
-        return self.gap - sum((x.amount for x in self.lines), Decimal(0))
-
-
-@dataclass
-class Reconciliation:
-    period: Period
-    source: str  # where the wallet's side came from
-    matched: list[Pair] = field(default_factory=list)
-    differ: list[Pair] = field(default_factory=list)  # paired, amounts disagree
-    outside: list[Line] = field(default_factory=list)  # in the wallet, not in the journal
-    missing: list[Line] = field(default_factory=list)  # in the journal, not in the wallet
-    gaps: list[Gap] = field(default_factory=list)
-    complete: bool = True  # every page of the list was read
-    requests: int = 0
-    chain_head: str = ""
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.complete and not (self.differ or self.outside or self.missing) else 1
-
-    def summary_lines(self) -> list[str]:
-        said = [f"Reconciliation {self.period.label}, wallet from {self.source}: "
-                f"{len(self.matched)} matched, {len(self.outside)} in the wallet only "
-                f"(moved outside batchpay), {len(self.missing)} in the journal only, "
-                f"{len(self.differ)} with amounts that differ."]
-        said += [f"  Outside batchpay: {x.kind} {x.amount:,} {x.currency} on {x.at[:19]} "
-                 f"reference {x.reference or '(none)'} payout {x.payout_id or '(none)'}"
-                 + (f": {x.description}" if x.description else "") for x in self.outside]
-        said += [f"  Not in the wallet: {x.kind} {x.amount:,} {x.currency} of {x.payout_ref} "
-                 f"reference {x.reference or '(none)'}" for x in self.missing]
-        for gap in self.gaps:
-            said.append(f"  {gap.currency}: movement minus net debit {gap.gap:,}, "
-                        f"unexplained {gap.unexplained:,}")
-        if not self.complete:
-            said.append("The service's list was cut short by the page cap (sync_max_pages): "
-                        "movements beyond it could not be matched.")
-        return said
 
 
 def default_reconcile_path(period: Period) -> Path:
@@ -161,16 +74,16 @@ def reconcile_period(settings: Settings, period: Period, out: Path,
         statement = build_statement(journal, period.start, period.end, period.zone_name)
         ours, doubt = journal_lines(journal, wide, ChainCheck(True, statement.events,
                                                               statement.chain_head))
-        bound = journal.db.execute("SELECT value FROM meta WHERE key = 'service'").fetchone()
+        bound = bound_service(journal)
     if statement_file is not None:
         theirs, source = read_statement_file(statement_file, period), str(statement_file)
         done = match(period, theirs, ours, source)
     else:
         since, until = wide.since, wide.until
         with connect() as service:
-            if bound is not None and bound[0] != service.identity:
+            if bound is not None and bound != service.identity:
                 raise JournalServiceMismatch(
-                    f"This journal records payouts of {bound[0]}, not {service.identity}: "
+                    f"This journal records payouts of {bound}, not {service.identity}: "
                     "its movements cannot be matched with that service's.",
                     hint="Reconcile with the journal of that service (--journal or "
                     "BATCHPAY_JOURNAL).")
@@ -235,7 +148,7 @@ def explain_gaps(statement: Statement, done: Reconciliation) -> list[Gap]:
     read_to = max(r.finished_at or r.started_at for r in statement.runs)
 
     def between(at: str) -> bool:
-        return read_from <= utc_text(moment(at)) <= read_to
+        return read_from <= restamp(at) <= read_to
 
     gaps = []
     for currency, total in statement.totals.items():
@@ -244,7 +157,7 @@ def explain_gaps(statement: Statement, done: Reconciliation) -> list[Gap]:
         gap = Gap(currency, total.wallet_movement, total.net_debit)
         for x in done.outside:
             if x.currency == currency and between(x.at):
-                gap.lines.append(GapLine(f"moved outside batchpay: {x.kind} on {x.at[:19]}, "
+                gap.lines.append(GapLine(f"moved outside batchpay: {x.kind} on {done.shown(x.at)}, "
                                          f"reference {x.reference or '(none)'}", -x.amount))
         for x in done.missing:
             if x.currency == currency and statement_holds(statement, x.anchor):
@@ -260,7 +173,7 @@ def explain_gaps(statement: Statement, done: Reconciliation) -> list[Gap]:
             j = pair.journal
             if (j.currency == currency and j.kind == REFUND and not between(j.at)
                     and statement_holds(statement, j.anchor)):
-                gap.lines.append(GapLine(f"refund of {j.payout_ref} credited on {j.at[:19]}, "
+                gap.lines.append(GapLine(f"refund of {j.payout_ref} credited on {done.shown(j.at)}, "
                                          "after the last run read the wallet", j.amount))
         gaps.append(gap)
     return gaps
@@ -293,7 +206,7 @@ async def read_service_lines(client: PayoutClient, since: str, until: str, max_p
     def on_page(state: str, items: list[Payout]) -> None:
         for payout in items:
             created = payout.created or ""
-            if created and since <= utc_text(moment(created)) < until:
+            if created and since <= restamp(created) < until:
                 payouts[payout.id] = payout
 
     try:
@@ -391,6 +304,6 @@ def read_statement_file(path: Path, period: Period) -> list[Line]:
 def _when(text: str, period: Period) -> str:
     """A statement's date: a day is that day's noon in the period's zone."""
     if "T" in text or " " in text.strip():
-        return utc_text(moment(text.replace(" ", "T", 1)))
+        return restamp(text.replace(" ", "T", 1))
     day = datetime.fromisoformat(text).date()
-    return utc_text(datetime.combine(day, time(12), period.tz))
+    return stamp(datetime.combine(day, time(12), period.tz))

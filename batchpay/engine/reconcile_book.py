@@ -14,7 +14,7 @@ from pathlib import Path
 
 import xlsxwriter
 
-from batchpay.engine.reconcile import Line, Reconciliation
+from batchpay.engine.reconcile_lines import Line, Reconciliation
 from batchpay.engine.statement_book import SheetWriter
 from batchpay.files import replaced_atomically
 from batchpay.sheet.xlsx import WORKBOOK_OPTIONS

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, NamedTuple, TypedDict
 
+from batchpay import clock
 from batchpay.engine.doubt import UNKNOWN_ERROR
 from batchpay.errors import JournalError
+from batchpay.journal.reads import requested_debits
 from batchpay.journal.records import LedgerEntry, RunRecord, RunRow
 from batchpay.journal.store import Journal
 from batchpay.money import in_minor_units
@@ -158,7 +159,7 @@ def _money_text(value: Any, currency: str) -> str:
 def _local(utc: str) -> str:
     """An ISO 8601 UTC time in this machine's time zone, with its offset."""
     try:
-        moment = datetime.fromisoformat(utc.replace("Z", "+00:00")).astimezone()
+        moment = clock.local(utc, clock.machine_zone())
     except ValueError:
         return utc
     offset = moment.strftime("%z")  # +0100
@@ -205,12 +206,7 @@ def sent_by_run(journal: Journal, run_id: str) -> dict[str, tuple[int, Decimal]]
     """Per source currency, the payouts this run requested (the ledger's latest request of
     each payout_ref made by it, whose money went or may have) and their total debit."""
     found: dict[str, tuple[int, Decimal]] = {}
-    wanted = sorted(SENT | {SENDING})
-    marks = ",".join("?" * len(wanted))
-    for currency, total_debit in journal.db.execute(
-            f"SELECT source_currency, total_debit FROM payouts WHERE run_id = ? AND status IN "
-            f"({marks}) AND attempt_id IN (SELECT id FROM attempts WHERE run_id = ?)",
-            (run_id, *wanted, run_id)):
+    for currency, total_debit in requested_debits(journal, run_id, SENT | {SENDING}):
         rows, debit = found.get(currency, (0, Decimal(0)))
         found[currency] = (rows + 1, debit + Decimal(total_debit or 0))
     return found

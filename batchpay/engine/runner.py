@@ -5,7 +5,7 @@
         ─► follow statuses (webhooks and list polling) ─► results workbook from the journal
 
 A row is sent only if no payout request for its payout_ref was ever accepted or may have
-been (design: "Exactly once").
+been (README, "How exactly-once works").
 """
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ import asyncio
 import contextlib
 import gc
 import platform
-import secrets
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from batchpay import __version__
-from batchpay.config import Settings, fingerprint
+from batchpay.clock import new_run_id, stamp
 from batchpay.controls.repeats import control_settings
+from batchpay.engine.budget import estimate, shared_budget
 from batchpay.engine.gate import Plan, input_ref, plan_rows
+from batchpay.engine.notices import queue_payment_ended
 from batchpay.engine.paying import Paying, Reporter
 from batchpay.engine.real_money import (
     Confirmation,
@@ -40,13 +40,15 @@ from batchpay.engine.render import find_run, render_run, result_rows, sent_by_ru
 from batchpay.engine.sending import AuthStop, Sender
 from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
+from batchpay.files import fingerprint
 from batchpay.journal.integrity import require_intact
-from batchpay.journal.records import RunRecord, operator, utcnow
+from batchpay.journal.records import RunRecord, operator
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
 from batchpay.provider.pacing import Pacer
 from batchpay.service import Opener, Service
+from batchpay.settings.model import Settings
 from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.outcomes import ResultsSummary, json_row, summarize
 from batchpay.sheet.read import Sheet
@@ -91,6 +93,7 @@ class RunOptions:
     # who makes the batch, when not the OS user (a console's signed-in user): their own
     # payee confirmations do not count with payee_confirmed_by_other
     maker: str = ""
+    run_id: str = ""  # the run's id, from a caller that must know it before it starts (console)
 
     @property
     def record_kind(self) -> str:
@@ -119,10 +122,6 @@ class RunOutcome:
     @property
     def counts(self) -> dict[str, int]:
         return dict(self.summary.counts)
-
-
-def new_run_id() -> str:
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
 
 
 @dataclass(frozen=True)
@@ -238,7 +237,7 @@ class _Batch:
         self.settings, self.options, self.reporter = settings, options, reporter
         self.journal, self.service = journal, service
         self.sheet, self.validation = sheet, validation
-        self.run_id = new_run_id()
+        self.run_id = options.run_id or new_run_id()
         self.notes: list[str] = []
         self.stopped: AuthError | None = None
         self.sandbox = service.embedded
@@ -248,7 +247,9 @@ class _Batch:
 
     def _client(self) -> PayoutClient:
         pacer = Pacer(max_rps=self.options.max_rps,
-                      windows=None if self.service.embedded else self.settings.rate_limit)
+                      windows=None if self.service.embedded else self.settings.rate_limit,
+                      shared=shared_budget(self.settings, self.service.api_key,
+                                           embedded=self.service.embedded))
         return PayoutClient(
             self.service.base_url, self.service.api_key, paths=self.settings.paths,
             headers=self.settings.headers, concurrency=self.options.concurrency,
@@ -277,13 +278,16 @@ class _Batch:
                 # the journal's plan, checked against the service's own list of payouts
                 plan = self._plan(await self._read_service_ledger(client))
             run = RunRecord(
-                id=self.run_id, kind=self.options.record_kind, started_at=utcnow(),
+                id=self.run_id, kind=self.options.record_kind, started_at=stamp(),
                 sheet=self.sheet.path.name, input_sha256=self.sheet.sha256,
                 input_columns=list(self.sheet.columns),
                 info=self._info(plan).record())
             sender = Sender(self.journal, client, self.run_id,
                             ceilings=o.ceilings(self.journal) if (o := self.options.approved) else None)
             try:
+                if plan.send and not self.options.dry_run and (
+                        eta := await asyncio.to_thread(estimate, client.pacer, len(plan.send))):
+                    self.reporter.note(eta)
                 if plan.send or plan.resolve:
                     await self._confirm(sender, plan)
                 with self.journal.transaction():  # the run and its holds, together
@@ -477,6 +481,9 @@ class _Batch:
                                 {"counts": dict(counts), "totals": totals,
                                  "sent_rows": sent_rows,
                                  "results": str(path.absolute()), **self.wallets})
+        if not self.options.dry_run:
+            queue_payment_ended(self.journal, self.settings.notify, self.run_id,
+                                plan.payee_changes)
         run = find_run(self.journal, self.run_id)
         try:
             summary = render_run(self.journal, run, path, rows)

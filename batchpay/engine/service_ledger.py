@@ -33,9 +33,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from batchpay import clock
 from batchpay.controls.repeats import payment_key
 from batchpay.engine.payout_list import PAID_STATES, created_at, older_than, read_list
 from batchpay.money import masked
@@ -65,7 +66,8 @@ class Outside:
     when: datetime | None = None  # its creation time; None: undated
 
     def describe(self) -> str:
-        return (f"paid on {self.created[:10] or 'an unknown day'} reference "
+        day = f"{self.when:%Y-%m-%d}" if self.when is not None else "an unknown day"
+        return (f"paid on {day} reference "
                 f"{self.reference_number or '(none)'} (payout {self.payout_id}, {self.state})")
 
 
@@ -161,7 +163,7 @@ async def read_service_ledger(client: PayoutClient, journal: Journal, *, days: i
     window's start, in whichever order the service lists (engine.payout_list: onwards when
     newest first, from the last page back when oldest first, every page when the order
     cannot be told). `progress(state, done, at_most)` is told after each page."""
-    now = now or datetime.now(UTC)
+    now = now or clock.now()
     ledger = ServiceLedger(since=now - timedelta(days=days), repeat_since=now - timedelta(
         days=repeat_days) if repeat_days else None, max_pages=max_pages)
     recent: dict[str, Payout] = {}
@@ -188,7 +190,7 @@ async def read_service_ledger(client: PayoutClient, journal: Journal, *, days: i
 
 
 def _impossible(exc: PayoutListAbsent) -> ServiceCheckImpossible:
-    from batchpay.config import settings_files
+    from batchpay.settings.load import settings_files
 
     return ServiceCheckImpossible(
         f"The service has no payout list ({exc.service_message or 'not found'}: HTTP 404 on "

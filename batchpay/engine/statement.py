@@ -27,11 +27,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from batchpay.clock import stamp
 from batchpay.days import FALLBACK_ZONE, Period
 from batchpay.errors import JournalTampered
 from batchpay.journal.integrity import check as check_journal
 from batchpay.journal.integrity import replay_runs
-from batchpay.journal.records import ChainCheck, LedgerEntry, RunRecord, as_decimal, utcnow
+from batchpay.journal.reads import payout_events_before, payout_events_from
+from batchpay.journal.records import ChainCheck, LedgerEntry, RunRecord, as_decimal
 from batchpay.journal.store import Journal
 from batchpay.money import masked
 from batchpay.statuses import IN_DOUBT, Status, display_status
@@ -146,9 +148,7 @@ def replay_requests(journal: Journal, since: str, until: str) -> list[Request]:
     its ref last had."""
     current: dict[str, Request] = {}
     found: list[Request] = []
-    for at, kind, run_id, ref, text in journal.db.execute(
-            "SELECT at, kind, run_id, payout_ref, data FROM events "
-            "WHERE payout_ref != '' AND kind LIKE 'payout.%' AND at < ? ORDER BY seq", (until,)):
+    for at, kind, run_id, ref, text in payout_events_before(journal, until):
         data = json.loads(text)
         if kind == "payout.intent":
             request = Request(int(data.get("attempt", 0)), ref, run_id, at)
@@ -163,9 +163,7 @@ def replay_requests(journal: Journal, since: str, until: str) -> list[Request]:
     # states reported after the period still count (a request of the 30th settles on the
     # 1st), until a later request of the same ref takes its place
     late = {r.payout_ref: r for r in found if current.get(r.payout_ref) is r}
-    for at, kind, ref, text in journal.db.execute(
-            "SELECT at, kind, payout_ref, data FROM events WHERE payout_ref != '' AND "
-            "kind LIKE 'payout.%' AND at >= ? ORDER BY seq", (until,)):
+    for at, kind, ref, text in payout_events_from(journal, until):
         if kind == "payout.intent":
             late.pop(ref, None)
             continue
@@ -227,7 +225,7 @@ def build_statement(journal: Journal, start: date, end: date,
     _wallets(totals, period_runs)
     refunds = [r for r in requests if r.status == Status.REFUNDED]
     return Statement(start, end, lines, refunds, dict(sorted(totals.items())), period_runs,
-                     checked.head, checked.events, journal.where, utcnow(), zone, requests)
+                     checked.head, checked.events, journal.where, stamp(), zone, requests)
 
 
 def _line(ref: str, made: list[Request], entry: LedgerEntry | None, runs: dict[str, RunRecord]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from batchpay.config import Settings
+from batchpay.engine.budget import shared_budget
 from batchpay.engine.doubt import Lookup, never_received
 from batchpay.engine.render import find_run, render_run, result_rows
 from batchpay.engine.tracking import refresh
@@ -26,6 +26,7 @@ from batchpay.journal.records import RunRecord
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Opener
+from batchpay.settings.model import Settings
 from batchpay.sheet.outcomes import ResultsSummary, json_row
 from batchpay.statuses import MAY_CHANGE, exit_code
 
@@ -61,7 +62,8 @@ def sync_run(settings: Settings, run_id: str | None, out: Path | None,
         with connect() as service:
             journal.bind_service(service.identity)
             tracked, changed, never, requests, complete, absent = asyncio.run(
-                _sync(settings, journal, run.id, service.base_url, service.api_key))
+                _sync(settings, journal, run.id, service.base_url, service.api_key,
+                      embedded=service.embedded))
         # noted before rendering: the workbook's "journal chain head" is then the true head
         journal.record_note("sync", {"run": run.id, "tracked": tracked, "changed": changed,
                                      "never_received": never, "requests": requests,
@@ -88,13 +90,16 @@ def synced_path(run: RunRecord) -> Path:
 
 
 async def _sync(settings: Settings, journal: Journal, run_id: str, base_url: str,
-                api_key: str | None) -> tuple[int, int, int, int, bool, bool]:
+                api_key: str | None, *, embedded: bool = False,
+                ) -> tuple[int, int, int, int, bool, bool]:
     refs = [r.payout_ref for r in journal.run_rows(run_id) if r.linked]
     entries = [e for e in journal.entries(refs).values() if e.status in MAY_CHANGE]
     if not entries:
         return 0, 0, 0, 0, True, False
     before = {e.payout_ref: e.status for e in entries}
-    async with PayoutClient.from_settings(settings, base_url=base_url, api_key=api_key) as client:
+    shared = shared_budget(settings, api_key, embedded=embedded)  # the key's windows
+    async with PayoutClient.from_settings(settings, base_url=base_url, api_key=api_key,
+                                          shared=shared) as client:
         lookup = Lookup.beginning(client)
         lookup.found = await refresh(client, journal, entries,
                                      max_pages=settings.sync_max_pages, source="sync")

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from batchpay.config import Settings
 from batchpay.controls.payees import HoldRules, PayeeChange, check_sheet, reported
 from batchpay.engine.banknames import check_sheet_bank_names
 from batchpay.files import check_output
 from batchpay.service import Opener
+from batchpay.settings.model import Settings
 from batchpay.sheet.limits import SheetLimits
 from batchpay.sheet.validate import ValidateOutcome, validate_file, write_validation_report
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
-from batchpay.config import Books
 from batchpay.engine.books import ClosedPeriod, Payment
 from batchpay.errors import ConfigError
 from batchpay.money import currency_exponent
+from batchpay.settings.model import Books
 
 RATE_PLACES = Decimal("1E-10")  # 汇率 to ten decimals: 0.0043478261 NGN->CNY keeps 8 digits
 

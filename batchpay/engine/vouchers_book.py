@@ -21,9 +21,9 @@ from typing import Any
 
 import xlsxwriter
 
-from batchpay.config import Books
 from batchpay.engine.vouchers import Voucher, VoucherLine
 from batchpay.money import currency_exponent
+from batchpay.settings.model import Books
 from batchpay.sheet.xlsx import WORKBOOK_OPTIONS, Lines, StreamingWorksheet, amount_format
 
 KINGDEE_COLUMNS = (

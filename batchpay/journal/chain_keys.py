@@ -41,7 +41,7 @@ from batchpay.files import is_database_address, private_dir, write_private
 from batchpay.journal.records import GENESIS, ChainCheck, ChainKey, walk_chain
 
 if TYPE_CHECKING:
-    from batchpay.journal.stores import Connection
+    from batchpay.journal.store_api import Connection
 
 KEY_FILE = "chain.key"
 KEY_ENV = "BATCHPAY_CHAIN_KEY"

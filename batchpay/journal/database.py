@@ -15,7 +15,8 @@ from batchpay.errors import JournalError
 from batchpay.files import is_database_address
 from batchpay.journal.chain_keys import JournalChainKey
 from batchpay.journal.schema import migrate
-from batchpay.journal.stores import Connection, Store, open_store
+from batchpay.journal.store_api import Connection, Store
+from batchpay.journal.stores import open_store
 
 
 class JournalDatabase:
@@ -91,7 +92,7 @@ class JournalDatabase:
         except errors as exc:
             with contextlib.suppress(*errors):
                 self.store.rollback()
-            raise JournalError(f"The journal is busy or unwritable: {exc}.") from None
+            raise self.store.unbegun(exc) from None
         self._depth, self._durable_now = 1, durable
         try:
             yield self.db

@@ -32,7 +32,7 @@ from batchpay.journal.records import ChainCheck, RunRecord, sha256_text
 
 if TYPE_CHECKING:
     from batchpay.journal.store import Journal
-    from batchpay.journal.stores import Connection
+    from batchpay.journal.store_api import Connection
 
 # run.finished's own fields; the rest of its data is what the run added to its info
 RUN_END_FIELDS = ("outcome", "exit_code")

@@ -1,4 +1,6 @@
-"""The outbox of remittance advices: one record per run and payee, in the journal's file.
+"""The outbox of remittance advices: one record per run and payee, in the journal's file;
+and the moves every outbox record makes (`Outbox`), shared with the notices' outbox
+(batchpay.journal.notices).
 
 A payee's advice is queued once (the record's key is the run and the payee, so queueing it
 again changes nothing), then taken for sending, then marked sent or given its error. The
@@ -17,15 +19,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from batchpay.clock import stamp
 from batchpay.journal.database import JournalDatabase
-from batchpay.journal.records import utcnow
 
 
-class AdviceState(StrEnum):
-    QUEUED = "queued"  # to send (again, after a mail server that could not be reached)
-    SENDING = "sending"  # taken for sending: still so after a crash, the mail may have gone
-    SENT = "sent"  # the mail server accepted it
+class OutboxState(StrEnum):
+    QUEUED = "queued"  # to send (again, after a receiver that could not be reached)
+    SENDING = "sending"  # taken for sending: still so after a crash, it may have gone
+    SENT = "sent"  # the receiver (a mail server, a web hook) accepted it
     FAILED = "failed"  # refused for good (an address the server will not take): not retried
+
+
+AdviceState = OutboxState  # the name the advices' code knows it by
 
 
 @dataclass(frozen=True)
@@ -54,13 +59,50 @@ _COLUMNS = ("run_id, payee, payee_name, recipients, payout_refs, state, attempts
             "message_id, created_at, tried_at, sent_at")
 
 
-class AdviceOutbox(JournalDatabase):
-    """The outbox's records and their moves (queued → sending → sent | failed | queued)."""
+class Outbox(JournalDatabase):
+    """The moves of an outbox record (queued → sending → sent | failed | queued), one
+    transaction each, for a table whose records carry `state`, `attempts`, `last_error`,
+    `tried_at` and `sent_at`, keyed by the columns of `key` (names are never data)."""
+
+    def _take(self, table: str, key: dict[str, str], **also: str) -> bool:
+        """Mark a queued record as being sent (and count the try), before it leaves; False
+        when it is not queued (sent meanwhile, or another process took it)."""
+        where = " AND ".join(f"{k} = ?" for k in key)
+        sets = "".join(f", {k} = ?" for k in also)
+        with self.transaction():
+            cur = self.db.execute(
+                f"UPDATE {table} SET state = ?, attempts = attempts + 1, tried_at = ?{sets} "
+                f"WHERE {where} AND state = ?",
+                (OutboxState.SENDING, stamp(), *also.values(), *key.values(),
+                 OutboxState.QUEUED))
+            return bool(cur.rowcount == 1)
+
+    def _sent(self, table: str, key: dict[str, str]) -> None:
+        where = " AND ".join(f"{k} = ?" for k in key)
+        with self.transaction():
+            self.db.execute(
+                f"UPDATE {table} SET state = ?, sent_at = ?, last_error = '' WHERE {where}",
+                (OutboxState.SENT, stamp(), *key.values()))
+
+    def _not_sent(self, table: str, key: dict[str, str], error: str, *, final: bool,
+                  **also: str) -> None:
+        """It did not go: queued again for a later try, or failed for good."""
+        where = " AND ".join(f"{k} = ?" for k in key)
+        sets = "".join(f", {k} = ?" for k in also)
+        state = OutboxState.FAILED if final else OutboxState.QUEUED
+        with self.transaction():
+            self.db.execute(
+                f"UPDATE {table} SET state = ?, last_error = ?{sets} WHERE {where}",
+                (state, error[:500], *also.values(), *key.values()))
+
+
+class AdviceOutbox(Outbox):
+    """The advices' records and their moves (queued → sending → sent | failed | queued)."""
 
     def queue_advices(self, drafts: Iterable[AdviceDraft]) -> int:
         """Queue each draft unless its run and payee have a record already; how many new."""
         added = 0
-        now = utcnow()
+        now = stamp()
         with self.transaction():
             for d in drafts:
                 cur = self.db.execute(
@@ -96,24 +138,11 @@ class AdviceOutbox(JournalDatabase):
     def take_advice(self, run_id: str, payee: str) -> bool:
         """Mark a queued advice as being sent (and count the try), before the mail leaves;
         False when it is not queued (sent meanwhile, or another process took it)."""
-        with self.transaction():
-            cur = self.db.execute(
-                "UPDATE advices SET state = ?, attempts = attempts + 1, tried_at = ? "
-                "WHERE run_id = ? AND payee = ? AND state = ?",
-                (AdviceState.SENDING, utcnow(), run_id, payee, AdviceState.QUEUED))
-            return bool(cur.rowcount == 1)
+        return self._take("advices", {"run_id": run_id, "payee": payee})
 
     def advice_sent(self, run_id: str, payee: str) -> None:
-        with self.transaction():
-            self.db.execute(
-                "UPDATE advices SET state = ?, sent_at = ?, last_error = '' "
-                "WHERE run_id = ? AND payee = ?",
-                (AdviceState.SENT, utcnow(), run_id, payee))
+        self._sent("advices", {"run_id": run_id, "payee": payee})
 
     def advice_not_sent(self, run_id: str, payee: str, error: str, *, final: bool) -> None:
         """The mail did not go: queued again for a later `advise`, or failed for good."""
-        state = AdviceState.FAILED if final else AdviceState.QUEUED
-        with self.transaction():
-            self.db.execute(
-                "UPDATE advices SET state = ?, last_error = ? WHERE run_id = ? AND payee = ?",
-                (state, error[:500], run_id, payee))
+        self._not_sent("advices", {"run_id": run_id, "payee": payee}, error, final=final)

@@ -33,7 +33,7 @@ import psycopg
 
 from batchpay.errors import JournalError, JournalLocked
 from batchpay.files import create_private, shown_address
-from batchpay.journal.stores import Store
+from batchpay.journal.store_api import Store
 
 # advisory lock keys: two 32-bit ints, which lock (batchpay's writes or its run lock), then
 # the journal's schema (advisory locks are per database; a database may hold a journal per
@@ -217,6 +217,11 @@ class PostgresStore(Store):
         return JournalError(f"Could not write the journal {self.where}: {_first_line(exc)}.",
                             hint="Check that the database server is up and reachable, then "
                             "run again: rows in flight are looked up, never sent twice.")
+
+    def unbegun(self, exc: Exception) -> JournalError:
+        """A lost connection (a server restarted, failed over or cut off) is not "busy":
+        the run stops sending, and the next one looks up the rows in flight."""
+        return self.unwritten(exc)
 
     def unopened(self, exc: Exception) -> JournalError:
         return JournalError(f"Cannot open the journal {self.where}: {_first_line(exc)}.",

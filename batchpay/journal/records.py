@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from datetime import time as dt_time
 from decimal import Decimal
 from typing import Any
@@ -63,10 +63,6 @@ def operator() -> str:
         return getpass.getuser()
     except Exception:  # noqa: BLE001 - no user name is not worth failing for
         return os.environ.get("USER", "unknown")
-
-
-def utcnow() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def canonical(data: Any) -> str:

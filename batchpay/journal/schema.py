@@ -11,6 +11,7 @@ Tables:
   run_rows        every input row of every run, in input order, as read
   events          an append-only, hash-chained log of everything above (tamper evidence)
   advices         the outbox of remittance advices: one per run and payee, its mail's state
+  notices         the outbox of notifications: one per event and receiver, its delivery's state
 """
 
 from __future__ import annotations
@@ -18,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from batchpay.clock import stamp
 from batchpay.errors import JournalError
-from batchpay.journal.records import utcnow
 from batchpay.statuses import FINAL, Status
 
 if TYPE_CHECKING:
-    from batchpay.journal.stores import Connection
+    from batchpay.journal.store_api import Connection
 
 # 2: quotes_used (invoice rows)
 # 3: the chain names its key (a chain.keyed event; the key's id, the start time and the
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 #    chain.keyed event with its next event. A batchpay that knows only schema 2 refuses
 #    a newer journal instead of writing run events that do not name the key.
 # 4: the advices table (the remittance outbox)
+# The notices table (the notifications' outbox) came without a new version: it is made in
+# any journal when opened (CREATE ... IF NOT EXISTS), and a batchpay that does not know it
+# leaves it alone; no record of a payment is in it.
 SCHEMA_VERSION = 4
 
 # progress order of the service's states: a payout never moves backwards; FAILED -> REFUNDED
@@ -122,6 +126,23 @@ CREATE TABLE IF NOT EXISTS advices (
     PRIMARY KEY (run_id, payee)
 );
 CREATE INDEX IF NOT EXISTS advices_state ON advices(state);
+CREATE TABLE IF NOT EXISTS notices (
+    event TEXT NOT NULL,
+    target TEXT NOT NULL,
+    shown TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    due_at TEXT NOT NULL,
+    tried_at TEXT,
+    sent_at TEXT,
+    PRIMARY KEY (event, target)
+);
+CREATE INDEX IF NOT EXISTS notices_state ON notices(state);
 CREATE TABLE IF NOT EXISTS events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     at TEXT NOT NULL,
@@ -179,4 +200,4 @@ def migrate(db: Connection, spelt: Callable[[str], str] = str) -> None:
     # 2 -> 3 alters no table: the chain.keyed event is written with the next event
     # 3 -> 4: the advices table, which SCHEMA above has just made in an older journal
     if version < SCHEMA_VERSION:
-        db.execute("INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, utcnow()))
+        db.execute("INSERT INTO schema_version VALUES (?, ?)", (SCHEMA_VERSION, stamp()))

@@ -15,9 +15,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from batchpay.clock import stamp
 from batchpay.errors import AlreadySent, JournalServiceMismatch
 from batchpay.files import is_database_address
 from batchpay.journal.chain_keys import MARKER
+from batchpay.journal.notices import NoticeOutbox
 from batchpay.journal.outbox import AdviceOutbox
 from batchpay.journal.records import (
     GENESIS,
@@ -30,7 +32,6 @@ from batchpay.journal.records import (
     event_hash,
     pack_values,
     sha256_text,
-    utcnow,
 )
 from batchpay.journal.schema import (
     LEDGER_FIELDS,
@@ -42,11 +43,11 @@ from batchpay.journal.schema import (
 from batchpay.statuses import IN_DOUBT, MAY_HAVE_PAID, SENDING, SERVICE_ALIASES
 
 
-class Journal(AdviceOutbox):
+class Journal(AdviceOutbox, NoticeOutbox):
     """A small typed class over one journal database (a SQLite file or a PostgreSQL
     schema): the runs, the ledger and the decisions recorded about them, each state change
-    one transaction with its event (and the outbox of remittance advices,
-    batchpay.journal.outbox)."""
+    one transaction with its event (and the outboxes of remittance advices and of
+    notifications, batchpay.journal.outbox and batchpay.journal.notices)."""
 
     def has_payout_requests(self) -> bool:
         """False for a new, empty journal: it knows of no payout request ever sent."""
@@ -92,7 +93,7 @@ class Journal(AdviceOutbox):
 
     def _append(self, seq: int, prev: str, kind: str, run_id: str, ref: str, data: Any,
                 key: bytes | None) -> str:
-        at = utcnow()
+        at = stamp()
         text = canonical(data)
         digest = event_hash(prev, seq, at, kind, run_id, ref, text, key)
         self.db.execute(
@@ -145,7 +146,7 @@ class Journal(AdviceOutbox):
         known_fields(fields, RUN_ROW_FIELDS, "run_rows")
         if "linked" in fields:
             fields["linked"] = int(fields["linked"])
-        fields.setdefault("updated_at", utcnow())
+        fields.setdefault("updated_at", stamp())
         cols = ", ".join(f"{k} = ?" for k in fields)
         with self.transaction():
             self.db.execute(f"UPDATE run_rows SET {cols} WHERE run_id = ? AND seq = ?",
@@ -162,7 +163,7 @@ class Journal(AdviceOutbox):
             merged = {**json.loads(row[0]), **info} if row else info
             self.db.execute(
                 "UPDATE runs SET finished_at = ?, outcome = ?, exit_code = ?, info = ? WHERE id = ?",
-                (utcnow(), outcome, exit_code, canonical(merged), run_id),
+                (stamp(), outcome, exit_code, canonical(merged), run_id),
             )
             self._event("run.finished", run_id=run_id,
                         data={"outcome": outcome, "exit_code": exit_code, **info})
@@ -242,7 +243,7 @@ class Journal(AdviceOutbox):
         The event carries everything the ledger row is set to (the details as their
         SHA-256), so that the ledger can be checked against the chain (`integrity`)."""
         known_fields(fields, LEDGER_FIELDS, "payouts")
-        now = utcnow()
+        now = stamp()
         with self.transaction():
             exists = self.db.execute("SELECT 1 FROM payouts WHERE payout_ref = ?", (ref,)).fetchone()
             if exists is None:
@@ -280,7 +281,7 @@ class Journal(AdviceOutbox):
             attempt_id = int(self.db.execute(
                 "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
                 " quote_expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at, utcnow()),
+                (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at, stamp()),
             ).fetchone()[0])
             fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
             self.set_status(ref, SENDING, run_id=run_id, details=details,
@@ -305,7 +306,7 @@ class Journal(AdviceOutbox):
                 "ON p.payout_ref = a.payout_ref WHERE a.id = ?", (attempt_id,)).fetchone()
             self.db.execute(
                 "UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
-                "WHERE id = ?", (utcnow(), outcome, http_status, message, attempt_id))
+                "WHERE id = ?", (stamp(), outcome, http_status, message, attempt_id))
             if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
                 status = r[1]  # a webhook about this payout outran its own answer: keep it
             self.set_status(r[0], status, run_id=run_id, event=f"payout.{outcome}", **fields)
@@ -344,7 +345,7 @@ class Journal(AdviceOutbox):
                 self.db.execute(
                     "UPDATE attempts SET answered_at = ?, outcome = 'found' "
                     "WHERE id = (SELECT attempt_id FROM payouts WHERE payout_ref = ?)",
-                    (utcnow(), ref))
+                    (stamp(), ref))
                 fields.setdefault("error", "")
             self.set_status(ref, state, event=f"payout.{source}", payout_id=payout_id, **fields)
             return True

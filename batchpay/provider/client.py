@@ -2,9 +2,9 @@
 
 One ``_call`` does everything every request needs: pacing, the API key header, the
 sandbox detection, mapping each failure to one ``ProviderError`` and bounded retries.
-What may be retried follows design.md "Exactly once": a request that never left
-(``ConnectFailed``) and a 429 (after its wait) are resent as they are; a 5xx or a lost
-answer is retried for reads and quotes only. A payout POST whose outcome is unknown is
+What may be retried follows exactly-once (README, "How exactly-once works"): a request
+that never left (``ConnectFailed``) and a 429 (after its wait) are resent as they are; a
+5xx or a lost answer is retried for reads and quotes only. A payout POST whose outcome is unknown is
 never retried here: the error goes to the engine, which looks the payout up first.
 
 The API key is added to each request and never copied into a message, an error or a
@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, urlencode
 from urllib.request import getproxies, proxy_bypass
 
@@ -28,8 +28,9 @@ import anyio
 import httpx
 import stamina
 
-from batchpay.config import Headers, Paths, fingerprint
+from batchpay.files import fingerprint
 from batchpay.provider import jsonnum
+from batchpay.provider.endpoints import Headers, Paths
 from batchpay.provider.errors import (
     HINT_AMBIGUOUS,
     ConnectFailed,
@@ -41,12 +42,38 @@ from batchpay.provider.errors import (
     error_from_response,
 )
 from batchpay.provider.models import Bank, Payout, PayoutPage, Quote, ShapeError, Wallet
-from batchpay.provider.pacing import Pacer
+from batchpay.provider.pacing import Pacer, SharedWindows
 from batchpay.provider.wire import Wire
 from batchpay.tls import verifying_context
 
-if TYPE_CHECKING:
-    from batchpay.config import Settings
+
+class ClientSettings(Protocol):
+    """The few settings a client is made from (`from_settings`). The settings read the
+    provider's paths and headers, not the other way round: the client names what it needs
+    instead of importing the settings."""
+
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def api_key(self) -> str | None: ...
+    @property
+    def paths(self) -> Paths: ...
+    @property
+    def headers(self) -> Headers: ...
+    @property
+    def concurrency(self) -> int: ...
+    @property
+    def connect_timeout(self) -> float: ...
+    @property
+    def read_timeout(self) -> float: ...
+    @property
+    def max_rps(self) -> float: ...
+    @property
+    def rate_limit(self) -> str: ...
+    @property
+    def retry_attempts(self) -> int: ...
+    @property
+    def retry_seconds(self) -> float: ...
 
 # httpx's pool slows down past a few dozen connections, and the provider's own limit
 # (100 requests a minute) makes more pointless.
@@ -146,11 +173,12 @@ class PayoutClient:
     @classmethod
     def from_settings(
         cls,
-        settings: Settings,
+        settings: ClientSettings,
         base_url: str | None = None,
         api_key: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         concurrency: int | None = None,
+        shared: SharedWindows | None = None,
     ) -> PayoutClient:
         url = base_url or settings.base_url
         if not url:
@@ -164,7 +192,7 @@ class PayoutClient:
             concurrency=concurrency or settings.concurrency,
             connect_timeout=settings.connect_timeout,
             read_timeout=settings.read_timeout,
-            pacer=Pacer(settings.max_rps, settings.rate_limit),
+            pacer=Pacer(settings.max_rps, settings.rate_limit, shared=shared),
             retry=RetryBudget(attempts=settings.retry_attempts, seconds=settings.retry_seconds),
         )
 
@@ -186,9 +214,12 @@ class PayoutClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        if self._wire is not None:
-            await self._wire.aclose()
-        await self._http.aclose()
+        try:
+            if self._wire is not None:
+                await self._wire.aclose()
+            await self._http.aclose()
+        finally:
+            self.pacer.close()
 
     # --- the service's operations ------------------------------------------------------
 
@@ -231,8 +262,8 @@ class PayoutClient:
                                 ids={"id": payout_id})
 
     async def list_payouts(self, *, state: str, page: int, size: int = 100) -> PayoutPage:
-        """One page of the payouts in one state. provider.md: `state`, `page` and `size` are
-        all required (engine.payout_list reads the states a caller needs); a 404 is
+        """One page of the payouts in one state. The service requires `state`, `page` and `size`
+        all three (engine.payout_list reads the states a caller needs); a 404 is
         ``PayoutListAbsent``, the service offering no list."""
         # paging fields sit beside `data`, so this one reads the whole envelope
         return await self._call(
@@ -346,8 +377,10 @@ class PayoutClient:
 
     def _note_sandbox(self, response: httpx.Response) -> None:
         self.is_sandbox = response.headers.get(self.headers.sandbox, "").strip() == "1"
-        # the provider's windows protect a real key; the sandbox has none to protect
-        self.pacer.windows_enabled = not self.is_sandbox
+        # the provider's windows protect a real key; the sandbox has none to protect, unless
+        # it was started to try them (`batchpay sandbox --client-windows`)
+        self.pacer.windows_enabled = not self.is_sandbox or response.headers.get(
+            self.headers.sandbox_windows, "").strip().lower() == "on"
 
     def _envelope(self, response: httpx.Response, method: str, path_template: str,
                   payout: bool) -> dict[str, Any]:

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime
+from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
+from batchpay import clock
 from batchpay.errors import BatchpayError
 
 if TYPE_CHECKING:  # httpx stays out of the import path of `batchpay --help`
@@ -113,7 +114,8 @@ class PayoutListAbsent(RequestRejected):
 
 # --- the one mapping from a response to an error --------------------------------------
 
-PAYOUT_PATH = "/v2/payout"  # provider.md's default; the client passes its own setting
+# the service's documented default (endpoints.Paths); the client passes its own setting
+PAYOUT_PATH = "/v2/payout"
 MAX_MESSAGE_CHARS = 300
 
 HINT_AUTH_401 = (
@@ -149,7 +151,7 @@ def error_from_response(
 
     ``payout_request`` says whether this answered the payout POST (the one request whose
     5xx or garbled answer leaves the outcome in doubt); by default it is inferred from the
-    method and provider.md's payout path. ``list_request``: it answered the payout list,
+    method and the service's default payout path. ``list_request``: it answered the payout list,
     whose 404 means the list itself is absent (not a payout that was not found).
     """
     if payout_request is None:
@@ -233,7 +235,7 @@ def retry_after_seconds(response: httpx.Response) -> float | None:
             return None
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
-        seconds = (when - datetime.now(UTC)).total_seconds()
+        seconds = (when - clock.now()).total_seconds()
     if math.isnan(seconds):
         return None
     return max(0.0, seconds)

@@ -9,6 +9,10 @@ response carries the sandbox header.
 Every ``acquire`` reserves a send time synchronously (no ``await`` between reading and
 writing the schedule), which makes the schedule consistent across all tasks of one event
 loop without a lock; the task then sleeps until its time.
+
+The windows are per key, not per process: with ``shared`` (the journal's request budget,
+batchpay.journal.budget) they are booked there instead, where every process and host using
+the key books too; even spacing (``--max-rps``) stays this process's own.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ import math
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from batchpay.errors import UsageError
 
@@ -76,6 +81,14 @@ def parse_windows(text: str | None) -> list[Window]:
     return windows
 
 
+class SharedWindows(Protocol):
+    """Send times booked where every process using the key books (blocking calls)."""
+
+    def reserve(self, windows: Sequence[tuple[int, float]], margin: float) -> float: ...
+
+    def close(self) -> None: ...
+
+
 RPS_MARGIN_SECONDS = 0.04  # what a second of --max-rps leaves for jitter: 4% of the budget
 
 
@@ -94,6 +107,7 @@ class Pacer:
         margin: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        shared: SharedWindows | None = None,
     ) -> None:
         if not isinstance(max_rps, int | float) or math.isnan(max_rps) or max_rps < 0 \
                 or math.isinf(max_rps):
@@ -105,6 +119,7 @@ class Pacer:
         self.margin = margin
         self._clock = clock
         self._sleep = sleep
+        self.shared = shared
         self._next_even_slot = -math.inf
         self._last_reserved = -math.inf
         # even spacing alone lets jitter put R+1 requests into one second of the service's
@@ -128,7 +143,8 @@ class Pacer:
             return 0.0
         now = self._clock()
         at = max(now, self._last_reserved)  # first come, first served
-        windows = [(w, self.margin) for w in self.windows] if self.windows_enabled else []
+        windows = ([(w, self.margin) for w in self.windows]
+                   if self.windows_enabled and self.shared is None else [])
         if self._rps_window is not None:
             at = max(at, self._next_even_slot)
             windows.append((self._rps_window, RPS_MARGIN_SECONDS))
@@ -144,5 +160,20 @@ class Pacer:
     async def acquire(self) -> None:
         """Wait until this request may be sent without a burst or a broken window."""
         delay = self.reserve()
+        if self.shared is not None and self.windows_enabled and self.windows:
+            if delay > 0:  # this process's even spacing first, then the key's windows
+                await self._sleep(delay)
+            # a database round trip: off the event loop, so other requests go meanwhile; the
+            # time to send is fixed where the booking returns, so that the hop back to the
+            # loop is not added to the wait (a late request crowds the ones booked after it)
+            shared, windows = self.shared, [(w.limit, w.seconds) for w in self.windows]
+            send_at = await asyncio.to_thread(
+                lambda: self._clock() + shared.reserve(windows, self.margin))
+            delay = send_at - self._clock()
         if delay > 0:
             await self._sleep(delay)
+
+    def close(self) -> None:
+        """Let go of the shared budget's connection (the client's ``aclose`` calls this)."""
+        if self.shared is not None:
+            self.shared.close()

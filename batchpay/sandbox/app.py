@@ -1,4 +1,5 @@
-"""The sandbox: a faithful fake of the payout service (provider.md) plus /_sandbox/ extensions.
+"""The sandbox: a faithful fake of the payout service (README, "The sandbox") plus its
+/_sandbox/ extensions.
 
 Every request outside /_sandbox/ goes through the gate, in this order: API key (401) →
 rate-limit windows (429 with Retry-After) → injected server error (500, nothing done) → the
@@ -42,6 +43,7 @@ from batchpay.sandbox.faults import retry_after_header
 from batchpay.sandbox.state import LISTABLE_STATES, SandboxState
 from batchpay.sandbox.webhooks_out import WebhookDispatcher
 from batchpay.sandbox.wire import (
+    CLIENT_WINDOWS_HEADER,
     SANDBOX_HEADER,
     JSONBody,
     Payout,
@@ -117,7 +119,9 @@ class Gate:
                 return
             if message["type"] == "http.response.start":
                 statuses.append(message["status"])
-                message = {**message, "headers": [*message.get("headers", ()), SANDBOX_HEADER]}
+                marks = [SANDBOX_HEADER, CLIENT_WINDOWS_HEADER] if self.config.client_windows \
+                    else [SANDBOX_HEADER]
+                message = {**message, "headers": [*message.get("headers", ()), *marks]}
             await send(message)
 
         arrived = time.monotonic()

@@ -23,6 +23,9 @@ class SandboxConfig:
     error_rate: float = 0
     drop_rate: float = 0
     rate_limit: str | None = None  # "100/min,1000/hour"
+    # answers carry X-Batchpay-Sandbox-Windows: on, so that clients keep the provider's
+    # windows (their rate_limit setting) as against a real service, to try them here
+    client_windows: bool = False
     webhook_url: str | None = None
     webhook_secret: str | None = None
     settle_seconds: float = 2.0

@@ -18,6 +18,8 @@ import threading
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, ROUND_HALF_UP, ROUND_UP, Decimal
 
+from batchpay.money import currency_exponent
+
 # Rough units per US dollar (sandbox values): only their ratios matter.
 UNITS_PER_USD: dict[str, Decimal] = {
     "USD": Decimal("1"),
@@ -58,9 +60,6 @@ CURRENCY_COUNTRIES: dict[str, frozenset[str]] = {
     "EGP": frozenset({"EG"}),
 }
 
-# ISO 4217 minor units; currencies not listed have 2.
-ZERO_DECIMAL_CURRENCIES = frozenset({"XOF", "XAF", "UGX", "RWF"})
-
 FEE_SHARE = Decimal("0.01")  # 1 % of the source amount ...
 FEE_CAP_USD = Decimal("50")  # ... capped at the source currency's worth of 50 USD
 RATE_STEP = Decimal("0.0001")
@@ -70,7 +69,9 @@ DRIFT_EVERY = 8  # quotes of a pair between two moves of its rate
 
 
 def currency_decimals(currency: str) -> int:
-    return 0 if currency in ZERO_DECIMAL_CURRENCIES else 2
+    """ISO 4217's minor unit, the one table batchpay.money keeps (JPY 0, KWD 3): the sheet and
+    the service never disagree on how many decimals an amount may carry."""
+    return currency_exponent(currency)
 
 
 def quantum(currency: str) -> Decimal:

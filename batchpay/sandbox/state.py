@@ -47,7 +47,8 @@ from batchpay.sandbox.wire import (
 
 START_BALANCES: dict[str, Decimal] = {"NGN": Decimal("10000000000"), "USD": Decimal("100000000")}
 STATES = ("PENDING", "PROCESSING", "COMPLETED", "FAILED", "REFUNDED")
-# the values of the list's required `state` (provider.md); PROCESSING is listed under PENDING
+# the values the service's payout list takes as its required `state`; PROCESSING is
+# listed under PENDING, as the real service does
 LISTABLE_STATES = ("COMPLETED", "PENDING", "FAILED", "REFUNDED")
 REFERENCE_ALPHABET = string.ascii_uppercase + string.digits
 WALLET_IDS = uuid.UUID("6f1c0b7e-5d7a-4c8e-9a51-0d5b8b8a5a11")  # namespace of wallet ids

@@ -14,10 +14,13 @@ from starlette.responses import Response
 
 from batchpay.money import dumps, loads
 
-__all__ = ["SANDBOX_HEADER", "AcceptedPayout", "Bank", "JSONBody", "Payout", "PayoutRecord",
-           "PayoutRequest", "Quote", "Wallet", "bare", "dumps", "failed", "loads", "success"]
+__all__ = ["CLIENT_WINDOWS_HEADER", "SANDBOX_HEADER", "AcceptedPayout", "Bank", "JSONBody",
+           "Payout", "PayoutRecord", "PayoutRequest", "Quote", "Wallet", "bare", "dumps",
+           "failed", "loads", "success"]
 
 SANDBOX_HEADER = (b"x-batchpay-sandbox", b"1")
+# sent by a sandbox started with --client-windows: clients keep their rate windows
+CLIENT_WINDOWS_HEADER = (b"x-batchpay-sandbox-windows", b"on")
 
 
 class JSONBody(Response):

@@ -1,6 +1,6 @@
 """The results workbook: every input row beside what happened to it, and totals that reconcile.
 
-Sheets (design.md, "Results workbook"):
+Sheets (README, "A month with batchpay", opens one as the operator does):
 
 - ``Results``: the input columns as read (a name that collides with a result column becomes
   ``<name>_input``), then the result columns. Header frozen, filters on, status cells
@@ -31,6 +31,7 @@ from xlsxwriter.format import Format
 from xlsxwriter.utility import xl_col_to_name
 from xlsxwriter.worksheet import Worksheet
 
+from batchpay import clock
 from batchpay.files import replaced_atomically
 from batchpay.money import currency_exponent
 from batchpay.sheet.columns import (
@@ -264,7 +265,7 @@ def _write_results_sheet(sheet: Worksheet, formats: _Formats, input_columns: Seq
             kind = kinds[col]
             if kind == _DATETIME and isinstance(value, str):  # UTC ISO 8601, as a date-time
                 try:  # Excel's serial day number, computed here: write_datetime is slow
-                    serial = (datetime.fromisoformat(value).replace(tzinfo=None)
+                    serial = (clock.parse(value).replace(tzinfo=None)
                               - _EXCEL_EPOCH).total_seconds() / 86400
                 except ValueError:
                     write_text(sheet, r, col, value)

@@ -24,11 +24,12 @@ from typing import Any
 
 from aiosmtpd.controller import Controller
 
+from batchpay.clock import stamp
 from batchpay.engine.advice import advise_run
-from batchpay.journal.records import RunRecord, RunRow, utcnow
+from batchpay.journal.records import RunRecord, RunRow
 from batchpay.journal.store import Journal
 from batchpay.mail import SmtpMailer
-from batchpay.mail_settings import Mail
+from batchpay.settings.model import Mail
 
 COLUMNS = ["payout_ref", "recipient_name", "account_number", "remark", "payee_email"]
 
@@ -53,7 +54,7 @@ def build(path: Path, payees: int) -> None:
                 n = 2 * p + k
                 rows.append((n, f"A-{n:05d}", f"深圳市第{p}号电子有限公司", f"6222{p:015d}",
                              f"Invoice {n}", f"ap{p}@example.cn"))
-        j.start_run(RunRecord("run-1", "run", utcnow(), "advised.xlsx", "0" * 64, COLUMNS),
+        j.start_run(RunRecord("run-1", "run", stamp(), "advised.xlsx", "0" * 64, COLUMNS),
                     [RunRow(n, n + 2, ref, [ref, name, account, remark, email], "VALID")  # type: ignore[arg-type]
                      for n, ref, name, account, remark, email in rows])
         with j.transaction(durable=True):

@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: te
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: E402
 
 from batchpay import sshsig  # noqa: E402
-from batchpay.config import Settings  # noqa: E402
 from batchpay.controls.approval import MAKER_NAMESPACE, NAMESPACE, Maker, read_plan
 from batchpay.controls.plan_file import PlanRow, build_plan, canonical_bytes
+from batchpay.settings.model import Settings
 from batchpay.sheet.read import Sheet  # noqa: E402
 from tests.support.processes import benchmark_rows  # noqa: E402
 from tests.support.sheets import HEADERS, rows  # noqa: E402

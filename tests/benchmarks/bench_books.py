@@ -26,7 +26,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from batchpay.config import Books, Settings
 from batchpay.days import Period
 from batchpay.engine.exports import FORMATS, export_books
 from batchpay.engine.reconcile import reconcile_period
@@ -35,6 +34,7 @@ from batchpay.sandbox.checks import check_payout_request
 from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.server import RunningSandbox, start_in_thread
 from batchpay.service import Service
+from batchpay.settings.model import Books, Settings
 
 
 def body(quote_id: str, n: int) -> dict[str, Any]:

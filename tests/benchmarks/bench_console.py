@@ -16,6 +16,12 @@ Against a sandbox process, prints:
 - a payment stopped with the console: `serve` killed (SIGKILL) once a quarter of the rows'
   requests are in the journal, a new `serve` started, Resume payment pressed; the time
   from the press to the end, and the sandbox's payouts (N, once each) and distinct quotes.
+
+Exits 1 when a payment did not pay every row exactly once (the console's, the command
+line's, the resumed one: N payouts, N distinct quotes), or, at full size, when a target is
+missed: the console's review within 10 % of `batchpay run --dry-run` and its payment within
+10 % of `batchpay run` on the same sheet and sandbox options (`console_over_cli` at most
+1.10; a time not measured misses it too). Short mode checks no time target.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from tests.support.sheets import write_grid  # noqa: E402
 
 COOKIE = "__Host-batchpay-session"
 MAKER = "bench"
+TARGET_OVER_CLI = 1.10  # the console's review and payment against the command line's
 
 
 def rss_mb(pid: int, field: str = "VmRSS") -> float:
@@ -154,8 +161,26 @@ def build(path: Path, rows: int) -> None:
     write_grid(path, list(COLUMN_NAMES), grid, constant_memory=True)
 
 
-def main() -> None:
+def over(console_s: float, cli_s: float) -> float:
+    """The console's time over the command line's; NaN when either was not measured."""
+    return console_s / cli_s if cli_s > 0 and console_s > 0 else float("nan")
+
+
+def missed(rows: int, short: bool, checks: dict[str, Any]) -> list[str]:
+    """What the run missed: exactly-once always, the time targets at full size."""
+    found = [f"{name}: {got} (expected {rows})" for name, got in checks["once"].items()
+             if got != rows]
+    if not short:
+        for name, ratio in checks["over"].items():
+            if not ratio <= TARGET_OVER_CLI:  # NaN misses the target too
+                found.append(f"console_over_cli {name}={ratio:.2f} (target at most "
+                             f"{TARGET_OVER_CLI:.2f})")
+    return found
+
+
+def main() -> int:
     rows = benchmark_rows(__doc__ or "", default=2000, short=200)
+    short = "--short" in sys.argv
     with tempfile.TemporaryDirectory(prefix="bench-console-") as name:
         folder = Path(name)
         sheet = folder / f"payouts-{rows}.xlsx"
@@ -204,11 +229,19 @@ def main() -> None:
                   f"pay_s={pay_s:.1f} progress_ms={progress_ms:.0f} peak_rss_mb={peak:.0f} "
                   f"paid={paid} counts=[{counts}]")
         dry_s, run_s, cli_paid = command_line(folder, sheet)
+        review_over, pay_over = over(review_s, dry_s), over(pay_s, run_s)
         print(f"case=cli rows={rows} dry_run_s={dry_s:.1f} run_s={run_s:.1f} paid={cli_paid} "
-              f"console_over_cli review={review_s / dry_s:.2f} pay={pay_s / run_s:.2f}")
+              f"console_over_cli review={review_over:.2f} pay={pay_over:.2f}")
         resume_s, resumed_paid, quotes, sent_at_kill = killed_and_resumed(folder, sheet)
         print(f"case=resume rows={rows} sent_at_kill={sent_at_kill} resume_s={resume_s:.1f} "
               f"paid={resumed_paid} distinct_quotes={quotes}")
+    misses = missed(rows, short, {
+        "once": {"console paid": paid, "cli paid": cli_paid,
+                 "resumed paid": resumed_paid, "resumed distinct quotes": quotes},
+        "over": {"review": review_over, "pay": pay_over}})
+    for miss in misses:
+        print(f"BELOW TARGET: {miss}", flush=True)
+    return 1 if misses else 0
 
 
 def fresh_sandbox(folder: Path, name: str) -> Any:
@@ -299,6 +332,5 @@ def payouts_at_sheet(sheet: Path) -> list[Any]:
     return list(book.worksheets[0].iter_rows(min_row=2, values_only=True))
 
 
-
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

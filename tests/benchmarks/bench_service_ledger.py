@@ -35,13 +35,13 @@ from decimal import Decimal
 
 import httpx
 
-from batchpay.config import Settings
 from batchpay.engine.service_ledger import read_service_ledger
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.pacing import Pacer, parse_windows
 from batchpay.sandbox.config import SandboxConfig
 from batchpay.sandbox.server import start_in_thread
+from batchpay.settings.model import Settings
 
 
 class KeptWindows(Pacer):

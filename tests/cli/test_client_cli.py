@@ -27,7 +27,7 @@ BANKS = [
 
 
 class FakeBankService(BaseHTTPRequestHandler):
-    """GET /v1/bank as the spec shows it: the envelope, or a bare string on errors."""
+    """GET /v1/bank as the service answers it: the envelope, or a bare string on errors."""
 
     seen: list[dict[str, Any]] = []
 

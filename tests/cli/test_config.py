@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from batchpay.cli import cli
-from batchpay.config import fingerprint, load_settings
+from batchpay.files import fingerprint
+from batchpay.settings.load import load_settings
 
 KEY = "live-key-do-not-print-7f3a9c"
 ENV_VARS = ("BATCHPAY_BASE_URL", "BATCHPAY_API_KEY", "BATCHPAY_WEBHOOK_SECRET", "BATCHPAY_JOURNAL")

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from batchpay.config import load_settings, mail_password, scrub
 from batchpay.errors import ConfigError
+from batchpay.settings.load import load_settings
+from batchpay.settings.mail import mail_password
+from batchpay.settings.model import scrub
 
 MAIL = ('[mail]\nhost = "smtp.example.com"\nport = 465\nsecurity = "ssl"\n'
         'from = "payments@acme.example"\nuser = "payments@acme.example"\n')

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from batchpay.config import Settings
 from batchpay.errors import ConfigError, JournalError, UsageError
 from batchpay.journal.store import Journal
+from batchpay.settings.model import Settings
 from batchpay.webhooks import open_listener
 
 SECRET = "s" * 32

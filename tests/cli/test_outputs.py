@@ -19,6 +19,7 @@ from batchpay.statuses import SENT as SENT_STATUSES
 from tests.support.e2e import batchpay, by_ref, results, sandbox_payouts
 from tests.support.processes import journaled_attempts, runner_env, sandbox_process, start_runner
 from tests.support.sheets import rows, write_sheet
+from tests.support.timing import settled
 
 
 @pytest.fixture
@@ -59,7 +60,7 @@ def test_sync_writes_a_new_workbook_and_never_the_run_results(service: Any,
     first = tmp_path / "nov-results.xlsx"
     assert batchpay("run", str(sheet), "--out", str(first), "--wait", "0").exit_code in (0, 1)
     annotated = first.read_bytes()
-    time.sleep(0.2)
+    settled(service.url)  # the payouts final at the sandbox: the sync finds them COMPLETED
     synced = batchpay("sync", "--json")
     assert synced.exit_code == 0, synced
     written = [Path(p) for p in json.loads(synced.stdout)["outputs"]]

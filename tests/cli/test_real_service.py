@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from batchpay.config import default_journal
 from batchpay.serving import ServerThread
+from batchpay.settings.model import default_journal
 from tests.support.e2e import TLS, batchpay, results, sandbox_payouts, sandbox_stats, set_wallet
 from tests.support.sheets import rows, write_sheet
 

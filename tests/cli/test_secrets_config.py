@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from batchpay.config import load_settings, scrub
 from batchpay.errors import ConfigError
+from batchpay.settings.load import load_settings
+from batchpay.settings.model import scrub
 from tests.support.e2e import batchpay
 
 CANARY = "canary-key-5d1e8f2a"

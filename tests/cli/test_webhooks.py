@@ -29,16 +29,17 @@ from typing import Any
 import httpx
 import pytest
 
-from batchpay.config import Headers, load_settings
 from batchpay.engine import paying
 from batchpay.engine.doubt import apply_event, service_lookup, to_confirm
 from batchpay.engine.tracking import refresh
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
+from batchpay.provider.endpoints import Headers
 from batchpay.provider.models import Payout
 from batchpay.sandbox.webhooks_out import EVENT_NAMES
 from batchpay.service import Service
 from batchpay.serving import ServerThread
+from batchpay.settings.load import load_settings
 from batchpay.statuses import FINAL as FINAL_STATES
 from batchpay.statuses import SENDING
 from batchpay.webhooks import SignatureCheck, create_listener, sign

@@ -18,11 +18,12 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from batchpay.config import Settings, load_settings, settings_files
 from batchpay.console import accounts as accounts_module
 from batchpay.console.accounts import Accounts, console_folder, hash_password
 from batchpay.console.app import create_app
 from batchpay.sandbox.server import RunningSandbox
+from batchpay.settings.load import load_settings, settings_files
+from batchpay.settings.model import Settings
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 PASSWORD = "correct horse battery"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from batchpay.mail_settings import Mail
+from batchpay.settings.model import Mail
 from tests.cli.test_advice import HEADERS_MAIL, NAME_A, Inbox, free_port, start_smtp
 from tests.console.conftest import batch_id
 from tests.console.test_month import wait_final

@@ -210,8 +210,8 @@ def test_a_service_without_a_list_is_told_to_use_a_statement_file(
     does not have (a 404, as on an account that offers no list)."""
     import dataclasses
 
-    from batchpay.config import Paths
     from batchpay.console.app import create_app
+    from batchpay.provider.endpoints import Paths
 
     desk, _, _ = paid
     settings = dataclasses.replace(desk.settings, paths=Paths(transactions="/v1/no-such-list"))

@@ -27,9 +27,12 @@ import pytest
 from batchpay.console.app import create_app
 from batchpay.console.guard import allowed_hosts
 from batchpay.journal.store import Journal
+from batchpay.notify import EVERY as NOTIFY_EVERY
 from batchpay.serving import ServerThread
 from tests.console.conftest import PASSWORD, SAMPLES, Desk
 from tests.support.e2e import sandbox_payouts
+from tests.support.receivers import SmtpServer
+from tests.support.timing import until
 
 pytestmark = pytest.mark.slow
 
@@ -75,13 +78,16 @@ class Served:
 
 
 @contextlib.contextmanager
-def serving(desk: Desk, follow_seconds: float = 60.0) -> Iterator[Served]:
-    """The desk's console served over HTTP on loopback, its follower on."""
+def serving(desk: Desk, follow_seconds: float = 60.0,
+            notify_seconds: float = NOTIFY_EVERY) -> Iterator[Served]:
+    """The desk's console served over HTTP on loopback, its follower and its delivery of
+    notifications on."""
     holder = Later()
     server = ServerThread(holder, what="console")
     port = int(server.url.rsplit(":", 1)[1])
     holder.app = create_app(desk.settings, allowed_hosts=allowed_hosts("127.0.0.1", port, None),
-                            https=False, follow_seconds=follow_seconds)
+                            https=False, follow_seconds=follow_seconds,
+                            notify_seconds=notify_seconds)
     with server:
         yield Served(server.url, desk, holder.app)
 
@@ -247,6 +253,33 @@ def test_continue_without_the_invalid_rows_in_a_browser(browser: Any, served: Se
     expect(page.get_by_role("link", name="Results workbook")).to_be_visible()
     assert len(sandbox_payouts(served.desk.sandbox.url)) == 2  # the two valid rows only
     page.context.close()
+
+
+def test_the_approver_is_mailed_when_a_batch_made_in_a_browser_waits(
+        browser: Any, desk_factory: Any) -> None:
+    from playwright.sync_api import expect
+
+    smtp = SmtpServer().start()
+    try:
+        desk = desk_factory(require_approval=True, own_settings=(
+            f'notify = ["approver={smtp.url("cfo@acme.example")}"]\n'))
+        with serving(desk, notify_seconds=0.5) as served:
+            page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+            page.goto(served.login_link("mia"))
+            page.get_by_label("Payout sheet", exact=True).set_input_files(
+                SAMPLES / "november-payouts.xlsx")
+            page.get_by_role("button", name="Check").click()
+            page.get_by_role("button", name="Review").click()
+            expect(page.get_by_role("region", name="Approval")).to_contain_text(
+                "Not approved yet", timeout=60_000)
+            assert until(lambda: bool(smtp.inbox.to("cfo@acme.example")), seconds=30)
+            page.context.close()
+    finally:
+        smtp.stop()
+    [mail] = smtp.inbox.to("cfo@acme.example")
+    text = smtp.inbox.text(mail)
+    assert text.startswith("Batch waits for approval: november-payouts.xlsx"), text
+    assert "mia reviewed november-payouts.xlsx" in text
 
 
 def test_no_page_is_wider_than_a_375_px_screen(browser: Any, served: Served,

@@ -9,8 +9,8 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from batchpay.config import DatabaseURL, Settings
 from batchpay.console.app import create_app
+from batchpay.settings.model import DatabaseURL, Settings
 
 
 def _health(settings: Settings) -> Any:

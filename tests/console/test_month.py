@@ -318,10 +318,10 @@ def test_the_payment_is_found_in_the_journal_while_it_goes_whatever_its_kind(
     dry run and runs from before the claim are not."""
     from types import SimpleNamespace
 
-    from batchpay.config import Settings
     from batchpay.console.payment import run_of
     from batchpay.journal.records import RunRecord
     from batchpay.journal.store import Journal
+    from batchpay.settings.model import Settings
 
     path = tmp_path / "journal.sqlite3"
     with Journal(path) as journal:

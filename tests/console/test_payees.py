@@ -10,6 +10,7 @@ from typing import Any
 import openpyxl
 import pytest
 
+from batchpay.controls.masking import masked_id
 from tests.console.conftest import SAMPLES, Desk, Signed, batch_id
 from tests.console.test_month import wait_final
 from tests.support.e2e import sandbox_payouts
@@ -46,11 +47,16 @@ def test_a_held_payee_is_confirmed_with_its_last_four_digits(desk: Desk, tmp_pat
     maker = desk.client("mia")
     held, payee = held_after_a_month(maker, tmp_path)
     page = maker.http.get(f"/batches/{held}").text
-    assert "Rows held" in page and payee in page
+    # the payee (its USCC) by its last four on the batch's page, as on every page
+    assert "Rows held" in page and masked_id(payee) in page and payee not in page
     assert maker.press(held, "pay").status_code == 409  # the review pays nothing
 
+    # the maker reads the new account back in full; every other role sees it masked
     payees = maker.http.get("/payees").text
-    assert payee in payees and "6222…8888" in payees and "6222020000099998888" not in payees
+    assert payee in payees and "6222020000099998888" in payees
+    audited = desk.client("ada").http.get("/payees").text
+    assert "6222…8888" in audited and "6222020000099998888" not in audited
+    assert masked_id(payee) in audited and payee not in audited
     wrong = maker.post("/payees/confirm", payee=payee, last4="1234", method="phone", note="")
     assert wrong.status_code == 409 and "do not match" in wrong.text
     auditor = desk.client("ada")
@@ -83,7 +89,7 @@ def test_a_change_its_maker_alone_confirmed_stays_held_until_another_user_confir
     assert "confirmed by mia, who makes this batch" in page
     assert maker.press(held, "pay").status_code == 409  # nothing to pay
     payees = maker.http.get("/payees").text  # still held, and whose word it has so far
-    assert "another user confirms it too" in payees and "<td>mia 20" in payees
+    assert "another user confirms it too" in payees and "Confirmed so far by mia 20" in payees
 
     assert desk.client("max").post("/payees/confirm", payee=payee, last4="8888",
                                    method="email", note="").status_code == 200

@@ -58,7 +58,11 @@ def _text(cell: str) -> str:
 
 
 def number(text: Any) -> Decimal:
-    return Decimal(str(text).replace(",", "")) if text not in (None, "") else Decimal(0)
+    """A figure read back exactly: a workbook's number, or a page's money cell
+    (`1,234.50 NGN`: thousands separated, its currency named)."""
+    if text in (None, ""):
+        return Decimal(0)
+    return Decimal(re.sub(r" [A-Z]{3}$", "", str(text)).replace(",", ""))
 
 
 def sheet(data: bytes | Path, name: str) -> list[tuple[Any, ...]]:
@@ -104,13 +108,13 @@ def test_the_page_shows_the_commands_totals_and_its_workbook(
     assert ngn["in doubt"] == "0"
     printed = " ".join(made.stderr.split())
     assert "25 payout_ref(s), 0 refund(s)" in printed and "25 payout_ref(s)" in page.text
-    for column in ("debited", "net debit", "fees"):
-        assert ngn[column] in printed, column
+    for column in ("debited", "net debit", "fees"):  # the page names the currency per figure
+        assert ngn[column].endswith(" NGN") and ngn[column][:-4] in printed, column
     # and the service: 25 payouts, the recipients' money the page says
     payouts = sandbox_payouts(desk.sandbox.url)
     assert len(payouts) == 25
     delivered = sum((Decimal(str(p["targetAmount"])) for p in payouts), Decimal(0))
-    assert ngn["delivered"] == f"{delivered:,} CNY"
+    assert number(ngn["delivered"]) == delivered and ngn["delivered"].endswith(" CNY")
     assert number(ngn["wallet before"]) - number(ngn["wallet after"]) == number(ngn["net debit"])
 
     # the workbook the link gives is the command's, cell for cell

@@ -23,6 +23,7 @@ import openpyxl
 import pytest
 from click.testing import CliRunner
 
+from batchpay.controls.masking import masked_id
 from tests.console.conftest import PASSWORD, SAMPLES, Desk, Signed, batch_id
 from tests.console.test_month import wait_final
 from tests.support.e2e import sandbox_payouts
@@ -182,7 +183,8 @@ def test_whoever_changed_what_a_batch_pays_cannot_approve_it(desk_factory: Any,
         {"user": "mia", "action": "release", "subject": "DEC26-002"},
         {"user": "max", "action": "payee confirmation", "subject": payee}]
     page = max_.http.get(f"/batches/{batch}").text
-    assert f"max confirmed payee {payee}" in page  # in the approver's summary
+    # in the approver's summary, the payee (its USCC) by its last four as on every page
+    assert f"max confirmed payee {masked_id(payee)}" in page and payee not in page
 
     answer = max_.press(batch, "approve")
     assert answer.status_code == 403 and "You changed what this batch pays" in answer.text

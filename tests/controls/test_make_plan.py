@@ -12,13 +12,13 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from batchpay import sshsig
-from batchpay.config import load_settings
 from batchpay.connect import open_service
 from batchpay.controls.approval import MAKER_NAMESPACE, maker_of, read_plan
 from batchpay.controls.plan_file import plan_id
 from batchpay.display import RichReporter
 from batchpay.engine.make_plan import PlanFiles, make_plan
 from batchpay.engine.runner import RunOptions
+from batchpay.settings.load import load_settings
 from tests.support.e2e import sandbox_payouts, sandbox_stats, set_wallet
 from tests.support.sheets import row, rows, write_sheet
 

@@ -34,7 +34,7 @@ def test_equal_monthly_salaries_are_paid_and_a_retyped_sheet_is_held(
         service: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     month_ago = datetime.now(UTC) - timedelta(days=29)
     with monkeypatch.context() as m:  # last month's run: its journal events dated then
-        m.setattr(journal_module, "utcnow",
+        m.setattr(journal_module, "stamp",
                   lambda: month_ago.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
         october = write_sheet(tmp_path / "oct.xlsx", salaries("OCT"))
         assert batchpay("run", str(october), "--out", str(tmp_path / "oct-r.xlsx"),

@@ -23,7 +23,7 @@ import openpyxl
 import pytest
 
 from batchpay import __version__
-from batchpay.config import fingerprint
+from batchpay.files import fingerprint
 from batchpay.sandbox.server import RunningSandbox
 from tests.support.e2e import batchpay, results
 from tests.support.sheets import HEADERS, row, rows, write_sheet

@@ -14,12 +14,13 @@ from typing import Any
 import httpx
 import pytest
 
-from batchpay.config import load_settings
-from batchpay.days import Period, machine_zone, moment
+from batchpay.clock import machine_zone, parse
+from batchpay.days import Period
 from batchpay.engine.payout_list import EVERY_STATE
 from batchpay.engine.reconcile import read_service_lines, read_statement_file
 from batchpay.errors import ConfigError, InputError, UsageError
 from batchpay.provider.client import PayoutClient
+from batchpay.settings.load import load_settings
 from tests.support.e2e import batchpay
 from tests.support.sheets import row, write_sheet
 
@@ -52,7 +53,7 @@ def test_a_period_is_counted_in_the_zones_days() -> None:
     assert shanghai.holds("2026-11-30T15:59:59.999999Z")
     assert not shanghai.holds("2026-11-30T16:00:00Z")
     assert shanghai.day_of("2026-10-31T16:30:00Z").isoformat() == "2026-11-01"
-    assert moment("2026-11-01T00:00:00+08:00") == datetime(2026, 10, 31, 16, tzinfo=UTC)
+    assert parse("2026-11-01T00:00:00+08:00") == datetime(2026, 10, 31, 16, tzinfo=UTC)
     with pytest.raises(UsageError):
         Period(datetime(2026, 11, 2).date(), datetime(2026, 11, 1).date())
 
@@ -245,8 +246,8 @@ def payment(amount: str, fee: str, delivered: str, *, source: str = "NGN",
 
 
 def test_each_voucher_balances_and_rounding_goes_to_the_fx_difference() -> None:
-    from batchpay.config import Books
     from batchpay.engine.vouchers import build_vouchers
+    from batchpay.settings.model import Books
 
     books = Books(fees="6603.01", fx_difference="6603.02", wallet={"NGN": "1002.01"})
     paid = [payment("100000.50", "1000.01", "434.78", ref=f"T-{n}") for n in range(3)]
@@ -277,8 +278,8 @@ def test_each_voucher_balances_and_rounding_goes_to_the_fx_difference() -> None:
 
 
 def test_a_payout_in_no_base_currency_is_refused() -> None:
-    from batchpay.config import Books
     from batchpay.engine.vouchers import build_vouchers
+    from batchpay.settings.model import Books
 
     assert all(v.balanced for v in build_vouchers(
         closed_with(payment("500.00", "5.00", "3600.00", source="CNY", target="CNY")),
@@ -343,11 +344,11 @@ def test_a_payout_of_a_request_in_doubt_is_named_as_batchpays_own(sandbox: Any,
     still exits 1, but names it as this journal's request to sync, not as outside money."""
     from contextlib import contextmanager
 
-    from batchpay.config import Settings
     from batchpay.engine.reconcile import reconcile_period
     from batchpay.journal.store import Journal
     from batchpay.sandbox.checks import check_payout_request
     from batchpay.service import Service
+    from batchpay.settings.model import Settings
     from tests.support.sandbox_calls import payout_request
 
     quote = sandbox.state.create_quote("BANK_TRANSFER", Decimal("100000.00"), "NGN", "NG",

@@ -20,6 +20,7 @@ from tests.engine.test_statement import cents, sheet_rows, today, wallet
 from tests.support.e2e import batchpay, by_ref, edit_results, sandbox_payouts
 from tests.support.sandbox_calls import api, pay
 from tests.support.sheets import row, write_sheet
+from tests.support.timing import settled
 
 HOSTILE = "=HYPERLINK(\"http://x\",\"y\")"
 BOOKS_TOML = """
@@ -96,7 +97,7 @@ def _make_month(folder: Path, running: Any, env: dict[str, str]) -> Month:
     edit_results(first, "T-00002", remark=None, account_number="6222000000000000777")
     second = folder / "second.xlsx"
     assert run("rerun", str(first), "--out", str(second), "--wait", "10").exit_code == 0
-    time.sleep(0.3)  # every refund credited at the sandbox
+    settled(running.url)  # every refund credited at the sandbox
     return Month(folder, running.url, env, before, wallet(running.url), outside)
 
 

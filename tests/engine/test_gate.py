@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from batchpay.config import Settings
 from batchpay.engine.gate import Plan, details_of, plan_rows
 from batchpay.journal.store import Journal
+from batchpay.settings.model import Settings
 from batchpay.sheet.read import read_sheet
 from batchpay.sheet.validate import Validation, validate_sheet
 from tests.support.sheets import rows, write_sheet

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from batchpay.config import Settings
 from batchpay.engine.banknames import list_banks
 from batchpay.provider.errors import ProviderError
 from batchpay.service import Service
+from batchpay.settings.model import Settings
 from tests.support.e2e import sandbox_stats
 
 

@@ -19,6 +19,7 @@ from batchpay.journal.integrity import replay_runs
 from batchpay.journal.store import Journal
 from tests.support.e2e import batchpay, by_ref, edit_results, sandbox_payouts, set_wallet
 from tests.support.sheets import row, write_sheet
+from tests.support.timing import settled
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ def test_statement_reconciles_with_the_sandbox_and_the_wallet(service: Any,
     edit_results(first, "T-00002", remark=None, account_number="6222000000000000777")
     second = tmp_path / "second.xlsx"
     assert batchpay("rerun", str(first), "--out", str(second), "--wait", "10").exit_code == 0
-    time.sleep(0.3)  # every refund credited at the sandbox
+    settled(service.url)  # every refund credited at the sandbox
     after = wallet(service.url)
 
     out = tmp_path / "statement.xlsx"

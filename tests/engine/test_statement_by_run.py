@@ -15,6 +15,7 @@ from batchpay.journal.store import Journal
 from tests.engine.test_statement import service, wallet  # noqa: F401 - the fixture
 from tests.support.e2e import batchpay, by_ref, edit_results, sandbox_payouts
 from tests.support.sheets import row, write_sheet
+from tests.support.timing import settled
 
 
 def test_each_run_holds_its_own_money_and_its_own_refund(service: Any,  # noqa: F811
@@ -30,7 +31,7 @@ def test_each_run_holds_its_own_money_and_its_own_refund(service: Any,  # noqa: 
     edit_results(first, "T-00002", remark=None, account_number="6222000000000000777")
     second = tmp_path / "second.xlsx"
     assert batchpay("rerun", str(first), "--out", str(second), "--wait", "10").exit_code == 0
-    time.sleep(0.3)  # every refund credited at the sandbox
+    settled(service.url)  # every refund credited at the sandbox
     moved = before - wallet(service.url)
 
     today = datetime.now(UTC).date()

@@ -17,12 +17,13 @@ from typing import Any
 
 import pytest
 
-from batchpay.config import Settings, journal_location
+from batchpay.clock import stamp
 from batchpay.engine.sync import sync_run
-from batchpay.journal.records import RunRecord, RunRow, utcnow
+from batchpay.journal.records import RunRecord, RunRow
 from batchpay.journal.store import Journal
 from batchpay.sandbox.server import RunningSandbox
 from batchpay.service import Service
+from batchpay.settings.model import Settings, journal_location
 from tests.support.e2e import batchpay, by_ref, own_settings, results, sandbox_payouts
 from tests.support.postgres import BOTH_STORES
 from tests.support.sheets import row, rows, write_sheet
@@ -104,7 +105,7 @@ def _journal_with_a_row_in_doubt(path: Path | str, service_url: str, quote_id: s
     """A run whose one row's payout request never reached the service (its quote expired)."""
     with Journal(path) as j:
         j.bind_service(service_url)
-        run = RunRecord(id="20251120-080000-abcd", kind="run", started_at=utcnow(),
+        run = RunRecord(id="20251120-080000-abcd", kind="run", started_at=stamp(),
                         sheet="nov.xlsx", input_sha256="0" * 64,
                         input_columns=["payout_ref", "amount"])
         j.start_run(run, [RunRow(seq=0, row=2, payout_ref="R-1", inputs=["R-1", Decimal("5")],

@@ -80,8 +80,8 @@ def test_two_months_in_approval_mode(service: Any, tmp_path: Path,
     month_ago = datetime.now(UTC) - timedelta(days=31)
     stamp = month_ago.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     with monkeypatch.context() as m:
-        m.setattr(journal_module, "utcnow", lambda: stamp)
-        m.setattr(runner_module, "utcnow", lambda: stamp)
+        m.setattr(journal_module, "stamp", lambda: stamp)
+        m.setattr(runner_module, "stamp", lambda: stamp)
         november = staff("NOV")
         november[3]["remark"] = "fail"  # the supplier's bank refuses it
         sheet = write_sheet(tmp_path / "nov.xlsx", november, PAYEE_HEADERS)

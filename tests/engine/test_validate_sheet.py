@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from batchpay.config import load_settings
 from batchpay.connect import open_service
 from batchpay.controls.payees import CHANGED, NEW
 from batchpay.engine.validate_sheet import check_sheet_file
 from batchpay.errors import UsageError
+from batchpay.settings.load import load_settings
 from batchpay.statuses import EXIT_OK, EXIT_ROWS
 from tests.support.e2e import batchpay, results, sandbox_stats
 from tests.support.sheets import row, rows, write_sheet

@@ -12,7 +12,7 @@ from typing import Any
 import openpyxl
 import pytest
 
-from batchpay.config import default_journal, service_folder
+from batchpay.settings.model import default_journal, service_folder
 from tests.support.e2e import Outcome, batchpay, results, sandbox_payouts, sandbox_stats
 from tests.support.sheets import rows, write_grid, write_sheet
 

@@ -163,7 +163,8 @@ def test_an_unreachable_database_is_one_clear_error(tmp_path: Path) -> None:
 
 def test_the_journal_setting_takes_a_database_address_and_never_shows_its_password(
         tmp_path: Path) -> None:
-    from batchpay.config import DatabaseURL, load_settings
+    from batchpay.settings.load import load_settings
+    from batchpay.settings.model import DatabaseURL
 
     url = "postgresql://batchpay:s3cret@db.example.com/batchpay?sslmode=verify-full"
     user_file = tmp_path / "batchpay.toml"

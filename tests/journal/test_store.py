@@ -14,8 +14,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from batchpay.clock import stamp
 from batchpay.errors import JournalLocked, JournalServiceMismatch
-from batchpay.journal.records import RunRecord, RunRow, pack_values, unpack_values, utcnow
+from batchpay.journal.records import RunRecord, RunRow, pack_values, unpack_values
 from batchpay.journal.schema import SCHEMA_VERSION
 from batchpay.journal.store import Journal
 from batchpay.statuses import SENDING
@@ -178,7 +179,7 @@ def test_values_keep_their_types() -> None:
 def _filled(where: Path | str) -> Journal:
     j = Journal(where)
     j.bind_service("embedded")
-    j.start_run(RunRecord("run1", "run", utcnow(), "s.xlsx", "abc", ["payout_ref"]),
+    j.start_run(RunRecord("run1", "run", stamp(), "s.xlsx", "abc", ["payout_ref"]),
                 [RunRow(0, 2, "R1", ["R1"], "NOT_SENT")])
     attempt = _intent(j)
     j.record_answer(attempt, "accepted", status="PENDING", payout_id="p1")
@@ -317,7 +318,7 @@ def test_a_full_disk_inside_a_transaction_is_a_journal_error(sqlite_journal: Jou
 def test_money_reads_back_as_the_exact_decimal_it_was(journal: Journal) -> None:
     """Amounts, rates and fees are Decimals on the records, with every digit as written
     (trailing zeros included): no str round trip for the reader to forget."""
-    journal.start_run(RunRecord("run1", "run", utcnow(), "s.xlsx", "abc", ["payout_ref"]),
+    journal.start_run(RunRecord("run1", "run", stamp(), "s.xlsx", "abc", ["payout_ref"]),
                       [RunRow(0, 2, "R1", ["R1"], "NOT_SENT", amount=Decimal("100000.50"),
                               asked=Decimal("12345.60"))])
     journal.update_run_row("run1", 0, rate=Decimal("0.00434782"), fee=Decimal("250.00"),

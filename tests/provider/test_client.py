@@ -22,9 +22,10 @@ import httpx
 import pytest
 import stamina
 
-from batchpay.config import Headers, Paths, Settings, fingerprint
+from batchpay.files import fingerprint
 from batchpay.provider import jsonnum
 from batchpay.provider.client import MAX_CONCURRENCY, PayoutClient, RetryBudget, compact
+from batchpay.provider.endpoints import Headers, Paths
 from batchpay.provider.errors import (
     AuthError,
     ConnectFailed,
@@ -42,6 +43,7 @@ from batchpay.provider.errors import (
 )
 from batchpay.provider.models import Bank, Payout, PayoutPage, Quote, Wallet
 from batchpay.provider.pacing import Pacer
+from batchpay.settings.model import Settings
 
 T = TypeVar("T")
 Step = Callable[[httpx.Request], httpx.Response]

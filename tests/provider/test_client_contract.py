@@ -1,6 +1,6 @@
 """Contract tests: the client against the real sandbox over real HTTP.
 
-The sandbox is an independent implementation of provider.md (it imports nothing from
+The sandbox is an independent implementation of the service (it imports nothing from
 ``batchpay.provider``), so the two agreeing on every answer here proves the contract, and
 the sandbox's own inspection list (``/_sandbox/payouts``) says what really happened.
 """

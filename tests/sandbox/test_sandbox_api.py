@@ -23,6 +23,7 @@ from tests.support.sandbox_calls import (
     quote_request,
     raw_json,
 )
+from tests.support.timing import until
 
 START_NGN = 10_000_000_000
 
@@ -208,8 +209,8 @@ def test_an_expired_quote_is_refused(sandbox_factory: Any) -> None:
     client = api(running)
     quote = new_quote(client)
     assert quote["expiresInSeconds"] == 0.3
-    threading.Event().wait(0.4)
-    assert client.get(f"/v1/quote/{quote['id']}").json()["data"]["expiresInSeconds"] == 0
+    assert until(lambda: client.get(f"/v1/quote/{quote['id']}").json()["data"][
+        "expiresInSeconds"] == 0)
     answer = client.post("/v2/payout", json=payout_request(quote["id"]))
     assert (answer.status_code, answer.json()["message"]) == (400, "Quotes only last for 10 minutes")
     assert held_payouts(running) == []

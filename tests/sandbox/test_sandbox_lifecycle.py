@@ -23,7 +23,9 @@ import pytest
 from click.testing import CliRunner
 
 from batchpay.cli import cli
+from batchpay.sandbox.webhooks_out import FIRST_BACKOFF_SECONDS
 from tests.support.sandbox_calls import api, held_payouts, new_quote, pay, payout_request
+from tests.support.timing import quiet_window, settled
 
 REPO = Path(__file__).resolve().parents[2]
 START_NGN = Decimal(10_000_000_000)
@@ -54,7 +56,7 @@ def test_states_follow_time_since_creation(sandbox_factory: Any) -> None:
     record = pay(client)
     assert record["state"] == "PENDING"
     assert states_seen(client, record["id"], "COMPLETED", 3) == ["PENDING", "PROCESSING", "COMPLETED"]
-    time.sleep(0.5)
+    time.sleep(quiet_window(running.url, scheduled=0.4))  # a final state moves no more
     assert client.get(f"/v1/transaction/{record['id']}").json()["data"]["state"] == "COMPLETED"
 
 
@@ -79,7 +81,7 @@ def test_state_survives_a_restart_and_refunds_stay_single(sandbox_factory: Any, 
     done = pay(client)
     failed = pay(client, remark="fail")
     httpx.put(f"{first.url}/_sandbox/wallet", json={"currency": "USD", "balance": 123.45})
-    time.sleep(0.5)
+    settled(first.url)  # the failed one refunded, its credit in the wallet
     assert ngn_balance(client) == START_NGN - Decimal(str(done["quote"]["summary"]["total"]))
     before = held_payouts(first)
     first.stop()
@@ -146,7 +148,9 @@ def test_webhooks_announce_every_state_signed_and_retried(sandbox_factory: Any, 
     client = api(running)
     done, failed = pay(client), pay(client, remark="fail")
     receiver.wait_for(7)
-    time.sleep(0.3)  # nothing more should come
+    # nothing more should come: not a late state, not a retry (its backoff), within a
+    # window of what the sandbox has scheduled plus round trips measured now
+    time.sleep(quiet_window(running.url, scheduled=0.2 + FIRST_BACKOFF_SECONDS))
     assert sorted(receiver.events()) == sorted([
         ("payout.pending", done["id"], "PENDING"),
         ("payout.pending", done["id"], "PROCESSING"),
@@ -172,7 +176,7 @@ def test_set_webhook_points_later_payouts_at_a_new_receiver(sandbox_factory: Any
     running.state.set_webhook(receiver.url, "s3cret")
     seen = pay(client)
     receiver.wait_for(3)
-    time.sleep(0.2)
+    time.sleep(quiet_window(running.url, scheduled=FIRST_BACKOFF_SECONDS))  # nothing more
     assert sorted(receiver.events()) == sorted([
         ("payout.pending", seen["id"], "PENDING"),
         ("payout.pending", seen["id"], "PROCESSING"),

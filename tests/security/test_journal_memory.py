@@ -20,14 +20,15 @@ from typing import Any
 import httpx
 import pytest
 
-from batchpay.config import Settings
+from batchpay.clock import stamp
 from batchpay.engine.gate import details_of
 from batchpay.engine.sending import Sender, SendJob
 from batchpay.engine.sync import sync_run
-from batchpay.journal.records import GENESIS, RunRecord, RunRow, event_hash, utcnow
+from batchpay.journal.records import GENESIS, RunRecord, RunRow, event_hash
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.service import Service
+from batchpay.settings.model import Settings
 from batchpay.sheet.validate import read_payouts
 from tests.support.e2e import batchpay, by_ref, own_settings, results, sandbox_payouts
 from tests.support.processes import (
@@ -387,7 +388,7 @@ def test_a_payout_request_is_refused_for_a_row_another_run_sent(
         statuses = []
         with Journal(path) as a, Journal(path) as b:
             for n, journal in enumerate((a, b)):
-                run = RunRecord(id=f"run-{n}", kind="run", started_at=utcnow(),
+                run = RunRecord(id=f"run-{n}", kind="run", started_at=stamp(),
                                 sheet="nov.xlsx", input_sha256="0" * 64,
                                 input_columns=["payout_ref"])
                 journal.start_run(run, [RunRow(seq=0, row=2, payout_ref=job.ref,
@@ -417,7 +418,7 @@ def in_doubt_then_committed_during_a_scan(service: Any, tmp_path: Path,
     journal = tmp_path / "journal.sqlite3"
     quote = service.state.create_quote("BANK_TRANSFER", payout.amount, "NGN", "NG", "CNY", "CN")
     body = payout.payout_body(quote["id"])
-    run = RunRecord(id="20251120-080000-abcd", kind="run", started_at=utcnow(),
+    run = RunRecord(id="20251120-080000-abcd", kind="run", started_at=stamp(),
                     sheet="nov.xlsx", input_sha256="0" * 64, input_columns=["payout_ref"])
     with Journal(journal) as j:
         j.bind_service(service.url)

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from batchpay.config import TABLES, Settings, setting_names
 from batchpay.journal.store import Journal
-from batchpay.settings_rules import FROM_A_FOLDER
+from batchpay.settings.model import TABLES, Settings, setting_names
+from batchpay.settings.rules import FROM_A_FOLDER
 from tests.support.e2e import Outcome, batchpay, by_ref, sandbox_payouts
 from tests.support.sheets import rows, write_sheet
 
@@ -225,11 +225,11 @@ def test_a_folder_base_url_never_receives_the_users_key(
 
 def test_every_setting_is_classified_for_a_folder_file() -> None:
     """Read from the settings model itself: a setting added to Settings and not listed in
-    settings_rules.FROM_A_FOLDER (free, tighten-only with its rule, or the user's only)
+    settings.rules.FROM_A_FOLDER (free, tighten-only with its rule, or the user's only)
     fails here, so it cannot be loosened by a folder's file unnoticed."""
     names = {f.name for f in dataclasses.fields(Settings)} & setting_names()
     unclassified = sorted(names - set(FROM_A_FOLDER))
-    assert unclassified == [], f"classify these in settings_rules.FROM_A_FOLDER: {unclassified}"
+    assert unclassified == [], f"classify these in settings.rules.FROM_A_FOLDER: {unclassified}"
     assert set(FROM_A_FOLDER) <= names, set(FROM_A_FOLDER) - names  # no stale names
     for name, rule in FROM_A_FOLDER.items():
         assert rule.kind in ("free", "tighten", "user"), name

@@ -90,10 +90,11 @@ def normalised(output: str) -> list[str]:
 
 def run(command: str, cwd: Path) -> tuple[int, str]:
     """Run one command in the workspace `cwd`; its user data and config folders are the
-    workspace's own (a fresh user), shown in the output as ~/.local/share and ~/.config."""
+    workspace's own (a fresh user), shown in the output as ~/.local/share and ~/.config; its
+    clock's zone is UTC (`time_zone` defaults to the machine's), as on every machine."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("BATCHPAY_")}
     data, config = user_folders(cwd)
-    env.update(NO_COLOR="1", COLUMNS="100", TERM="dumb", XDG_DATA_HOME=str(data),
+    env.update(NO_COLOR="1", COLUMNS="100", TERM="dumb", TZ="UTC", XDG_DATA_HOME=str(data),
                XDG_CONFIG_HOME=str(config))
     args = shlex.split(command)
     if args[0] == "batchpay":

@@ -1,58 +1,31 @@
-"""Settings: defaults, then the user's ``batchpay.toml``, then the current folder's, then
-environment variables.
+"""What the settings are: the `Settings` value every part reads, its tables (`Books`,
+`Mail`), where a journal lives and how it is shown, the range of every number, and the
+secrets no message may show.
 
-The user's file (in the user config directory, platformdirs) and the current folder's are
-merged in that order. The folder's file may set only what settings_rules.FROM_A_FOLDER
-allows it (a few settings freely, the controls only stricter than the user's value): a file
-that arrived with a folder never turns approval off, points at another journal or service,
-or receives the user's key. Environment variables override both, except that
-``BATCHPAY_JOURNAL`` may not name another journal than the user's file does. The API key
-is never a command-line option and never printed: ``fingerprint`` is what messages, logs
-and workbooks show. The key may live in a file only when the file is readable by its owner
-alone (and only in the user's own).
-
-The journal is what makes "never twice" true, so its default does not depend on the
-current folder: one journal per user and per service in the user data directory
-(``<data>/journals/embedded/`` for the embedded sandbox, ``<data>/journals/<host>-<hash>/``
-for a real service). A journal that an older batchpay left in ``./.batchpay/`` of the
-current folder is still found and used, and named so that it can be moved.
+This module knows nothing of files or the environment (`settings.load` reads them) nor of
+what a folder's file may set (`settings.rules`): a `Settings` made in a test is the same
+value a loaded one is.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import ipaddress
-import os
+import math
 import re
-import stat
-import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from batchpay.days import machine_zone, zone
-from batchpay.errors import BatchpayError, ConfigError
-from batchpay.files import is_database_address, shown_address
-from batchpay.mail_settings import MAIL_PASSWORD_ENV, Mail, mail_table
-from batchpay.settings_rules import (
-    SECRET_NAMES,
-    books_values,
-    check_base_url,
-    check_env_journal,
-    check_known,
-    check_legacy_journal,
-    check_ranges,
-    check_secret,
-    check_signature_algorithms,
-    checked_value,
-    not_for_a_folder,
-    refuse_folder_file,
-    same_path,
-    weakened,
-)
+from batchpay.days import machine_zone
+from batchpay.errors import ConfigError
+from batchpay.files import fingerprint, is_database_address, shown_address
+from batchpay.provider.endpoints import Headers, Paths
+from batchpay.settings.notify import shown_notify
 
-SETTINGS_FILE = "batchpay.toml"
 TABLES = ("paths", "headers", "source_countries", "books", "mail")  # settings written as a [table]
 LEGACY_JOURNAL = Path(".batchpay") / "journal.sqlite3"  # relative to the current folder
 
@@ -100,32 +73,20 @@ ENV = {
 
 
 @dataclass(frozen=True)
-class Paths:
-    """Endpoint paths; provider.md's values are the defaults, a real account may differ."""
+class Mail:
+    """The `[mail]` table: the SMTP server remittance advices go through. No password here:
+    it is read from BATCHPAY_MAIL_PASSWORD when a mail is sent (`mail_password`)."""
 
-    bank: str = "/v1/bank"
-    quote: str = "/v1/quote"
-    quote_item: str = "/v1/quote/{id}"
-    payout: str = "/v2/payout"
-    transaction: str = "/v1/transaction/{id}"
-    transactions: str = "/v1/transaction"
-    wallet: str = "/v1/wallet"
-
-
-@dataclass(frozen=True)
-class Headers:
-    api_key: str = "X-API-KEY"
-    sandbox: str = "X-Batchpay-Sandbox"
-    signature_sha512: str = "X-Signature"
-    signature_sha256: str = "X-meCash-Signature"
-
-
-def mail_password(env: dict[str, str] | None = None) -> str | None:
-    """The SMTP password, from the environment only; kept out of every message (`scrub`)."""
-    password = (dict(os.environ) if env is None else env).get(MAIL_PASSWORD_ENV) or None
-    if password is not None:
-        _SECRETS.add(password)
-    return password
+    host: str
+    sender: str  # `from` in the file: the advice's From address
+    port: int = 587
+    security: str = "starttls"  # starttls | ssl | none (none: this machine's server only)
+    user: str | None = None
+    payer: str | None = None  # the payer's name on the advice (default: the From address)
+    attempts: int = 3  # tries of one advice per `advise`, with backoff between them
+    retry_seconds: float = 30.0  # and at most this long trying one advice
+    timeout: float = 30.0
+    font: Path | None = None  # a CJK font file (default: found with fc-list)
 
 
 @dataclass(frozen=True)
@@ -168,6 +129,10 @@ class Settings:
     signature_algorithms: tuple[str, ...] = ("sha512", "sha256")
     # the provider's documented windows, kept client-side for a service that is not the sandbox
     rate_limit: str = "100/min,1000/hour,10000/day"
+    # where those windows are booked, for every process and host using the key: "" = the
+    # journal's database; or another journal file or postgresql:// address that several
+    # journals paying with one key share (batchpay.journal.budget)
+    rate_budget: str = ""
     concurrency: int = 4
     max_rps: float = 0.0
     wait_seconds: float = 60.0
@@ -202,6 +167,8 @@ class Settings:
     plan_hours: float = 72.0  # a plan expires this many hours after it is made
     plan_tolerance: float = 0.02  # the total debit may exceed the plan's quotes by this share
     mail: Mail | None = None  # [mail]: remittance advices by SMTP; None: none sent
+    # where notifications go: apprise URLs, each maybe `approver=URL` (batchpay.settings.notify)
+    notify: tuple[str, ...] = ()
     listen_host: str = "127.0.0.1"
     listen_port: int = 8788
     source_countries: dict[str, str] = field(
@@ -294,19 +261,17 @@ class Settings:
                     items.append((f"{f.name}.{key}", str(getattr(value, sub.name))))
             elif isinstance(value, dict):
                 items.append((f.name, ", ".join(f"{k}={v}" for k, v in value.items())))
+            elif f.name == "notify":  # a URL may hold a password
+                items.append((f.name, shown_notify(value)))
             elif isinstance(value, tuple):
                 items.append((f.name, ", ".join(value)))
+            elif f.name == "rate_budget":  # an address, printed without its password
+                items.append((f.name, shown_journal(journal_location(value)) if value.strip()
+                              else "the journal's database"))
             else:
                 items.append((f.name, str(value)))
         items.append(("loaded_from", self.source))
         return items
-
-
-def fingerprint(secret: str | None) -> str:
-    """A short, stable, non-reversible name for a secret: safe to print and to file."""
-    if not secret:
-        return "(not set)"
-    return "sha256:" + hashlib.sha256(secret.encode()).hexdigest()[:12]
 
 
 def default_journal(base_url: str | None) -> Path:
@@ -327,154 +292,6 @@ def service_folder(base_url: str | None) -> str:
     return f"{slug}-{hashlib.sha256(url.encode()).hexdigest()[:8]}"
 
 
-def settings_files() -> list[Path]:
-    """The settings files in the order they are merged: the user's own, then the current
-    folder's (which may only tighten a control)."""
-    from platformdirs import user_config_dir
-
-    user = Path(user_config_dir("batchpay")) / SETTINGS_FILE
-    here = Path.cwd() / SETTINGS_FILE
-    return [user] if same_path(user, here) else [user, here]
-
-
-def own_setting(name: str, files: list[Path] | None = None) -> Any:
-    """What the user's own settings file (the first of `files`) says of `name`; None when
-    it says nothing. A choice only the user's own file makes (the console's approval mode)
-    is read here, never from a folder's file or the defaults."""
-    own = (settings_files() if files is None else files)[:1]
-    return _read_file(own[0]).get(name) if own and own[0].is_file() else None
-
-
-def load_settings(env: dict[str, str] | None = None, files: list[Path] | None = None) -> Settings:
-    """Defaults, then each settings file found (`files` in merge order: the first is the
-    user's, any other a folder's that may only tighten a control), then the environment."""
-    values, source, origins = _gather(env, files)
-    return _build(values, source, origins)
-
-
-@dataclass
-class _Layer:
-    origin: Path | None  # the settings file; None: the environment
-    values: dict[str, Any]
-    folder: bool = False  # a folder's file: sets only what settings_rules.FROM_A_FOLDER allows
-
-
-def _layers(env: dict[str, str] | None, files: list[Path]) -> list[_Layer]:
-    env = dict(os.environ) if env is None else env
-    layers = [_Layer(path, _file_values(path), folder=index > 0)
-              for index, path in enumerate(files) if path.is_file()]
-    from_env = {name: env[var] for name, var in ENV.items() if env.get(var)}
-    if from_env:
-        layers.append(_Layer(None, from_env))
-    return layers
-
-
-def _file_values(path: Path) -> dict[str, Any]:
-    """A file's raw values; its relative paths are relative to the file's folder."""
-    values = _read_file(path)
-    for name in ("approvers_file", "journal"):
-        if isinstance(values.get(name), str) and not isinstance(
-                journal_location(values[name]), DatabaseURL):
-            values[name] = path.absolute().parent / Path(values[name]).expanduser()
-    if "journal" in values:
-        values["journal_from"] = "file"
-    return values
-
-
-def _gather(env: dict[str, str] | None, files: list[Path] | None, known_only: bool = False,
-            ) -> tuple[dict[str, Any], str, dict[str, str]]:
-    """The merged raw values, where they came from (for `config` and the run banner), and
-    which file set each name. A folder's file that sets a setting only the user's own may
-    set or loosens a control, or BATCHPAY_JOURNAL naming another journal than the user's
-    file, is refused here. `known_only` leaves out
-    names batchpay does not know (so that `config` can still show the rest)."""
-    files = settings_files() if files is None else files
-    values: dict[str, Any] = {}
-    origins: dict[str, str] = {}
-    sources: list[str] = []
-    keep = setting_names() | {"journal_from"}
-    for layer in _layers(env, files):
-        new = {k: v for k, v in layer.values.items() if not known_only or k in keep}
-        if layer.folder and layer.origin is not None:
-            refuse_folder_file(layer.origin, not_for_a_folder(set(new) & setting_names()),
-                               [], files[0])
-            before, after = _build(values, ""), _build(_merged(values, new), "")
-            refuse_folder_file(layer.origin, [], weakened(before, after, set(new)), files[0])
-        if layer.origin is None:
-            if "journal" in new:
-                check_env_journal(values, new["journal"], files[0])
-                new["journal_from"] = "environment"
-            sources.append("environment (" + ", ".join(ENV[n] for n in new if n in ENV) + ")")
-        else:
-            sources.append(str(layer.origin))
-            origins.update({name: str(layer.origin) for name in new})
-        values = _merged(values, new)
-    if "journal" not in values and (Path.cwd() / LEGACY_JOURNAL).is_file():
-        check_legacy_journal(values.get("base_url"))
-        values["journal"], values["journal_from"] = Path.cwd() / LEGACY_JOURNAL, "legacy"
-    return values, " + ".join(sources) or "defaults", origins
-
-
-def _merged(values: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """`new` over `values`; a table ([paths], [headers], [source_countries]) key by key."""
-    merged = dict(values)
-    for name, value in new.items():
-        if isinstance(value, dict) and isinstance(merged.get(name), dict):
-            merged[name] = {**merged[name], **value}
-        else:
-            merged[name] = value
-    return merged
-
-
-@dataclass
-class SettingsReport:
-    """What `batchpay config` shows: the files searched, the settings, and any error in them
-    (with unknown names left out, so that the rest can still be shown)."""
-
-    files: list[tuple[Path, str]]  # (path, "loaded" | "not found" | "not used: ...")
-    settings: Settings
-    error: ConfigError | None = None
-
-
-def inspect_settings(env: dict[str, str] | None = None) -> SettingsReport:
-    files = settings_files()
-    listed = [(p, "loaded" if p.is_file() else "not found") for p in files]
-    try:
-        return SettingsReport(listed, load_settings(env, files))
-    except ConfigError as exc:
-        error = exc
-    # what can still be shown: without unknown names; else without the folder's file;
-    # else what the environment gives
-    for attempt in (files, files[:1], []):
-        try:
-            values, source, origins = _gather(env, attempt, known_only=True)
-            settings = _build(values, source, origins)
-        except ConfigError:
-            continue
-        listed = [(p, "not used: see the error" if state == "loaded" and p not in attempt
-                   else state) for p, state in listed]
-        return SettingsReport(listed, settings, error)
-    return SettingsReport(listed, Settings(), error)
-
-
-def _read_file(path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(
-            f"Cannot read settings file {path}: {exc}",
-            hint="Fix the file (TOML syntax) or remove it.",
-        ) from None
-    if data.get("api_key") and os.name == "posix":
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
-            raise ConfigError(
-                f"{path} holds an API key but others can read it (mode {mode:o}).",
-                hint=f"Run: chmod 600 {path}   (or set BATCHPAY_API_KEY instead).",
-            )
-    return data
-
-
 _NOT_SETTINGS = ("source", "journal_from")  # fields of Settings that no file may set
 
 
@@ -483,58 +300,64 @@ def setting_names() -> set[str]:
     return {f.name for f in dataclasses.fields(Settings)} - set(_NOT_SETTINGS)
 
 
-def _build(values: dict[str, Any], source: str, origins: dict[str, str] | None = None,
-           ) -> Settings:
-    check_known(set(values) - {"journal_from"}, setting_names())
-    kwargs: dict[str, Any] = {"source": source}
-    try:
-        for name, value in values.items():
-            if name == "journal_from":
-                kwargs[name] = value
-            elif name == "paths":
-                kwargs[name] = Paths(**value)
-            elif name == "headers":
-                kwargs[name] = Headers(**value)
-            elif name == "journal":
-                kwargs[name] = journal_location(value)
-            elif name == "approvers_file":
-                kwargs[name] = Path(value).expanduser().absolute()
-            elif name == "signature_algorithms":
-                kwargs[name] = tuple(str(v).lower() for v in value)
-            elif name == "mail":
-                kwargs[name] = mail_table(value)
-            elif name == "source_countries":
-                kwargs[name] = {**Settings().source_countries, **value}
-            elif name == "books":
-                kwargs[name] = Books(**books_values(value, Books))
-            else:
-                kwargs[name] = checked_value(name, value)
-        settings = Settings(**kwargs)
-    except TypeError as exc:
-        raise ConfigError(f"A setting has the wrong shape: {exc}.",
-                          hint="Compare with the names and values `batchpay config` prints.",
-                          ) from None
-    check_ranges(settings, origins=origins)
-    _check_rate_limit(settings.rate_limit)
-    check_signature_algorithms(settings.signature_algorithms)
-    zone(settings.time_zone)
-    if settings.base_url:
-        check_base_url(settings.base_url)
-    for name in SECRET_NAMES:
-        secret = getattr(settings, name)
-        if secret is not None:
-            _SECRETS.add(secret)  # first: no message, not even its own refusal, may show it
-            check_secret(name, secret)
-    return settings
+# name: (lowest, highest, whether the lowest itself is allowed); None: no bound
+_RANGES: dict[str, tuple[float, float | None, bool]] = {
+    "concurrency": (1, 32, True),
+    "max_rps": (0, None, True),
+    "wait_seconds": (0, None, True),
+    "connect_timeout": (0, None, False),
+    "read_timeout": (0, None, False),
+    "retry_attempts": (1, None, True),
+    "retry_seconds": (0, None, True),
+    "max_file_mb": (0, None, False),
+    "max_rows": (1, None, True),
+    "max_columns": (1, None, True),
+    "max_cells": (1, None, True),
+    "sync_max_pages": (1, None, True),
+    "repeat_window_days": (0, None, True),
+    "service_check_days": (0, None, True),
+    "payee_change_hold_hours": (0, None, True),
+    "approvals_required": (1, 2, True),
+    "plan_hours": (0, None, False),
+    "plan_tolerance": (0, 1, True),
+    "listen_port": (0, 65535, True),
+}
 
 
-def _check_rate_limit(text: str) -> None:
-    from batchpay.provider.pacing import parse_windows
+def check_ranges(settings: Settings, names: set[str] | None = None,
+                 origins: dict[str, str] | None = None,
+                 label: Callable[[str], str] = lambda name: f"Setting {name}") -> None:
+    """Refuse a number outside its range (`concurrency = 0` once ran no worker at all and
+    left every row NOT_SENT), and any number that is not finite (TOML reads `nan`, `inf`).
+    `label` names the setting as the operator typed it (a file's key or an option),
+    `origins` the file that set it."""
+    for name, (low, high, low_ok) in _RANGES.items():
+        if names is not None and name not in names:
+            continue
+        value = getattr(settings, name)
+        shown = f"{label(name)} = {value}" + (f" in {origins[name]}" if origins and name in
+                                               origins else "")
+        if not math.isfinite(value):
+            raise ConfigError(f"{shown} is not a finite number.",
+                              hint=_range_text(name, low, high, low_ok))
+        if value < low or (value == low and not low_ok) or (high is not None and value > high):
+            raise ConfigError(f"{shown} is out of range.",
+                              hint=_range_text(name, low, high, low_ok))
 
-    try:
-        parse_windows(text)
-    except BatchpayError as exc:
-        raise ConfigError(f"Setting rate_limit: {exc.message}", hint=exc.hint) from None
+
+def _range_text(name: str, low: float, high: float | None, low_ok: bool) -> str:
+    whole = isinstance(getattr(_defaults(), name), int)
+    kind = "a whole number" if whole else "a number"
+    if high is not None:
+        span = f"from {low:g} to {high:g}"
+    else:
+        span = f"of {low:g} or more" if low_ok else f"above {low:g}"
+    return f"{name} takes {kind} {span} (default {getattr(_defaults(), name)})."
+
+
+@functools.cache
+def _defaults() -> Settings:
+    return Settings(journal=Path("journal.sqlite3"))
 
 
 _OPTIONS = {"wait_seconds": "wait"}  # a setting's option, where its name differs

@@ -18,79 +18,23 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from batchpay.errors import ConfigError
-
-if TYPE_CHECKING:
-    from batchpay.config import Settings
-
-# name: (lowest, highest, whether the lowest itself is allowed); None: no bound
-_RANGES: dict[str, tuple[float, float | None, bool]] = {
-    "concurrency": (1, 32, True),
-    "max_rps": (0, None, True),
-    "wait_seconds": (0, None, True),
-    "connect_timeout": (0, None, False),
-    "read_timeout": (0, None, False),
-    "retry_attempts": (1, None, True),
-    "retry_seconds": (0, None, True),
-    "max_file_mb": (0, None, False),
-    "max_rows": (1, None, True),
-    "max_columns": (1, None, True),
-    "max_cells": (1, None, True),
-    "sync_max_pages": (1, None, True),
-    "repeat_window_days": (0, None, True),
-    "service_check_days": (0, None, True),
-    "payee_change_hold_hours": (0, None, True),
-    "approvals_required": (1, 2, True),
-    "plan_hours": (0, None, False),
-    "plan_tolerance": (0, 1, True),
-    "listen_port": (0, 65535, True),
-}
-
-
-def check_ranges(settings: Settings, names: set[str] | None = None,
-                 origins: dict[str, str] | None = None,
-                 label: Callable[[str], str] = lambda name: f"Setting {name}") -> None:
-    """Refuse a number outside its range (`concurrency = 0` once ran no worker at all and
-    left every row NOT_SENT), and any number that is not finite (TOML reads `nan`, `inf`).
-    `label` names the setting as the operator typed it (a file's key or an option),
-    `origins` the file that set it."""
-    for name, (low, high, low_ok) in _RANGES.items():
-        if names is not None and name not in names:
-            continue
-        value = getattr(settings, name)
-        shown = f"{label(name)} = {value}" + (f" in {origins[name]}" if origins and name in
-                                               origins else "")
-        if not math.isfinite(value):
-            raise ConfigError(f"{shown} is not a finite number.",
-                              hint=_range_text(name, low, high, low_ok))
-        if value < low or (value == low and not low_ok) or (high is not None and value > high):
-            raise ConfigError(f"{shown} is out of range.",
-                              hint=_range_text(name, low, high, low_ok))
-
-
-def _range_text(name: str, low: float, high: float | None, low_ok: bool) -> str:
-    whole = isinstance(getattr(_defaults(), name), int)
-    kind = "a whole number" if whole else "a number"
-    if high is not None:
-        span = f"from {low:g} to {high:g}"
-    else:
-        span = f"of {low:g} or more" if low_ok else f"above {low:g}"
-    return f"{name} takes {kind} {span} (default {getattr(_defaults(), name)})."
-
-
-@functools.cache
-def _defaults() -> Settings:
-    from batchpay.config import Settings
-
-    return Settings(journal=Path("journal.sqlite3"))
+from batchpay.settings.model import (
+    ENV,
+    LEGACY_JOURNAL,
+    TABLES,
+    Settings,
+    _defaults,
+    default_journal,
+    is_loopback_host,
+    journal_location,
+)
 
 
 # when the folder's value (`after`) is weaker than the user's (`before`)
@@ -169,6 +113,7 @@ FROM_A_FOLDER: dict[str, FolderRule] = {
     "listen_port": USER_ONLY,
     # the request budget against the service's limits
     "rate_limit": USER_ONLY,
+    "rate_budget": USER_ONLY,
     "retry_attempts": USER_ONLY,
     "retry_seconds": USER_ONLY,
     "connect_timeout": USER_ONLY,
@@ -177,6 +122,9 @@ FROM_A_FOLDER: dict[str, FolderRule] = {
     "books": USER_ONLY,
     # the mail server receives the payees' names and the mail password from the environment
     "mail": USER_ONLY,
+    # a receiver of notifications learns of every batch and payment, and its URL may hold
+    # a password: a folder's file may not send them elsewhere
+    "notify": USER_ONLY,
 }
 
 
@@ -187,8 +135,6 @@ def folder_rule(name: str) -> FolderRule:
 def not_for_a_folder(given: set[str]) -> list[str]:
     """The names a folder's file sets that only the user's own settings may set (a table
     as `[paths]`)."""
-    from batchpay.config import TABLES
-
     return [f"[{name}]" if name in TABLES else name
             for name in sorted(given) if folder_rule(name).kind == "user"]
 
@@ -323,8 +269,6 @@ def check_signature_algorithms(algorithms: tuple[str, ...]) -> None:
 
 def check_base_url(url: str) -> None:
     """https for every service that is not on this machine: the key travels in a header."""
-    from batchpay.config import is_loopback_host
-
     parsed = urlsplit(url)
     host = (parsed.hostname or "").lower()
     loopback = is_loopback_host(host)
@@ -338,8 +282,6 @@ def check_base_url(url: str) -> None:
 def check_secret(name: str, value: str) -> None:
     """A key goes into an HTTP header as it is: one line of printable ASCII. Refused at load,
     without ever echoing it (a key with a trailing newline was once printed in full)."""
-    from batchpay.config import ENV
-
     bad = [i for i, ch in enumerate(value) if not ("!" <= ch <= "~")]
     if bad:
         what = {"\n": "a line break", "\r": "a carriage return", " ": "a space",
@@ -357,8 +299,6 @@ def check_legacy_journal(base_url: str | None) -> None:
     """A journal in ./.batchpay/ comes with the folder, as a folder's settings file does: it
     is used only while the service has no journal of its own yet (an older batchpay's
     journal, not moved), never instead of one (an empty or older copy would pay again)."""
-    from batchpay.config import LEGACY_JOURNAL, default_journal
-
     home = default_journal(base_url)
     if home.is_file():
         raise ConfigError(
@@ -371,8 +311,6 @@ def check_legacy_journal(base_url: str | None) -> None:
 def check_env_journal(values: dict[str, Any], journal: str, user_file: Path) -> None:
     """BATCHPAY_JOURNAL may choose the journal, but not against the user's file."""
     chosen = values.get("journal")
-    from batchpay.config import journal_location
-
     if values.get("journal_from") == "file" and not same_path(journal_location(journal), chosen):
         raise ConfigError(
             f"BATCHPAY_JOURNAL={journal} names another journal than your settings file "

@@ -3,37 +3,30 @@
 It is read from the user's own settings file (a folder's file may not set it: the payees'
 names, and the password from the environment, would go to the server it names) and holds
 no password: that is BATCHPAY_MAIL_PASSWORD, read where a mail is sent
-(batchpay.config.mail_password), so no file on a shared drive ever carries it.
+(`mail_password`), so no file on a shared drive ever carries it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+import os
 from pathlib import Path
 from typing import Any
 
 from batchpay.errors import ConfigError
+from batchpay.settings.model import _SECRETS, Mail, is_loopback_host
+from batchpay.settings.rules import check_known
 
 MAIL_PASSWORD_ENV = "BATCHPAY_MAIL_PASSWORD"  # the mail password: environment only
 _MAIL_KIND = {int: "whole number", float: "number", str: "text"}
 
 
-@dataclass(frozen=True)
-class Mail:
-    """The `[mail]` table: the SMTP server remittance advices go through. No password here:
-    it is read from BATCHPAY_MAIL_PASSWORD when a mail is sent (`mail_password`)."""
-
-    host: str
-    sender: str  # `from` in the file: the advice's From address
-    port: int = 587
-    security: str = "starttls"  # starttls | ssl | none (none: this machine's server only)
-    user: str | None = None
-    payer: str | None = None  # the payer's name on the advice (default: the From address)
-    attempts: int = 3  # tries of one advice per `advise`, with backoff between them
-    retry_seconds: float = 30.0  # and at most this long trying one advice
-    timeout: float = 30.0
-    font: Path | None = None  # a CJK font file (default: found with fc-list)
+def mail_password(env: dict[str, str] | None = None) -> str | None:
+    """The SMTP password, from the environment only; kept out of every message (`scrub`)."""
+    password = (dict(os.environ) if env is None else env).get(MAIL_PASSWORD_ENV) or None
+    if password is not None:
+        _SECRETS.add(password)
+    return password
 
 
 def mail_table(value: Any) -> Mail:
@@ -50,9 +43,6 @@ def mail_table(value: Any) -> Mail:
     if "from" in table:
         table["sender"] = table.pop("from")
     fields = {f.name: f.type for f in dataclasses.fields(Mail)}
-    from batchpay.config import is_loopback_host
-    from batchpay.settings_rules import check_known
-
     check_known({f"mail.{k}" for k in value},
                 {"mail.from", *(f"mail.{k}" for k in fields if k != "sender")})
     for name, given in table.items():
