@@ -13,7 +13,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from batchpay.engine.doubt import resolve
 from batchpay.engine.gate import RunDecisions
@@ -23,6 +23,7 @@ from batchpay.journal.records import LedgerEntry
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.provider.errors import AuthError, ProviderError
+from batchpay.provider.models import Quote
 from batchpay.statuses import FINAL, NO_PAYOUT, SENDING, Status
 
 # what a dry run's quoted row says; its next step comes from the row's facts, never from this
@@ -104,14 +105,44 @@ class Paying:
             self.reporter.done()
 
     async def _send_all(self, sender: Sender, jobs: list[SendJob]) -> list[str]:
-        """Pay every job; returns the refs whose answer was lost."""
+        """Pay every job; returns the refs whose answer was lost.
+
+        Each worker asks for its next row's quote as soon as it has its current row's, so
+        that the quote travels while the current row's intent is written: the service is
+        kept as busy as by a client that journals nothing (the client's --concurrency slots
+        still bound the requests in flight). A quote left unused by a stop is only a quote."""
         in_doubt: list[str] = []
+        if not jobs:
+            return in_doubt
+        self.reporter.start("Paying", len(jobs))
+        queue = list(reversed(jobs))
 
-        async def pay(job: SendJob) -> None:
-            if await sender.send(job) == SENDING:
-                in_doubt.append(job.ref)
+        def quote(job: SendJob) -> asyncio.Task[tuple[Quote, int | None]]:
+            task = asyncio.ensure_future(sender.priced(job))
+            task.add_done_callback(_seen)
+            return task
 
-        await self._each("Paying", sender, jobs, pay)
+        async def worker() -> None:
+            ahead: tuple[SendJob, asyncio.Task[tuple[Quote, int | None]]] | None = None
+            try:
+                while sender.stopped is None and (ahead is not None or queue):
+                    job, quoting = ahead if ahead is not None else (queue[-1], quote(queue.pop()))
+                    ahead = None
+                    await asyncio.wait([quoting])
+                    if queue and sender.stopped is None:
+                        ahead = (queue[-1], quote(queue.pop()))
+                    if await sender.send(job, answer_later=True, priced=quoting) == SENDING:
+                        in_doubt.append(job.ref)
+                    self.reporter.advance()
+            finally:
+                if ahead is not None:
+                    ahead[1].cancel()
+
+        try:
+            await sender.together(worker() for _ in range(self.concurrency))
+        finally:
+            self.reporter.done()
+            await sender.in_journal.settled()  # the answers recorded without waiting
         return in_doubt
 
     async def _follow(self, client: PayoutClient, refs: list[str], deadline: float) -> None:
@@ -140,3 +171,9 @@ class Paying:
             except ProviderError as exc:
                 self.reporter.note(f"status poll failed ({exc.message}); will retry")
             pause = min(pause * 1.5, 5.0)
+
+
+def _seen(task: asyncio.Task[Any]) -> None:
+    """A quote asked for ahead and then not used (the run stopped): its error is no news."""
+    if not task.cancelled():
+        task.exception()

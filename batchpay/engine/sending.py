@@ -13,14 +13,15 @@ in-doubt row is only ever resent with that same quote and body, never a new quot
                                             (engine.doubt)
 
 While workers pay, the journal is written on a thread of its own (engine.journal_thread):
-an intent waits for the disk, and the other workers' requests go on meanwhile.
+an intent waits for the disk, and the other workers' requests go on meanwhile; the intents
+and answers of workers waiting together are written in one transaction, one flush.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine, Iterable
+from collections.abc import Awaitable, Coroutine, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -152,11 +153,18 @@ class Sender:
                                   minor_unit(row.currency))
         return quote
 
-    async def send(self, job: SendJob) -> str:
-        """Pay one row; returns its status. In-doubt rows come back as SENDING."""
+    async def send(self, job: SendJob, *, answer_later: bool = False,
+                   priced: Awaitable[tuple[Quote, int | None]] | None = None) -> str:
+        """Pay one row; returns its status. In-doubt rows come back as SENDING.
+
+        With `answer_later`, an accepted payout's answer is recorded with the journal's next
+        group without waiting for it (the caller then awaits `in_journal.settled()`);
+        `priced` is the row's first quote when the caller asked for it already
+        (`self.priced(job)`, started ahead)."""
         for round_ in (1, 2):
             try:
-                quote, quotes_used = await self.priced(job)
+                quote, quotes_used = await (priced if round_ == 1 and priced is not None
+                                            else self.priced(job))
             except RequestRejected as exc:
                 return await self._decide(job, Status.QUOTE_FAILED,
                                           f"quote refused: {exc.message}")
@@ -171,7 +179,7 @@ class Sender:
             # the service's own list then names the payment exactly (engine.service_ledger)
             body["remark"] = remark_with_ref(body.get("remark"), job.ref)
             try:
-                attempt = await self.in_journal(
+                attempt = await self.in_journal.durably(
                     self.journal.record_intent, job.ref, self.run_id, job.details, quote.raw,
                     body, time.time() + float(quote.expires_in_seconds or DEFAULT_QUOTE_SECONDS),
                     seq=job.seq, **quote_fields(quote, quotes_used))
@@ -204,7 +212,12 @@ class Sender:
                     "attempt": attempt, "error": type(exc).__name__, "message": exc.message},
                     run_id=self.run_id)
                 return SENDING
-            await self.record_accepted(attempt, payout)
+            if answer_later:  # the worker takes its next row while the answer is written
+                self.in_journal.later(self.journal.record_answer, attempt, "accepted",
+                                      status=payout.state, run_id=self.run_id,
+                                      **payout_fields(payout))
+            else:
+                await self.record_accepted(attempt, payout)
             return payout.state
         raise AssertionError("unreachable")  # pragma: no cover
 

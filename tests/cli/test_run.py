@@ -223,9 +223,9 @@ def test_what_was_read_before_paying_is_kept_out_of_the_collector_while_paying(
     frozen: list[int] = []
     send = Sender.send
 
-    async def counting_send(self: Sender, job: Any) -> str:
+    async def counting_send(self: Sender, job: Any, **options: Any) -> str:
         frozen.append(gc.get_freeze_count())
-        return await send(self, job)
+        return await send(self, job, **options)
 
     monkeypatch.setattr(Sender, "send", counting_send)
     sheet = write_sheet(tmp_path / "nov.xlsx", rows(3))

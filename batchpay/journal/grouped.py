@@ -1,0 +1,72 @@
+"""Several journal calls in one transaction, each as if it had been alone.
+
+A durable commit waits for the disk (an fsync on SQLite, a WAL flush on PostgreSQL): one
+per payout intent made the journal, not the service, the limit of a run. Calls that are
+waiting together are written together instead: one transaction, one commit, one flush for
+the lot ("group commit"). Each call still runs whole or not at all: it runs inside a
+savepoint, and a call that fails (an intent refused with AlreadySent, a constraint) is
+rolled back to its savepoint alone, its error handed to its caller, while the others go on.
+
+Nothing of a group is reported before its commit has returned: a caller told that its
+intent is written may send the payout request, because the intent is then on disk. When
+the commit itself fails, every call of the group gets that error (nothing of it was
+written).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from batchpay.journal.database import JournalDatabase
+
+SAVEPOINT = "grouped_call"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One journal call waiting to be written: `work(*args, **kwargs)`."""
+
+    work: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] | None = None
+    durable: bool = False  # must survive a power cut once reported (an intent)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call returned, or the error it raised."""
+
+    value: Any = None
+    error: BaseException | None = None
+
+
+def run_grouped(db: JournalDatabase, calls: Sequence[Call]) -> list[Outcome]:
+    """Run `calls` in order in one transaction (durable when one of them must be); their
+    outcomes in the same order, known only once the transaction has committed."""
+    outcomes: list[Outcome] = []
+    durable = any(call.durable for call in calls)
+    try:
+        with db.transaction(durable=durable):
+            for call in calls:
+                outcomes.append(_one(db, call))
+    except Exception as exc:  # the group's BEGIN or COMMIT failed: none of it was written
+        return [Outcome(error=exc)] * len(calls)
+    return outcomes
+
+
+def _one(db: JournalDatabase, call: Call) -> Outcome:
+    db.db.execute(f"SAVEPOINT {SAVEPOINT}")
+    try:
+        value = call.work(*call.args, **(call.kwargs or {}))
+    except Exception as exc:
+        # a failed rollback to the savepoint raises out of the group: all of it is undone
+        db.db.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
+        db.db.execute(f"RELEASE SAVEPOINT {SAVEPOINT}")
+        db.reread_chain_key()  # a key noted by the call is undone with it
+        if isinstance(exc, db.store.errors):
+            exc = db.store.unwritten(exc)
+        return Outcome(error=exc)
+    db.db.execute(f"RELEASE SAVEPOINT {SAVEPOINT}")
+    return Outcome(value=value)

@@ -1,0 +1,174 @@
+"""The journal's writes while paying go in groups (one transaction, one flush for the calls
+waiting together), and a payout request still never leaves before its intent is on disk.
+
+The sandbox runs for real; the journal's commits are held, slowed or made to fail, and
+what reached the service is read from the sandbox's own list of payouts."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from batchpay.engine.gate import details_of
+from batchpay.engine.sending import Sender, SendJob
+from batchpay.errors import AlreadySent, JournalError
+from batchpay.journal.grouped import Call, run_grouped
+from batchpay.journal.records import RunRecord, RunRow, utcnow
+from batchpay.journal.store import Journal
+from batchpay.provider.client import PayoutClient
+from batchpay.sheet.validate import read_payouts
+from batchpay.statuses import SENDING
+from tests.support.e2e import sandbox_payouts
+from tests.support.postgres import BOTH_STORES
+from tests.support.sheets import rows, write_sheet
+
+RUN_ID = "20251120-080000-abcd"
+
+
+def jobs_of(tmp_path: Path, n: int) -> list[SendJob]:
+    _, validation = read_payouts(write_sheet(tmp_path / "nov.xlsx", rows(n)))
+    jobs = []
+    for seq, checked in enumerate(validation.rows):
+        payout = checked.payout
+        assert payout is not None
+        jobs.append(SendJob(seq, payout.payout_ref, details_of(payout), payout, "NG"))
+    return jobs
+
+
+def started(journal: Journal, jobs: list[SendJob]) -> None:
+    run = RunRecord(id=RUN_ID, kind="run", started_at=utcnow(), sheet="nov.xlsx",
+                    input_sha256="0" * 64, input_columns=["payout_ref"])
+    journal.start_run(run, [RunRow(seq=j.seq, row=j.seq + 2, payout_ref=j.ref, inputs=[j.ref],
+                                   status="NOT_SENT") for j in jobs])
+
+
+def pay(journal: Journal, url: str, key: str, jobs: list[SendJob]) -> tuple[list[str], Sender]:
+    """Every job at once (as --concurrency workers would), answers recorded later."""
+
+    async def main() -> tuple[list[str], Sender]:
+        async with PayoutClient(url, key, concurrency=len(jobs)) as client:
+            sender = Sender(journal, client, RUN_ID)
+            try:
+                statuses = await asyncio.gather(
+                    *(sender.send(job, answer_later=True) for job in jobs))
+            finally:
+                await sender.in_journal.settled()
+            return list(statuses), sender
+
+    return asyncio.run(main())
+
+
+def wrap_commit(journal: Journal, before: Callable[[], None]) -> None:
+    """Run `before` at every commit of the journal, just before it is made (fault injection
+    at the store's one commit point)."""
+    real = journal.store.commit
+
+    def commit() -> None:
+        before()
+        real()
+
+    journal.store.commit = commit  # type: ignore[method-assign]
+
+
+@BOTH_STORES
+def test_no_request_leaves_before_its_intent_is_committed(
+        sandbox: Any, tmp_path: Path, journal_at: str) -> None:
+    """Every commit is held a while; meanwhile the service must hold no payout made with a
+    quote whose intent that commit is about to write."""
+    jobs = jobs_of(tmp_path, 12)
+    seen_early: list[str] = []
+    commits: list[int] = []
+    with Journal(journal_at) as journal:
+        journal.bind_service("sandbox")
+        started(journal, jobs)
+        last = [0]  # the last attempt id committed
+
+        def check() -> None:
+            uncommitted = {r[0]: r[1] for r in journal.db.execute(
+                "SELECT quote_id, id FROM attempts WHERE id > ?", (last[0],))}
+            time.sleep(0.15)  # time enough for a request sent too early to arrive
+            at_service = {p["quoteId"] for p in sandbox_payouts(sandbox.url)}
+            seen_early.extend(q for q in uncommitted if q in at_service)
+            commits.append(len(uncommitted))
+            last[0] = max([last[0], *uncommitted.values()])
+
+        wrap_commit(journal, check)
+        statuses, sender = pay(journal, sandbox.url, sandbox.api_key, jobs)
+        assert seen_early == []
+        assert sum(commits) == len(jobs)  # each intent was committed once
+        assert all(status != SENDING for status in statuses)
+        paid = sandbox_payouts(sandbox.url)
+        assert sorted(p["quoteId"] for p in paid) == sorted(
+            journal.entry(j.ref).quote_id for j in jobs)  # type: ignore[union-attr]
+        # written in groups: fewer transactions than calls (12 intents and 12 answers)
+        assert sender.in_journal.groups < 2 * len(jobs)
+        assert journal.verify().ok
+
+
+@BOTH_STORES
+def test_an_intent_whose_commit_fails_sends_nothing(
+        sandbox: Any, tmp_path: Path, journal_at: str) -> None:
+    jobs = jobs_of(tmp_path, 6)
+    with Journal(journal_at) as journal:
+        journal.bind_service("sandbox")
+        started(journal, jobs)
+
+        def fail() -> None:
+            raise sqlite3.OperationalError("disk I/O error") if journal.store.kind == "sqlite" \
+                else journal.store.errors[0]("the server closed the connection")
+
+        wrap_commit(journal, fail)
+        with pytest.raises(JournalError):
+            pay(journal, sandbox.url, sandbox.api_key, jobs)
+    assert sandbox_payouts(sandbox.url) == []
+    with Journal(journal_at) as journal:  # and none of it was written
+        assert journal.db.execute("SELECT COUNT(*) FROM attempts").fetchone()[0] == 0
+
+
+def test_slow_commits_are_shared_by_the_intents_waiting_together(
+        sandbox: Any, tmp_path: Path) -> None:
+    """A flush of 30 ms: 16 rows at once cost fewer flushes than rows, not one per call
+    (16 intents and 16 answers; how few depends on how the quotes' answers spread)."""
+    jobs = jobs_of(tmp_path, 16)
+    with Journal(tmp_path / "journal.sqlite3") as journal:
+        journal.bind_service("sandbox")
+        started(journal, jobs)
+        wrap_commit(journal, lambda: time.sleep(0.03))
+        statuses, sender = pay(journal, sandbox.url, sandbox.api_key, jobs)
+        assert all(status != SENDING for status in statuses)
+        assert len(sandbox_payouts(sandbox.url)) == 16
+        assert sender.in_journal.groups < len(jobs)
+        assert {e.status for e in journal.entries([j.ref for j in jobs]).values()} <= {
+            "PENDING", "PROCESSING", "COMPLETED"}
+
+
+def test_a_failed_call_is_rolled_back_alone(journal: Journal) -> None:
+    """The group's other calls are written; the failed one leaves nothing, and its error
+    (AlreadySent here, a JournalError for a database error) goes to its caller."""
+
+    def half_then_refused() -> None:
+        journal.record_note("note.half", {"n": 2})
+        raise AlreadySent("ref-2", "PENDING")
+
+    def bad_sql() -> None:
+        journal.db.execute("INSERT INTO no_such_table VALUES (1)")
+
+    outcomes = run_grouped(journal, [
+        Call(journal.record_note, ("note.one", {"n": 1})),
+        Call(half_then_refused),
+        Call(bad_sql, durable=True),
+        Call(journal.record_note, ("note.three", {"n": 3})),
+    ])
+    assert outcomes[0].error is None and outcomes[3].error is None
+    assert isinstance(outcomes[1].error, AlreadySent)
+    assert isinstance(outcomes[2].error, JournalError)
+    kinds = [r[0] for r in journal.db.execute("SELECT kind FROM events ORDER BY seq")]
+    assert "note.half" not in kinds
+    assert kinds[-2:] == ["note.one", "note.three"]
+    assert journal.verify().ok
