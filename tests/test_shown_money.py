@@ -50,7 +50,7 @@ def test_the_rate_says_its_direction_from_the_quote() -> None:
 def test_a_batch_s_rates_are_shown_per_direction_lowest_to_highest() -> None:
     def quoted(rate: str, amount: str, delivered: str, source: str = "NGN") -> ResultRow:
         return ResultRow(row=2, inputs=(), status="NOT_SENT", rate=Decimal(rate),
-                         amount=Decimal(amount), target_amount=Decimal(delivered),
+                         amount=Decimal(amount), delivered=Decimal(delivered),
                          source_currency=source, target_currency="CNY")
 
     rows = [quoted("230", "100000", "434.78"), quoted("231.5", "50000", "215.98"),

@@ -105,8 +105,11 @@ class SharedBudget:
                 self._db.execute(TABLE.format(real="DOUBLE PRECISION"))
                 self._db.execute(INDEX)
         else:
-            private_dir(Path(self.where).parent)
-            create_private(Path(self.where))  # private before SQLite writes a byte to it
+            path = Path(self.where)
+            if not path.exists():  # never open and close an fd of a database this process
+                # has open: closing it would drop SQLite's POSIX locks on the file
+                private_dir(path.parent)
+                create_private(path)  # private before SQLite writes a byte to it
             self._db = sqlite3.connect(self.where, isolation_level=None, timeout=30,
                                        check_same_thread=False)
             self._db.execute("PRAGMA busy_timeout = 30000")

@@ -38,8 +38,11 @@ class SqliteStore(Store):
         self._run_lock: RunLock | None = None
         try:
             if self.path is not None:
-                private_dir(self.path.parent)
-                create_private(self.path)  # private before SQLite writes a byte to it
+                if not self.path.exists():  # never open and close an fd of a database
+                    # another connection of this process has open: closing it would drop
+                    # SQLite's POSIX locks on the file (a console opens several at once)
+                    private_dir(self.path.parent)
+                    create_private(self.path)  # private before SQLite writes a byte to it
                 self._run_lock = RunLock(self.path, file_identity(self.path))
             self.db = self.sqlite = sqlite3.connect(
                 str(path), isolation_level=None, timeout=30, check_same_thread=False)
