@@ -10,11 +10,11 @@ stops the console and never touches a payment.
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
 
 from batchpay.engine import Delivery, Journal, NoticeFailed, deliver_notices
 from batchpay.errors import BatchpayError
+from batchpay.serving import Rounds
 from batchpay.settings.model import DatabaseURL
 
 log = logging.getLogger("batchpay.notify")
@@ -44,30 +44,18 @@ def deliver_now(journal_at: Path | DatabaseURL, notify: tuple[str, ...], *,
         return deliver_notices(journal, notify, send, everything=everything)
 
 
-class NoticeWorker:
+class NoticeWorker(Rounds):
     """Delivers due notifications every `every` seconds in a thread of its own."""
+
+    name = "notify"
 
     def __init__(self, journal_at: Path | DatabaseURL, notify: tuple[str, ...],
                  every: float = EVERY) -> None:
-        self.journal_at, self.notify, self.every = journal_at, notify, every
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        super().__init__(every)
+        self.journal_at, self.notify = journal_at, notify
 
-    def start(self) -> None:
-        if not self.notify or self.every <= 0 or self._thread is not None:
-            return
-        self._thread = threading.Thread(target=self._loop, name="notify", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(30)
-            self._thread = None
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every):
-            self.round()
+    def wanted(self) -> bool:
+        return bool(self.notify)
 
     def round(self) -> Delivery | None:
         try:

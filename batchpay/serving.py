@@ -168,3 +168,42 @@ def serve_foreground(app: Any, sock: socket.socket, **tls: Any) -> None:
         pass
     finally:
         sock.close()
+
+
+class Rounds:
+    """A round of work (`round`) every `every` seconds in a daemon thread of its own, from
+    `start` until `stop`: the console's follower and the notifications' deliverer."""
+
+    name = "rounds"
+
+    def __init__(self, every: float) -> None:
+        self.every = every
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def wanted(self) -> bool:
+        """Whether this worker has anything to do at all (none: `start` starts nothing)."""
+        return True
+
+    def start(self) -> None:
+        if self.every <= 0 or self._thread is not None or not self.wanted():
+            return
+        self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+            self._thread = None
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every):
+            self.round()
+
+    def round(self) -> object:
+        raise NotImplementedError

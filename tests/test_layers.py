@@ -54,7 +54,7 @@ ALLOWED: dict[str, set[str]] = {
     # the SMTP sender of remittance advices; what an advice is and says is the engine's
     "mail.py": BASE | {"engine", "settings"},
     # the apprise sender of notifications and its worker; what a notice says is the engine's
-    "notify.py": BASE | {"engine", "settings"},
+    "notify.py": BASE | {"engine", "settings", "serving.py"},
     # the sandbox is a service of its own, not a client of ours
     "sandbox": BASE | {"serving.py", "tls.py"},
     "connect.py": BASE | {"settings", "service.py", "serving.py", "webhooks.py", "sandbox"},

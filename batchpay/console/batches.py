@@ -384,11 +384,16 @@ class Batches:
             batch = self.get(batch_id)
             if batch is None:
                 raise BatchRefused("No such batch.")
-            if batch.stage not in DISCARDABLE or batch.claim.exists():
-                raise BatchRefused(f"This batch is {batch.stage}: only a batch not yet paid "
-                                   "is discarded.")
-            now = stamp()
-            batch.meta.update({"stage": Stage.DISCARDED,
-                               "discarded": Rejection(by=user, reason="", at=now)})
+            set_aside(batch, user, claimed=batch.claim.exists())
             self.save(batch)
             return batch
+
+
+def set_aside(batch: Batch, user: str, *, claimed: bool) -> None:
+    """Mark `batch` discarded by `user` (refused once it is claimed for payment or past the
+    stages a batch is discarded at); the caller saves it, under its store's lock."""
+    if batch.stage not in DISCARDABLE or claimed:
+        raise BatchRefused(f"This batch is {batch.stage}: only a batch not yet paid "
+                           "is discarded.")
+    batch.meta.update({"stage": Stage.DISCARDED,
+                       "discarded": Rejection(by=user, reason="", at=stamp())})

@@ -27,12 +27,11 @@ from batchpay.clock import now as clock_now
 from batchpay.clock import parse, stamp
 from batchpay.console.batches import (
     _ID,
-    DISCARDABLE,
     Batch,
     Batches,
     BatchRefused,
-    Rejection,
     Stage,
+    set_aside,
     this_process,
 )
 from batchpay.console.state_postgres import (
@@ -245,12 +244,7 @@ class TeamBatches(Batches):
             batch = self._existing(batch_id)
             claimed = conn.execute("SELECT 1 FROM console_pay_claims WHERE batch_id = %s",
                                    (batch_id,)).fetchone()
-            if batch.stage not in DISCARDABLE or claimed is not None:
-                raise BatchRefused(f"This batch is {batch.stage}: only a batch not yet paid "
-                                   "is discarded.")
-            now = stamp()
-            batch.meta.update({"stage": Stage.DISCARDED,
-                               "discarded": Rejection(by=user, reason="", at=now)})
+            set_aside(batch, user, claimed=claimed is not None)
             self.save(batch)
             return batch
 

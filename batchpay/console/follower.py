@@ -18,13 +18,13 @@ tried again next time, and never stops the console.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 
 from batchpay.console import payment
 from batchpay.console.batches import Batch, Batches, Stage
 from batchpay.errors import BatchpayError
+from batchpay.serving import Rounds
 from batchpay.settings.model import Settings
 
 log = logging.getLogger("batchpay.console")
@@ -32,34 +32,22 @@ FOLLOW_SECONDS = 60.0  # between two rounds; each round costs a few list reads p
 LONGEST_WAIT = 3600.0  # a batch is asked for again after 1, 2, 4 ... rounds, at most hourly
 
 
-class Follower:
+class Follower(Rounds):
+    name = "follower"
+
     def __init__(self, settings: Settings, batches: Batches, every: float = FOLLOW_SECONDS,
                  refresh: Callable[[Settings, Batches, Batch], object] = payment.refresh
                  ) -> None:
-        self.settings, self.batches, self.every = settings, batches, every
+        super().__init__(every)
+        self.settings, self.batches = settings, batches
         self._refresh = refresh
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         # batch id → (when it is due again, the wait after that): a refund can take days,
         # and every refresh spends the service's request budget
         self._due: dict[str, tuple[float, float]] = {}
 
-    def start(self) -> None:
-        if self.every <= 0 or self._thread is not None:
-            return
-        self._thread = threading.Thread(target=self._loop, name="follower", daemon=True)
-        self._thread.start()
-
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(30)
-            self._thread = None
+        super().stop()
         self.batches.stop_following()
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.every):
-            self.round()
 
     def round(self) -> int:
         """One pass over the paid batches; how many were refreshed."""
@@ -67,7 +55,7 @@ class Follower:
         if not self.batches.follows_here():  # another console of the team follows them
             return 0
         for batch in self.batches.all():
-            if self._stop.is_set():
+            if self.stopping:
                 break
             if batch.stage != Stage.PAID or batch.meta.get("followed"):
                 continue
