@@ -15,11 +15,11 @@ import contextlib
 import gc
 import platform
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from batchpay import __version__
 from batchpay.clock import new_run_id, stamp
@@ -38,12 +38,13 @@ from batchpay.engine.real_money import (
     wallet_record,
 )
 from batchpay.engine.render import find_run, render_run, result_rows, sent_by_run
+from batchpay.engine.run_info import RunInfo, ServiceListCheck
 from batchpay.engine.sending import AuthStop, Sender
 from batchpay.engine.service_ledger import ServiceLedger, read_service_ledger
 from batchpay.errors import BatchpayError, Interrupted, ResultsNotWritten
 from batchpay.files import fingerprint
 from batchpay.journal.integrity import require_intact
-from batchpay.journal.records import RunInfoRecord, RunRecord, operator
+from batchpay.journal.records import RunRecord, operator
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient, RetryBudget
 from batchpay.provider.errors import AuthError, ProviderError
@@ -128,43 +129,6 @@ class RunOutcome:
     @property
     def counts(self) -> dict[str, int]:
         return dict(self.summary.counts)
-
-
-@dataclass(frozen=True)
-class ServiceListCheck:
-    """What the check against the service's own payout list read before paying."""
-
-    since: str  # payout_ref matches from then on
-    amount_since: str  # account and amount matches from then on ("": none)
-    pages: int
-    payouts_seen: int
-    complete: bool  # each state's list was read back to `since` (not cut by the page cap)
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """What the journal records of a run beside its rows: who ran it, where, how."""
-
-    operator: str
-    host: str
-    tool_version: str
-    service: str
-    base_url: str
-    key_fingerprint: str
-    sandbox: bool
-    journal: str
-    settings: dict[str, Any]
-    plan: Mapping[str, Any]  # an approved plan's id, maker and approvers (controls.plan_file)
-    service_list_check: ServiceListCheck | None
-    payee_changes: list[PayeeChange]
-
-    def record(self) -> RunInfoRecord:
-        """The run's `info` as the journal keeps it: the plan's fields at the top level."""
-        info = asdict(self)
-        plan, check = info.pop("plan"), info.pop("service_list_check")
-        changes = info.pop("payee_changes")
-        return cast(RunInfoRecord, {**info, **plan, **({"service_list_check": check} if check
-                                                       else {}), "payee_changes": changes})
 
 
 def default_results_path(sheet: Path, run_id: str, *, dry_run: bool = False) -> Path:

@@ -202,7 +202,7 @@ class RunRow:
 
 class RunInfoRecord(TypedDict, total=False):
     """A run's `info` as the journal keeps it (runs.info; the data of run.started, merged
-    with what run.finished adds): who ran it, where and how (engine.runner.RunInfo), an
+    with what run.finished adds): who ran it, where and how (engine.run_info.RunInfo), an
     approved plan's fields, and what the run's end added. A run that ended early, or was
     recorded by an older batchpay, lacks some keys: read them with `.get`."""
 
@@ -218,7 +218,7 @@ class RunInfoRecord(TypedDict, total=False):
     plan_id: str  # an approved plan's (controls.plan_file.PlanRunInfo)
     plan_maker: str
     plan_approvers: str
-    service_list_check: dict[str, Any]  # engine.runner.ServiceListCheck
+    service_list_check: dict[str, Any]  # engine.run_info.ServiceListCheck
     payee_changes: list[dict[str, Any]]  # controls.payees.PayeeChange
     # added when the run ends (Journal.finish_run)
     counts: dict[str, int]  # rows per status
