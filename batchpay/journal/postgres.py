@@ -25,7 +25,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,7 @@ class PostgresStore(Store):
         self.url = url
         self.where = shown_address(url)
         self._locked = False
+        self._pipeline: psycopg.Pipeline | None = None
         try:
             conn = psycopg.connect(url, autocommit=True, row_factory=_row_maker,
                                    connect_timeout=15, application_name="batchpay")
@@ -144,6 +145,38 @@ class PostgresStore(Store):
         """BEGIN, then the journal's write lock until COMMIT or ROLLBACK (see the module)."""
         self.db.execute("BEGIN")
         self.db.execute(f"SELECT pg_advisory_xact_lock(?, {OF_THIS_JOURNAL})", (WRITE_LOCK,))
+
+    def commit(self) -> None:
+        """COMMIT, and in a pipeline its answer awaited: a commit is reported only once the
+        server has said it is done."""
+        self.db.execute("COMMIT")
+        if self._pipeline is not None:
+            self._pipeline.sync()
+
+    def rollback(self) -> None:
+        if self._pipeline is not None:
+            # a failed statement leaves the pipeline refusing any other until it is synced
+            with contextlib.suppress(psycopg.Error):
+                self._pipeline.sync()
+        self.db.execute("ROLLBACK")
+        if self._pipeline is not None:
+            self._pipeline.sync()
+
+    @contextlib.contextmanager
+    def pipelined(self) -> Iterator[bool]:
+        """psycopg's pipeline mode: a statement whose answer nobody reads (BEGIN, the write
+        lock, an UPDATE, an event's INSERT) goes with the next one that is read, so a
+        group of journal calls waits for the server only where a call reads something (and
+        at COMMIT), not once per statement."""
+        if self._pipeline is not None:
+            yield True
+            return
+        with self.pg.conn.pipeline() as pipeline:
+            self._pipeline = pipeline
+            try:
+                yield True
+            finally:
+                self._pipeline = None
 
     def schema(self, text: str) -> str:
         """The SQLite DDL in PostgreSQL's types: ids as identity columns, REAL as double

@@ -77,7 +77,8 @@ class Journal(AdviceOutbox, NoticeOutbox):
         chain.keyed event first; with `names_key`, the event's data carry the key's id
         (`chain_key`), so that a journal stripped of its key is seen to have had one."""
         assert self._depth, "events are written inside a transaction"
-        last = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        last = self.last_event or self.db.execute(
+            "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         seq = (last[0] + 1) if last else 1
         prev = last[1] if last else GENESIS
         key = self._chain.for_writing(seq)
@@ -89,7 +90,9 @@ class Journal(AdviceOutbox, NoticeOutbox):
         body = data if data is not None else {}
         if names_key and (name := self._chain.key_name()) is not None:
             body = {**body, "chain_key": name}
-        return self._append(seq, prev, kind, run_id, ref, body, key)
+        digest = self._append(seq, prev, kind, run_id, ref, body, key)
+        self.last_event = (seq, digest)
+        return digest
 
     def _append(self, seq: int, prev: str, kind: str, run_id: str, ref: str, data: Any,
                 key: bytes | None) -> str:
@@ -245,11 +248,11 @@ class Journal(AdviceOutbox, NoticeOutbox):
         known_fields(fields, LEDGER_FIELDS, "payouts")
         now = stamp()
         with self.transaction():
-            exists = self.db.execute("SELECT 1 FROM payouts WHERE payout_ref = ?", (ref,)).fetchone()
-            if exists is None:
-                self.db.execute(
-                    "INSERT INTO payouts (payout_ref, status, details, run_id, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?)", (ref, status, details, run_id, now))
+            # no answer to wait for (a round trip on PostgreSQL): written when missing
+            self.db.execute(
+                "INSERT INTO payouts (payout_ref, status, details, run_id, updated_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (payout_ref) DO NOTHING",
+                (ref, status, details, run_id, now))
             sets = {"status": status, "updated_at": now, **fields}
             if run_id:
                 sets["run_id"] = run_id
