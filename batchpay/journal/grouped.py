@@ -13,8 +13,8 @@ the commit itself fails, every call of the group gets that error (nothing of it 
 written).
 
 On PostgreSQL every statement is a round trip to the server, so a group is first written
-in one go, in pipeline mode and without savepoints: the server is waited for only where a
-call reads something, and at COMMIT. Should any call of it fail (an intent refused, a
+in one go, its statements kept and sent together, without savepoints: the server is
+waited for only where a call reads something, and at COMMIT. Should any call of it fail (an intent refused, a
 constraint, a lost connection), that attempt is rolled back whole (nothing of it was
 committed, nothing reported) and the group is written again the exact way above, each
 call in its own savepoint, so that the failing call alone gets its error.
@@ -67,14 +67,14 @@ def run_grouped(db: JournalDatabase, calls: Sequence[Call]) -> list[Outcome]:
 
 
 def _at_once(db: JournalDatabase, calls: Sequence[Call], durable: bool) -> list[Outcome] | None:
-    """The calls' outcomes written in one pipelined transaction without savepoints, or
-    None when the store has no pipeline or a call failed (then nothing of them was written:
-    the transaction was rolled back, or never committed)."""
+    """The calls' outcomes written in one transaction of statements sent together, without
+    savepoints, or None when the store cannot defer statements or a call failed (then
+    nothing of them was written: the transaction was rolled back, or never committed)."""
     values: list[Any] = []
     committed = False
     try:
-        with db.store.pipelined() as pipelined:
-            if not pipelined:
+        with db.store.deferring() as deferring:
+            if not deferring:
                 return None
             with db.transaction(durable=durable):
                 for call in calls:

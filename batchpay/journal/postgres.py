@@ -76,20 +76,89 @@ def spelt(sql: str) -> str:
 
 
 class PostgresConnection:
-    """The few calls the journal makes of a connection, on a psycopg one."""
+    """The few calls the journal makes of a connection, on a psycopg one.
+
+    While `deferred` is a list (PostgresStore.deferring), a statement is not sent when it
+    is executed: it is spelt out with its values (psycopg's client-side binding) and kept,
+    and the statements kept are sent together, as one query, when one of them is read (or
+    at COMMIT): one wait for the server where there were as many as statements."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self.conn = conn
+        self.deferred: list[tuple[str, Later]] | None = None
+        self._spelling = psycopg.ClientCursor(conn)
 
     def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        if self.deferred is not None:
+            return self._defer(sql, parameters)
         cursor = self.conn.cursor()
         cursor.execute(spelt(sql), tuple(parameters))
         return cursor
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any:
+        if self.deferred is not None:
+            later = Later(self)
+            for p in parameters:
+                later = self._defer(sql, p)
+            return later
         cursor = self.conn.cursor()
         cursor.executemany(spelt(sql), [tuple(p) for p in parameters])
         return cursor
+
+    def _defer(self, sql: str, parameters: Any) -> Later:
+        assert self.deferred is not None
+        later = Later(self)
+        self.deferred.append((self._spelling.mogrify(spelt(sql), tuple(parameters)), later))
+        return later
+
+    def send_deferred(self) -> None:
+        """The statements kept, sent as one query; each one's rows handed to its Later.
+        A failing statement raises here, and none after it was run."""
+        if not self.deferred:
+            return
+        waiting, self.deferred[:] = list(self.deferred), []
+        cursor = self.conn.cursor()
+        cursor.execute(";\n".join(text for text, _ in waiting).encode(), prepare=False)
+        for i, (_, later) in enumerate(waiting):
+            if i:
+                cursor.nextset()
+            later.rows = cursor.fetchall() if cursor.description else []
+            later.count = cursor.rowcount
+
+
+class Later:
+    """The cursor of a kept statement: reading it sends the statements kept so far."""
+
+    def __init__(self, owner: PostgresConnection) -> None:
+        self._owner = owner
+        self.rows: list[Any] | None = None
+        self.count = -1
+        self._at = 0
+
+    def _read(self) -> list[Any]:
+        if self.rows is None:
+            self._owner.send_deferred()
+        return self.rows or []
+
+    def fetchone(self) -> Any:
+        rows = self._read()
+        if self._at >= len(rows):
+            return None
+        self._at += 1
+        return rows[self._at - 1]
+
+    def fetchall(self) -> list[Any]:
+        rows = self._read()[self._at:]
+        self._at += len(rows)
+        return rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+    @property
+    def rowcount(self) -> int:
+        self._read()
+        return self.count
 
 
 class PostgresStore(Store):
@@ -103,7 +172,6 @@ class PostgresStore(Store):
         self.url = url
         self.where = shown_address(url)
         self._locked = False
-        self._pipeline: psycopg.Pipeline | None = None
         try:
             conn = psycopg.connect(url, autocommit=True, row_factory=_row_maker,
                                    connect_timeout=15, application_name="batchpay")
@@ -156,36 +224,32 @@ class PostgresStore(Store):
         self.db.execute(f"SELECT pg_advisory_xact_lock(?, {OF_THIS_JOURNAL})", (WRITE_LOCK,))
 
     def commit(self) -> None:
-        """COMMIT, and in a pipeline its answer awaited: a commit is reported only once the
-        server has said it is done."""
+        """COMMIT, sent with the statements kept (see `deferring`): reported only once the
+        server has run them all and committed."""
         self.db.execute("COMMIT")
-        if self._pipeline is not None:
-            self._pipeline.sync()
+        self.pg.send_deferred()
 
     def rollback(self) -> None:
-        if self._pipeline is not None:
-            # a failed statement leaves the pipeline refusing any other until it is synced
-            with contextlib.suppress(psycopg.Error):
-                self._pipeline.sync()
-        self.db.execute("ROLLBACK")
-        if self._pipeline is not None:
-            self._pipeline.sync()
+        if self.pg.deferred:
+            self.pg.deferred.clear()  # never sent: nothing to undo of them
+        self.pg.conn.execute("ROLLBACK")
 
     @contextlib.contextmanager
-    def pipelined(self) -> Iterator[bool]:
-        """psycopg's pipeline mode: a statement whose answer nobody reads (BEGIN, the write
-        lock, an UPDATE, an event's INSERT) goes with the next one that is read, so a
-        group of journal calls waits for the server only where a call reads something (and
-        at COMMIT), not once per statement."""
-        if self._pipeline is not None:
+    def deferring(self) -> Iterator[bool]:
+        """Statements kept and sent together with the next one whose answer is read (the
+        ref's status, the attempt's id) or with COMMIT: BEGIN, the write lock, the
+        UPDATEs, the events' INSERTs of a group of journal calls go with their reads, so
+        that the group waits for the server a few times, not once per statement. Each
+        wait for the server also costs this thread the interpreter's lock, which the event
+        loop's thread holds while it works: fewer waits, fewer of those too."""
+        if self.pg.deferred is not None:
             yield True
             return
-        with self.pg.conn.pipeline() as pipeline:
-            self._pipeline = pipeline
-            try:
-                yield True
-            finally:
-                self._pipeline = None
+        self.pg.deferred = []
+        try:
+            yield True
+        finally:
+            self.pg.deferred = None
 
     def schema(self, text: str) -> str:
         """The SQLite DDL in PostgreSQL's types: ids as identity columns, REAL as double

@@ -44,9 +44,9 @@ class Store:
         self.db.execute("ROLLBACK")
 
     @contextlib.contextmanager
-    def pipelined(self) -> Iterator[bool]:
-        """Statements sent without waiting for each one's answer, where the store can
-        (PostgreSQL's pipeline mode): yields whether it does. A store over a file has no
+    def deferring(self) -> Iterator[bool]:
+        """Statements sent together with the next one whose answer is read, where the
+        store can (PostgreSQL: batchpay.journal.postgres): yields whether it does. A store over a file has no
         round trips to save: nothing changes."""
         yield False
 

@@ -1,10 +1,10 @@
 """A payout's journal writes on PostgreSQL wait for the server a few times, not once per
-statement: a group of calls is sent in pipeline mode, and only a call that reads something
-(and the COMMIT) waits for an answer.
+statement: a group of calls keeps its statements and sends them together, so only a call
+that reads something (and the COMMIT) waits for an answer.
 
 Round trips are counted from libpq's own trace of the messages this connection sent: each
-wait for the server is a Sync (a statement's end, or a pipeline's) or a Flush (a pipeline's
-read) sent by the client."""
+wait for the server is a Query (statements sent as one), a Sync (a statement's end) or a
+Flush (a pipeline's read) sent by the client."""
 
 from __future__ import annotations
 
@@ -24,9 +24,11 @@ PAYOUTS = 16
 
 
 def waits_in(trace: Path) -> int:
-    """The client's Sync and Flush messages in a libpq trace: its waits for the server."""
+    """The client's Query, Sync and Flush messages in a libpq trace: its waits for the
+    server."""
     return sum(1 for line in trace.read_text(encoding="utf-8").splitlines()
-               if line.startswith("F") and line.split("\t")[2:3] in (["Sync"], ["Flush"]))
+               if line.startswith("F") and line.split("\t")[2:3] in (["Query"], ["Sync"],
+                                                                     ["Flush"]))
 
 
 def traced(journal: Journal, trace: Path) -> Any:
@@ -81,7 +83,7 @@ def test_a_payout_waits_for_the_server_a_few_times_not_once_per_statement(
 
 
 def test_a_refused_intent_in_a_pipelined_group_is_refused_alone(postgres: Any) -> None:
-    """A call failing in the pipelined group (AlreadySent: another host paid the ref
+    """A call failing in a group written in one go (AlreadySent: another host paid the ref
     meanwhile) rolls the attempt back; the group is written again call by call, the others
     written once, the refused one not at all."""
     refs = ["ref-a", "ref-b", "ref-c"]
