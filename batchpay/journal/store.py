@@ -274,18 +274,24 @@ class Journal(AdviceOutbox, NoticeOutbox):
         With `seq`, the run's row `seq` shows this payout_ref's ledger status from now on.
         """
         with self.transaction(durable=True):
-            now = self.db.execute("SELECT status FROM payouts WHERE payout_ref = ?",
-                                  (ref,)).fetchone()
-            if now is not None and now[0] in MAY_HAVE_PAID:
+            # the attempt is made only while no payout of the ref may have paid: the check
+            # and the claim are one statement, one wait for a database server
+            made = self.db.execute(
+                "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
+                " quote_expires_at, created_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
+                f"(SELECT 1 FROM payouts WHERE payout_ref = ? AND status IN ({_TAKEN_MARKS})) "
+                "RETURNING id",
+                (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at, stamp(),
+                 ref, *_TAKEN),
+            ).fetchone()
+            if made is None:
                 # another run (or a webhook) got there since this run planned the row
+                now = self.db.execute("SELECT status FROM payouts WHERE payout_ref = ?",
+                                      (ref,)).fetchone()
                 raise AlreadySent(ref, now[0])
+            attempt_id = int(made[0])
             if seq is not None:
                 self.link_run_rows(run_id, [seq])
-            attempt_id = int(self.db.execute(
-                "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
-                " quote_expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at, stamp()),
-            ).fetchone()[0])
             fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
             self.set_status(ref, SENDING, run_id=run_id, details=details,
                             event="payout.intent", evidence={
@@ -429,6 +435,10 @@ class Journal(AdviceOutbox, NoticeOutbox):
                 "('rejected', 'expired', 'not_sent', 'never_received')", (plan_id,)):
             spent[currency] = spent.get(currency, Decimal(0)) + Decimal(str(debit))
         return spent
+
+
+_TAKEN = sorted(MAY_HAVE_PAID)  # the statuses of a ref whose payout may have been made
+_TAKEN_MARKS = ",".join("?" * len(_TAKEN))
 
 
 def journal_holds_event(path: Path | str, digest: str) -> bool:
