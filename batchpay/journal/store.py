@@ -240,20 +240,25 @@ class Journal(AdviceOutbox, NoticeOutbox):
 
     def set_status(self, ref: str, status: str, *, run_id: str = "", details: str = "",
                    event: str = "payout.status", evidence: dict[str, Any] | None = None,
+                   row_known: bool = False, attempt_id: int | None = None,
                    **fields: Any) -> None:
-        """Record a decision about a payout_ref (creating its ledger row if needed).
+        """Record a decision about a payout_ref (creating its ledger row if needed, unless
+        the caller has just read it: `row_known`).
 
         The event carries everything the ledger row is set to (the details as their
-        SHA-256), so that the ledger can be checked against the chain (`integrity`)."""
+        SHA-256), so that the ledger can be checked against the chain (`integrity`); the
+        row's `attempt_id`, when given, is named by the event's evidence instead."""
         known_fields(fields, LEDGER_FIELDS, "payouts")
         now = stamp()
         with self.transaction():
-            # no answer to wait for (a round trip on PostgreSQL): written when missing
-            self.db.execute(
-                "INSERT INTO payouts (payout_ref, status, details, run_id, updated_at) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (payout_ref) DO NOTHING",
-                (ref, status, details, run_id, now))
+            if not row_known:  # no answer to wait for (a round trip on PostgreSQL)
+                self.db.execute(
+                    "INSERT INTO payouts (payout_ref, status, details, run_id, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (payout_ref) DO NOTHING",
+                    (ref, status, details, run_id, now))
             sets = {"status": status, "updated_at": now, **fields}
+            if attempt_id is not None:
+                sets["attempt_id"] = attempt_id
             if run_id:
                 sets["run_id"] = run_id
             if details:
@@ -296,9 +301,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
             self.set_status(ref, SENDING, run_id=run_id, details=details,
                             event="payout.intent", evidence={
                                 "attempt": attempt_id, "body_sha256": sha256_text(canonical(body))},
-                            **fields)
-            self.db.execute("UPDATE payouts SET attempt_id = ? WHERE payout_ref = ?",
-                            (attempt_id, ref))
+                            attempt_id=attempt_id, **fields)
         return attempt_id
 
     def mark_sent(self, attempt_id: int) -> None:
@@ -318,7 +321,8 @@ class Journal(AdviceOutbox, NoticeOutbox):
                 "WHERE id = ?", (stamp(), outcome, http_status, message, attempt_id))
             if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
                 status = r[1]  # a webhook about this payout outran its own answer: keep it
-            self.set_status(r[0], status, run_id=run_id, event=f"payout.{outcome}", **fields)
+            self.set_status(r[0], status, run_id=run_id, event=f"payout.{outcome}",
+                            row_known=True, **fields)
 
     def attempt(self, attempt_id: int) -> Attempt:
         r = self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
@@ -356,7 +360,8 @@ class Journal(AdviceOutbox, NoticeOutbox):
                     "WHERE id = (SELECT attempt_id FROM payouts WHERE payout_ref = ?)",
                     (stamp(), ref))
                 fields.setdefault("error", "")
-            self.set_status(ref, state, event=f"payout.{source}", payout_id=payout_id, **fields)
+            self.set_status(ref, state, event=f"payout.{source}", payout_id=payout_id,
+                            row_known=True, **fields)
             return True
 
     def ref_for_payout(self, payout_id: str) -> str | None:
