@@ -78,11 +78,10 @@ class JournalDatabase:
         write lock on PostgreSQL) ... COMMIT; nested calls join the outer transaction.
 
         Every commit survives a crash of the process. A `durable` one also survives a
-        power cut (SQLite: fsync; PostgreSQL: the server's WAL flushed before COMMIT
-        returns, which other commits do not wait for): intents are written so, because a
-        payout request may leave only once its quote id is on disk. Anything else lost by
-        a power cut (or a crash of the database server) leaves a row in doubt at worst, and
-        in-doubt rows are looked up, never resent blindly.
+        power cut (SQLite: fsync; PostgreSQL commits are always so): intents are written
+        so, because a payout request may leave only once its quote id is on disk. Anything
+        else lost by a power cut leaves a row in doubt at worst, and in-doubt rows are
+        looked up, never resent blindly.
         """
         if self._depth:
             if durable and not self._durable_now:

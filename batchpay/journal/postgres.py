@@ -13,9 +13,8 @@ Exactly-once across processes and hosts rests on the database, never on a file:
 - the run lock (one run, rerun or sync at a time) is a session-level advisory lock, held by
   this connection and dropped by the server when the connection ends, so a killed process
   or a lost host leaves no stale lock.
-A durable commit (an intent) waits for the server's WAL flush (synchronous_commit on for
-this connection), so an intent is on the server's disk before its payout request leaves;
-other commits do not wait for it (see PostgresStore.begin).
+Commits are durable (synchronous_commit on for this connection), so an intent is on the
+server's disk before its payout request leaves.
 """
 
 from __future__ import annotations
@@ -211,16 +210,8 @@ class PostgresStore(Store):
             "WHERE table_schema = current_schema()")}
 
     def begin(self, durable: bool) -> None:
-        """BEGIN, then the journal's write lock until COMMIT or ROLLBACK (see the module).
-
-        A transaction that need not survive a power cut (anything but an intent) commits
-        without waiting for the server's WAL flush, as SQLite's synchronous NORMAL does:
-        the server has it once COMMIT returns, so a crash of this process loses nothing,
-        and the next durable commit flushes it with its own (the WAL is written in order,
-        so no later commit is kept without it)."""
+        """BEGIN, then the journal's write lock until COMMIT or ROLLBACK (see the module)."""
         self.db.execute("BEGIN")
-        if not durable:
-            self.db.execute("SET LOCAL synchronous_commit TO off")
         self.db.execute(f"SELECT pg_advisory_xact_lock(?, {OF_THIS_JOURNAL})", (WRITE_LOCK,))
 
     def commit(self) -> None:
