@@ -20,6 +20,7 @@ only through a JournalThread; the loop uses it directly again once they have end
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
@@ -62,11 +63,12 @@ class JournalThread:
         """Once every call made with `later` is written; raises the first one's error."""
         waiting, self._unawaited = list(self._unawaited), set()
         for done in waiting:
-            await _outcome_of(done)
-        for done in waiting:
-            error = done.exception()
-            if error is not None:
-                raise error
+            with contextlib.suppress(Exception):  # its error is raised below
+                await _outcome_of(done)
+        # every one's error seen (none left to be logged as never retrieved), the first raised
+        errors = [error for done in waiting if (error := done.exception()) is not None]
+        if errors:
+            raise errors[0]
 
     def _queue(self, call: Call) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()

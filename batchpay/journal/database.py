@@ -27,6 +27,9 @@ class JournalDatabase:
     def __init__(self, where: Path | str) -> None:
         self._depth = 0
         self._durable_now = True
+        # the chain's last event (seq, hash) as this transaction left it: the write lock
+        # is held until COMMIT, so no other writer can append meanwhile (Journal._event)
+        self.last_event: tuple[int, str] | None = None
         self.store: Store = open_store(where)
         self.path: Path | None = self.store.path
         self.where = self.store.where  # for messages: a path, or an address without password
@@ -60,10 +63,13 @@ class JournalDatabase:
             migrate(self.db, self.store.schema)
 
     def reread_chain_key(self) -> None:
-        """What `meta` says of the chain's key now (after rows were copied in)."""
+        """What `meta` says of the chain's key now (after rows were copied in, or a call
+        rolled back to its savepoint): the chain's head is read again too."""
+        self.last_event = None
         self._chain.reread()
 
     def _rolled_back(self) -> None:
+        self.last_event = None
         self._chain.reread()  # a key noted in the transaction is undone with it
 
     @contextlib.contextmanager
@@ -94,6 +100,7 @@ class JournalDatabase:
                 self.store.rollback()
             raise self.store.unbegun(exc) from None
         self._depth, self._durable_now = 1, durable
+        self.last_event = None  # another writer may have appended since the last transaction
         try:
             yield self.db
         except errors as exc:  # mapped here, where it happens: nothing was written

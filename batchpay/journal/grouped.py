@@ -11,6 +11,13 @@ Nothing of a group is reported before its commit has returned: a caller told tha
 intent is written may send the payout request, because the intent is then on disk. When
 the commit itself fails, every call of the group gets that error (nothing of it was
 written).
+
+On PostgreSQL every statement is a round trip to the server, so a group is first written
+in one go, its statements kept and sent together, without savepoints: the server is
+waited for only where a call reads something, and at COMMIT. Should any call of it fail (an intent refused, a
+constraint, a lost connection), that attempt is rolled back whole (nothing of it was
+committed, nothing reported) and the group is written again the exact way above, each
+call in its own savepoint, so that the failing call alone gets its error.
 """
 
 from __future__ import annotations
@@ -45,8 +52,11 @@ class Outcome:
 def run_grouped(db: JournalDatabase, calls: Sequence[Call]) -> list[Outcome]:
     """Run `calls` in order in one transaction (durable when one of them must be); their
     outcomes in the same order, known only once the transaction has committed."""
-    outcomes: list[Outcome] = []
     durable = any(call.durable for call in calls)
+    at_once = _at_once(db, calls, durable)
+    if at_once is not None:
+        return at_once
+    outcomes: list[Outcome] = []
     try:
         with db.transaction(durable=durable):
             for call in calls:
@@ -54,6 +64,26 @@ def run_grouped(db: JournalDatabase, calls: Sequence[Call]) -> list[Outcome]:
     except Exception as exc:  # the group's BEGIN or COMMIT failed: none of it was written
         return [Outcome(error=exc)] * len(calls)
     return outcomes
+
+
+def _at_once(db: JournalDatabase, calls: Sequence[Call], durable: bool) -> list[Outcome] | None:
+    """The calls' outcomes written in one transaction of statements sent together, without
+    savepoints, or None when the store cannot defer statements or a call failed (then
+    nothing of them was written: the transaction was rolled back, or never committed)."""
+    values: list[Any] = []
+    committed = False
+    try:
+        with db.store.deferring() as deferring:
+            if not deferring:
+                return None
+            with db.transaction(durable=durable):
+                for call in calls:
+                    values.append(call.work(*call.args, **(call.kwargs or {})))
+            committed = True
+    except Exception:
+        if not committed:  # once committed, the group is written: never written twice
+            return None
+    return [Outcome(value=value) for value in values]
 
 
 def _one(db: JournalDatabase, call: Call) -> Outcome:

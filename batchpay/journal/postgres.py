@@ -25,7 +25,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,20 +75,89 @@ def spelt(sql: str) -> str:
 
 
 class PostgresConnection:
-    """The few calls the journal makes of a connection, on a psycopg one."""
+    """The few calls the journal makes of a connection, on a psycopg one.
+
+    While `deferred` is a list (PostgresStore.deferring), a statement is not sent when it
+    is executed: it is spelt out with its values (psycopg's client-side binding) and kept,
+    and the statements kept are sent together, as one query, when one of them is read (or
+    at COMMIT): one wait for the server where there were as many as statements."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self.conn = conn
+        self.deferred: list[tuple[str, Later]] | None = None
+        self._spelling = psycopg.ClientCursor(conn)
 
     def execute(self, sql: str, parameters: Any = (), /) -> Any:
+        if self.deferred is not None:
+            return self._defer(sql, parameters)
         cursor = self.conn.cursor()
         cursor.execute(spelt(sql), tuple(parameters))
         return cursor
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any:
+        if self.deferred is not None:
+            later = Later(self)
+            for p in parameters:
+                later = self._defer(sql, p)
+            return later
         cursor = self.conn.cursor()
         cursor.executemany(spelt(sql), [tuple(p) for p in parameters])
         return cursor
+
+    def _defer(self, sql: str, parameters: Any) -> Later:
+        assert self.deferred is not None
+        later = Later(self)
+        self.deferred.append((self._spelling.mogrify(spelt(sql), tuple(parameters)), later))
+        return later
+
+    def send_deferred(self) -> None:
+        """The statements kept, sent as one query; each one's rows handed to its Later.
+        A failing statement raises here, and none after it was run."""
+        if not self.deferred:
+            return
+        waiting, self.deferred[:] = list(self.deferred), []
+        cursor = self.conn.cursor()
+        cursor.execute(";\n".join(text for text, _ in waiting).encode(), prepare=False)
+        for i, (_, later) in enumerate(waiting):
+            if i:
+                cursor.nextset()
+            later.rows = cursor.fetchall() if cursor.description else []
+            later.count = cursor.rowcount
+
+
+class Later:
+    """The cursor of a kept statement: reading it sends the statements kept so far."""
+
+    def __init__(self, owner: PostgresConnection) -> None:
+        self._owner = owner
+        self.rows: list[Any] | None = None
+        self.count = -1
+        self._at = 0
+
+    def _read(self) -> list[Any]:
+        if self.rows is None:
+            self._owner.send_deferred()
+        return self.rows or []
+
+    def fetchone(self) -> Any:
+        rows = self._read()
+        if self._at >= len(rows):
+            return None
+        self._at += 1
+        return rows[self._at - 1]
+
+    def fetchall(self) -> list[Any]:
+        rows = self._read()[self._at:]
+        self._at += len(rows)
+        return rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+    @property
+    def rowcount(self) -> int:
+        self._read()
+        return self.count
 
 
 class PostgresStore(Store):
@@ -144,6 +213,34 @@ class PostgresStore(Store):
         """BEGIN, then the journal's write lock until COMMIT or ROLLBACK (see the module)."""
         self.db.execute("BEGIN")
         self.db.execute(f"SELECT pg_advisory_xact_lock(?, {OF_THIS_JOURNAL})", (WRITE_LOCK,))
+
+    def commit(self) -> None:
+        """COMMIT, sent with the statements kept (see `deferring`): reported only once the
+        server has run them all and committed."""
+        self.db.execute("COMMIT")
+        self.pg.send_deferred()
+
+    def rollback(self) -> None:
+        if self.pg.deferred:
+            self.pg.deferred.clear()  # never sent: nothing to undo of them
+        self.pg.conn.execute("ROLLBACK")
+
+    @contextlib.contextmanager
+    def deferring(self) -> Iterator[bool]:
+        """Statements kept and sent together with the next one whose answer is read (the
+        ref's status, the attempt's id) or with COMMIT: BEGIN, the write lock, the
+        UPDATEs, the events' INSERTs of a group of journal calls go with their reads, so
+        that the group waits for the server a few times, not once per statement. Each
+        wait for the server also costs this thread the interpreter's lock, which the event
+        loop's thread holds while it works: fewer waits, fewer of those too."""
+        if self.pg.deferred is not None:
+            yield True
+            return
+        self.pg.deferred = []
+        try:
+            yield True
+        finally:
+            self.pg.deferred = None
 
     def schema(self, text: str) -> str:
         """The SQLite DDL in PostgreSQL's types: ids as identity columns, REAL as double

@@ -88,7 +88,8 @@ class Journal(AdviceOutbox, NoticeOutbox):
         chain.keyed event first; with `names_key`, the event's data carry the key's id
         (`chain_key`), so that a journal stripped of its key is seen to have had one."""
         assert self._depth, "events are written inside a transaction"
-        last = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        last = self.last_event or self.db.execute(
+            "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         seq = (last[0] + 1) if last else 1
         prev = last[1] if last else GENESIS
         key = self._chain.for_writing(seq)
@@ -100,7 +101,9 @@ class Journal(AdviceOutbox, NoticeOutbox):
         body = data if data is not None else {}
         if names_key and (name := self._chain.key_name()) is not None:
             body = {**body, "chain_key": name}
-        return self._append(seq, prev, kind, run_id, ref, body, key)
+        digest = self._append(seq, prev, kind, run_id, ref, body, key)
+        self.last_event = (seq, digest)
+        return digest
 
     def _append(self, seq: int, prev: str, kind: str, run_id: str, ref: str, data: Any,
                 key: bytes | None) -> str:
@@ -253,20 +256,25 @@ class Journal(AdviceOutbox, NoticeOutbox):
 
     def set_status(self, ref: str, status: str, *, run_id: str = "", details: str = "",
                    event: str = kinds.PAYOUT_STATUS, evidence: dict[str, Any] | None = None,
+                   row_known: bool = False, attempt_id: int | None = None,
                    **fields: Any) -> None:
-        """Record a decision about a payout_ref (creating its ledger row if needed).
+        """Record a decision about a payout_ref (creating its ledger row if needed, unless
+        the caller has just read it: `row_known`).
 
         The event carries everything the ledger row is set to (the details as their
-        SHA-256), so that the ledger can be checked against the chain (`integrity`)."""
+        SHA-256), so that the ledger can be checked against the chain (`integrity`); the
+        row's `attempt_id`, when given, is named by the event's evidence instead."""
         known_fields(fields, LEDGER_FIELDS, "payouts")
         now = stamp()
         with self.transaction():
-            exists = self.db.execute("SELECT 1 FROM payouts WHERE payout_ref = ?", (ref,)).fetchone()
-            if exists is None:
+            if not row_known:  # no answer to wait for (a round trip on PostgreSQL)
                 self.db.execute(
                     "INSERT INTO payouts (payout_ref, status, details, run_id, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?)", (ref, status, details, run_id, now))
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (payout_ref) DO NOTHING",
+                    (ref, status, details, run_id, now))
             sets = {"status": status, "updated_at": now, **fields}
+            if attempt_id is not None:
+                sets["attempt_id"] = attempt_id
             if run_id:
                 sets["run_id"] = run_id
             if details:
@@ -287,25 +295,29 @@ class Journal(AdviceOutbox, NoticeOutbox):
         With `seq`, the run's row `seq` shows this payout_ref's ledger status from now on.
         """
         with self.transaction(durable=True):
-            now = self.db.execute("SELECT status FROM payouts WHERE payout_ref = ?",
-                                  (ref,)).fetchone()
-            if now is not None and now[0] in MAY_HAVE_PAID:
+            # the attempt is made only while no payout of the ref may have paid: the check
+            # and the claim are one statement, one wait for a database server
+            made = self.db.execute(
+                "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
+                " quote_expires_at, created_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
+                f"(SELECT 1 FROM payouts WHERE payout_ref = ? AND status IN ({_TAKEN_MARKS})) "
+                "RETURNING id",
+                (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at, stamp(),
+                 ref, *_TAKEN),
+            ).fetchone()
+            if made is None:
                 # another run (or a webhook) got there since this run planned the row
+                now = self.db.execute("SELECT status FROM payouts WHERE payout_ref = ?",
+                                      (ref,)).fetchone()
                 raise AlreadySent(ref, now[0])
+            attempt_id = int(made[0])
             if seq is not None:
                 self.link_run_rows(run_id, [seq])
-            attempt_id = int(self.db.execute(
-                "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
-                " quote_expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at, stamp()),
-            ).fetchone()[0])
             fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
             self.set_status(ref, SENDING, run_id=run_id, details=details,
                             event=kinds.PAYOUT_INTENT, evidence={
                                 "attempt": attempt_id, "body_sha256": sha256_text(canonical(body))},
-                            **fields)
-            self.db.execute("UPDATE payouts SET attempt_id = ? WHERE payout_ref = ?",
-                            (attempt_id, ref))
+                            attempt_id=attempt_id, **fields)
         return attempt_id
 
     def mark_sent(self, attempt_id: int) -> None:
@@ -325,7 +337,8 @@ class Journal(AdviceOutbox, NoticeOutbox):
                 "WHERE id = ?", (stamp(), outcome, http_status, message, attempt_id))
             if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
                 status = r[1]  # a webhook about this payout outran its own answer: keep it
-            self.set_status(r[0], status, run_id=run_id, event=kinds.payout_event(outcome), **fields)
+            self.set_status(r[0], status, run_id=run_id, event=kinds.payout_event(outcome),
+                            row_known=True, **fields)
 
     def attempt(self, attempt_id: int) -> Attempt:
         r = self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
@@ -363,7 +376,8 @@ class Journal(AdviceOutbox, NoticeOutbox):
                     "WHERE id = (SELECT attempt_id FROM payouts WHERE payout_ref = ?)",
                     (stamp(), ref))
                 fields.setdefault("error", "")
-            self.set_status(ref, state, event=kinds.payout_event(source), payout_id=payout_id, **fields)
+            self.set_status(ref, state, event=kinds.payout_event(source), payout_id=payout_id,
+                            row_known=True, **fields)
             return True
 
     def ref_for_payout(self, payout_id: str) -> str | None:
@@ -444,6 +458,10 @@ class Journal(AdviceOutbox, NoticeOutbox):
                 (kinds.PAYOUT_INTENT, plan_id)):
             spent[currency] = spent.get(currency, Decimal(0)) + Decimal(str(debit))
         return spent
+
+
+_TAKEN = sorted(MAY_HAVE_PAID)  # the statuses of a ref whose payout may have been made
+_TAKEN_MARKS = ",".join("?" * len(_TAKEN))
 
 
 def journal_holds_event(path: Path | str, digest: str) -> bool:

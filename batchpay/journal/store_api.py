@@ -8,7 +8,8 @@ opens a PostgreSQL store by name, and postgres.py would otherwise import stores.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -41,6 +42,13 @@ class Store:
 
     def rollback(self) -> None:
         self.db.execute("ROLLBACK")
+
+    @contextlib.contextmanager
+    def deferring(self) -> Iterator[bool]:
+        """Statements sent together with the next one whose answer is read, where the
+        store can (PostgreSQL: batchpay.journal.postgres): yields whether it does. A store over a file has no
+        round trips to save: nothing changes."""
+        yield False
 
     def tables(self) -> set[str]:
         raise NotImplementedError
