@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 
+from batchpay.clock import now
 from batchpay.engine.gate import details_of
 from batchpay.engine.sending import Sender, SendJob
 from batchpay.errors import AlreadySent, JournalError
 from batchpay.journal.grouped import Call, run_grouped
-from batchpay.journal.records import RunRecord, RunRow, utcnow
+from batchpay.journal.records import RunRecord, RunRow
 from batchpay.journal.store import Journal
 from batchpay.provider.client import PayoutClient
 from batchpay.sheet.validate import read_payouts
@@ -42,7 +43,7 @@ def jobs_of(tmp_path: Path, n: int) -> list[SendJob]:
 
 
 def started(journal: Journal, jobs: list[SendJob]) -> None:
-    run = RunRecord(id=RUN_ID, kind="run", started_at=utcnow(), sheet="nov.xlsx",
+    run = RunRecord(id=RUN_ID, kind="run", started_at=now(), sheet="nov.xlsx",
                     input_sha256="0" * 64, input_columns=["payout_ref"])
     journal.start_run(run, [RunRow(seq=j.seq, row=j.seq + 2, payout_ref=j.ref, inputs=[j.ref],
                                    status="NOT_SENT") for j in jobs])
