@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections.abc import Callable, Sequence
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import h11
 import httpx
@@ -175,9 +175,12 @@ class Wire:
         self.host = parts.hostname
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         self.ssl = ssl_context if parts.scheme == "https" else None
-        self.prefix = parts.path.rstrip("/").encode("ascii")  # a base URL's own path first
+        # a base URL's own path comes before each path, percent-encoded as httpx would
+        self.prefix = quote(parts.path.rstrip("/"), safe="/%:@!$&'()*+,;=~").encode("ascii")
         default_port = self.port == (443 if self.ssl else 80)
         host = f"[{self.host}]" if ":" in self.host else self.host
+        if not host.isascii():  # an international name goes out as its ASCII form
+            host = host.encode("idna").decode("ascii")
         self.fixed_headers: list[HeaderPair] = [
             (b"Host", f"{host}{'' if default_port else f':{self.port}'}".encode("ascii")),
             (b"Accept", b"application/json"),
