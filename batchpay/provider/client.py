@@ -361,7 +361,8 @@ class PayoutClient:
             try:
                 target = url + ("?" + urlencode(params, quote_via=quote) if params else "")
                 if self._wire is not None and self._key_header is not None and target.isascii():
-                    lines = self._key_header + (JSON_LINE if content is not None else b"")
+                    lines = (self._key_header, JSON_HEADER) if content is not None else (
+                        self._key_header,)
                     answer = await self._wire.send(method, target, lines, content)
                     response = answer.response()
                 else:
@@ -439,16 +440,16 @@ class PayoutClient:
         return error
 
 
-JSON_LINE = b"Content-Type: application/json\r\n"
+JSON_HEADER = (b"Content-Type", b"application/json")
 
 
-def _header_line(name: str, value: str) -> bytes | None:
-    """`name: value` as a header line; None when it cannot be one (httpx then refuses it
-    with its own error, as before)."""
-    text = f"{name}: {value}\r\n"
-    if any(c in text[:-2] for c in "\r\n\0") or not name or not text.isascii():
+def _header_line(name: str, value: str) -> tuple[bytes, bytes] | None:
+    """`name: value` as a header (name, value); None when it cannot be one (httpx then
+    refuses it with its own error, as before)."""
+    text = f"{name}: {value}"
+    if any(c in text for c in "\r\n\0") or not name or not text.isascii():
         return None
-    return text.encode("ascii")
+    return name.encode("ascii"), value.encode("ascii")
 
 
 def _proxied(base_url: str) -> bool:

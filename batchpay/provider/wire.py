@@ -3,9 +3,14 @@
 httpx's own pool (httpcore over anyio) costs about 1.5 ms of CPU per request: each request
 checks every idle connection's socket, opens several cancel scopes and parses its URL and
 cookies again. A run makes two small requests per payout to one host, so the client
-(provider.client) sends them here instead: one asyncio protocol per connection, the
-request written as bytes, the answer read by Content-Length or chunks, and the connection
-kept for the next request unless the service closes it.
+(provider.client) sends them here instead: one asyncio protocol per connection, kept for
+the next request unless the service closes it.
+
+The protocol itself is h11's, the parser httpcore uses too: it writes each request and
+reads each answer (status line, headers, Content-Length or chunked bodies, interim 1xx
+answers, keep-alive or close, and what breaks the protocol), one h11.Connection per
+connection. This module only moves bytes between h11 and the socket, keeps connections
+for reuse and says what went wrong.
 
 What can go wrong is said with httpx's exceptions, so that the client tells a request that
 never left from one whose answer was lost exactly as it does with httpx:
@@ -22,13 +27,14 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Callable
-from urllib.parse import urlsplit
+from collections.abc import Callable, Sequence
+from urllib.parse import quote, urlsplit
 
+import h11
 import httpx
 
 MAX_HEAD_BYTES = 64 * 1024  # a status line and headers longer than this are not an answer
-Head = tuple[int, bytes, list[tuple[bytes, bytes]]]
+HeaderPair = tuple[bytes, bytes]
 
 
 class Answer:
@@ -36,7 +42,7 @@ class Answer:
 
     __slots__ = ("status", "reason", "headers", "body", "keep_alive")
 
-    def __init__(self, status: int, reason: bytes, headers: list[tuple[bytes, bytes]],
+    def __init__(self, status: int, reason: bytes, headers: list[HeaderPair],
                  body: bytes, keep_alive: bool) -> None:
         self.status, self.reason, self.headers = status, reason, headers
         self.body, self.keep_alive = body, keep_alive
@@ -49,117 +55,15 @@ class Answer:
                                           "http_version": b"HTTP/1.1"})
 
 
-class _Reader:
-    """Parses one answer from the bytes received so far (None while it is incomplete)."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.head: Head | None = None
-        self.body_at = 0
-
-    def answer(self, eof: bool) -> Answer | None:
-        buffer = self.buffer
-        while self.head is None:
-            end = buffer.find(b"\r\n\r\n")
-            if end < 0:
-                if eof:
-                    raise httpx.RemoteProtocolError(
-                        "Server disconnected without sending a response.")
-                if len(buffer) > MAX_HEAD_BYTES:
-                    raise httpx.RemoteProtocolError("The answer's head is too long.")
-                return None
-            head = _parse_head(bytes(buffer[:end]))
-            if 100 <= head[0] < 200:  # an interim answer (100 Continue): the real one follows
-                del buffer[:end + 4]
-                continue
-            self.head, self.body_at = head, end + 4
-        status, reason, headers = self.head
-        length: int | None = None
-        chunked, close = False, False
-        for name, value in headers:
-            lowered = name.lower()
-            if lowered == b"content-length":
-                try:
-                    length = int(value)
-                except ValueError:
-                    raise httpx.RemoteProtocolError("A malformed Content-Length.") from None
-            elif lowered == b"transfer-encoding":
-                chunked = b"chunked" in value.lower()
-            elif lowered == b"connection":
-                close = b"close" in value.lower()
-        start = self.body_at
-        if chunked:
-            found = _chunks(buffer, start)
-            if found is None:
-                if eof:
-                    raise httpx.RemoteProtocolError("The connection closed mid-answer.")
-                return None
-            body, end = found
-        elif status in (204, 304):
-            body, end = b"", start
-        elif length is not None:
-            end = start + length
-            if len(buffer) < end:
-                if eof:
-                    raise httpx.RemoteProtocolError("The connection closed mid-answer.")
-                return None
-            body = bytes(buffer[start:end])
-        else:  # no length: the body runs to the end of the connection
-            if not eof:
-                return None
-            body, end, close = bytes(buffer[start:]), len(buffer), True
-        # bytes beyond the answer (none were asked for) leave the connection unusable
-        return Answer(status, reason, headers, body, keep_alive=not close and end == len(buffer))
-
-
-def _parse_head(raw: bytes) -> Head:
-    lines = raw.split(b"\r\n")
-    parts = lines[0].split(b" ", 2)
-    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-        raise httpx.RemoteProtocolError("The answer is not HTTP/1.1.")
-    headers = []
-    for line in lines[1:]:
-        name, colon, value = line.partition(b":")
-        if not colon:
-            raise httpx.RemoteProtocolError("A malformed header line.")
-        headers.append((name.strip(), value.strip()))
-    return int(parts[1]), parts[2] if len(parts) > 2 else b"", headers
-
-
-def _chunks(buffer: bytearray, at: int) -> tuple[bytes, int] | None:
-    """A chunked body from `at`: (its bytes, where the answer ends), None while incomplete."""
-    pieces: list[bytes] = []
-    while True:
-        line_end = buffer.find(b"\r\n", at)
-        if line_end < 0:
-            return None
-        try:
-            size = int(bytes(buffer[at:line_end]).split(b";")[0].strip(), 16)
-        except ValueError:
-            raise httpx.RemoteProtocolError("A malformed chunk size.") from None
-        if size == 0:  # the last chunk; then trailer lines, up to an empty line
-            at = line_end + 2
-            while True:
-                line_end = buffer.find(b"\r\n", at)
-                if line_end < 0:
-                    return None
-                if line_end == at:
-                    return b"".join(pieces), at + 2
-                at = line_end + 2
-        data_end = line_end + 2 + size
-        if len(buffer) < data_end + 2:
-            return None
-        pieces.append(bytes(buffer[line_end + 2:data_end]))
-        at = data_end + 2
-
-
 class _Connection(asyncio.Protocol):
-    """One connection to the service; one request on it at a time."""
+    """One connection to the service and its h11 state; one request on it at a time."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
-        self.reader = _Reader()
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
         self.waiter: asyncio.Future[Answer] | None = None
+        self.head: h11.Response | None = None
+        self.body: list[bytes] = []
         self.open = False
         self.eof = False
 
@@ -167,47 +71,91 @@ class _Connection(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport, self.open = transport, True
 
-    def send(self, data: bytes, waiter: asyncio.Future[Answer]) -> None:
+    def send(self, request: h11.Request, body: bytes | None,
+             waiter: asyncio.Future[Answer]) -> None:
+        """Write the request whole; its answer is set on `waiter`. Raises
+        httpx.LocalProtocolError, with nothing written, if h11 will not send it."""
         assert self.transport is not None
-        self.reader, self.waiter = _Reader(), waiter
+        try:
+            data = self.h11.send(request)
+            if body:
+                data += self.h11.send(h11.Data(data=body))
+            data += self.h11.send(h11.EndOfMessage())
+        except h11.LocalProtocolError as exc:
+            raise httpx.LocalProtocolError(str(exc)) from None
+        self.waiter, self.head, self.body = waiter, None, []
         self.transport.write(data)
 
     def data_received(self, data: bytes) -> None:
         if self.waiter is None:  # bytes nobody asked for: this connection is done
             self.close()
             return
-        self.reader.buffer += data
+        self.h11.receive_data(data)
         self._check()
 
     def eof_received(self) -> bool | None:
         self.eof = True
-        self._check()
+        if self.waiter is not None:
+            self.h11.receive_data(b"")
+            self._check()
         return False  # closes the transport
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.open = False
-        if self.waiter is not None and not self.waiter.done():
-            if exc is None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            if exc is None and not self.eof:
                 self.eof = True
+                self.h11.receive_data(b"")
                 self._check()
-            if not self.waiter.done():
-                self.waiter.set_exception(httpx.RemoteProtocolError(
+            if not waiter.done():
+                self.waiter = None
+                waiter.set_exception(httpx.RemoteProtocolError(
                     f"Server disconnected without sending a response"
                     f"{f' ({exc})' if exc else ''}."))
 
     def _check(self) -> None:
+        """Read h11's events so far; set the answer once it is whole, or what broke it."""
         waiter = self.waiter
         if waiter is None or waiter.done():
             return
+        connection = self.h11
         try:
-            answer = self.reader.answer(self.eof)
-        except httpx.RemoteProtocolError as exc:
-            waiter.set_exception(exc)
+            while True:
+                event = connection.next_event()
+                if isinstance(event, h11.Data):
+                    self.body.append(event.data)
+                elif isinstance(event, h11.Response):
+                    self.head = event
+                elif isinstance(event, h11.EndOfMessage):
+                    break
+                elif event is h11.NEED_DATA:
+                    return
+                elif not isinstance(event, h11.InformationalResponse):  # 1xx: the answer follows
+                    raise h11.RemoteProtocolError(f"Unexpected {event!r} mid-answer.")
+        except h11.RemoteProtocolError as exc:
+            self.waiter = None
+            waiter.set_exception(httpx.RemoteProtocolError(self._broken(exc)))
             self.close()
             return
-        if answer is not None:
-            self.waiter = None
-            waiter.set_result(answer)
+        head = self.head
+        assert head is not None
+        # kept only when both sides may go on and nothing came beyond the answer (no bytes
+        # were asked for: they would be taken for the next request's answer)
+        keep_alive = (connection.our_state is h11.DONE and connection.their_state is h11.DONE
+                      and not connection.trailing_data[0] and not self.eof)
+        if keep_alive:
+            connection.start_next_cycle()
+        self.waiter = None
+        waiter.set_result(Answer(head.status_code, head.reason, head.headers.raw_items(),
+                                 b"".join(self.body), keep_alive))
+
+    def _broken(self, exc: h11.RemoteProtocolError) -> str:
+        if self.eof and self.head is None:
+            return "Server disconnected without sending a response."
+        if self.eof:
+            return "The connection closed mid-answer."
+        return f"A malformed answer: {exc}."
 
     def close(self) -> None:
         self.open = False
@@ -227,29 +175,41 @@ class Wire:
         self.host = parts.hostname
         self.port = parts.port or (443 if parts.scheme == "https" else 80)
         self.ssl = ssl_context if parts.scheme == "https" else None
-        self.prefix = parts.path.rstrip("/")  # a base URL's own path comes before each path
+        # a base URL's own path comes before each path, percent-encoded as httpx would
+        self.prefix = quote(parts.path.rstrip("/"), safe="/%:@!$&'()*+,;=~").encode("ascii")
         default_port = self.port == (443 if self.ssl else 80)
         host = f"[{self.host}]" if ":" in self.host else self.host
-        self.fixed_headers = (f"Host: {host}{'' if default_port else f':{self.port}'}\r\n"
-                              f"Accept: application/json\r\nUser-Agent: {user_agent}\r\n"
-                              ).encode("latin-1")
+        if not host.isascii():  # an international name goes out as its ASCII form
+            host = host.encode("idna").decode("ascii")
+        self.fixed_headers: list[HeaderPair] = [
+            (b"Host", f"{host}{'' if default_port else f':{self.port}'}".encode("ascii")),
+            (b"Accept", b"application/json"),
+            (b"User-Agent", user_agent.encode("ascii"))]
         self.connect_timeout, self.read_timeout = connect_timeout, read_timeout
         self.max_idle = max_idle
         self._idle: list[_Connection] = []
         self._closed = False
 
-    async def send(self, method: str, target: str, headers: bytes,
+    async def send(self, method: str, target: str, headers: Sequence[HeaderPair],
                    body: bytes | None) -> Answer:
-        """`method target` with these header lines (each ending CRLF) and body; its answer."""
-        head = f"{method} {self.prefix}{target} HTTP/1.1\r\n".encode("latin-1")
+        """`method target` with these headers (name, value) and body; its answer."""
+        lines = [*self.fixed_headers, *headers]
         if body is not None:
-            headers += b"Content-Length: %d\r\n" % len(body)
-        data = b"".join((head, self.fixed_headers, headers, b"\r\n", body or b""))
+            lines.append((b"Content-Length", b"%d" % len(body)))
+        try:  # h11 checks the request before anything is sent
+            request = h11.Request(method=method.encode("ascii"),
+                                  target=self.prefix + target.encode("ascii"), headers=lines)
+        except h11.LocalProtocolError as exc:
+            raise httpx.LocalProtocolError(str(exc)) from None
         connection = await self._connection()
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[Answer] = loop.create_future()
+        try:
+            connection.send(request, body, waiter)
+        except httpx.LocalProtocolError:
+            connection.close()
+            raise
         timer = loop.call_later(self.read_timeout, _expire, waiter)
-        connection.send(data, waiter)
         try:
             answer = await waiter
         except BaseException:  # timed out, closed, cancelled: the connection's state is unknown

@@ -37,6 +37,8 @@ of the bare client (the same PayoutClient, quote then payout, no journal, no eng
 least 95% with the journal in SQLite, 90% in PostgreSQL (`--store postgresql` starts a
 cluster of its own, fsync on, as tests/support/postgres.py does; each run gets a new
 journal schema in it). Without it, the target is the share of the latency bound (90%).
+The bare client's own CPU per payout (this process's) is printed beside its rate: the part
+of a run's CPU that the HTTP client takes.
 
 The run process's CPU per payout (start-up, reading the sheet and writing the results
 included) must stay at or under 4 ms (the median, with --repeat): CPU time, not wall time,
@@ -214,9 +216,10 @@ def steady_rate(payouts: list[dict[str, Any]], trim: float = 0.1) -> float:
     return (last - first) / span if span > 0 else float("nan")
 
 
-def client_alone(url: str, n: int, concurrency: int) -> float:
+def client_alone(url: str, n: int, concurrency: int) -> tuple[float, float]:
     """Steady rows/s of the bare PayoutClient (quote, then payout; no journal, no engine) on
-    the same sandbox: what this machine allows the engine at most."""
+    the same sandbox: what this machine allows the engine at most; and the milliseconds of
+    this process's CPU it spent per payout (the client's own share of a run's CPU)."""
     import asyncio
     from decimal import Decimal
 
@@ -242,9 +245,11 @@ def client_alone(url: str, n: int, concurrency: int) -> float:
         return sorted(done)
 
     reset(url)
+    cpu_before = time.process_time()
     done = asyncio.run(pay_all())
+    cpu_ms = (time.process_time() - cpu_before) * 1000 / n
     first, last = int(n * 0.1), int(n * 0.9) - 1
-    return (last - first) / (done[last] - done[first])
+    return (last - first) / (done[last] - done[first]), cpu_ms
 
 
 def latency_bound(concurrency: int, latency_ms: float) -> float | None:
@@ -377,11 +382,13 @@ def main(argv: list[str] | None = None) -> int:
                             args.repeat, new_journal)
         alone = math.nan
         if reference:
-            alone = statistics.median(client_alone(url, n or max(100, 50 * top), top)
-                                      for _ in range(args.repeat))
+            figures = [client_alone(url, n or max(100, 50 * top), top)
+                       for _ in range(args.repeat)]
+            alone = statistics.median(rate for rate, _ in figures)
             print(f"client alone at concurrency {top} (median of {args.repeat}): "
                   f"rows_per_s={alone:.1f}"
                   + (f" share={alone / bound:.1%}" if bound else "")
+                  + f" client_cpu_ms_per_payout={median([cpu for _, cpu in figures]):.2f}"
                   + f"; the engine reaches {medians.rows_per_s / alone:.1%} of it", flush=True)
     print(f"at concurrency {top} (median of {args.repeat}): run_cpu_ms_per_payout="
           f"{medians.run_cpu_ms:.2f} sandbox_cpu_ms_per_payout={medians.sandbox_cpu_ms:.2f} "

@@ -148,6 +148,9 @@ def test_a_refused_connection_sent_nothing() -> None:
     b"",  # closed without a word
     b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n{\"message\"",  # closed mid-body
     b"garbage\r\n\r\n",  # not HTTP
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\n{}",  # a malformed Content-Length
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n{\"message\"",  # mid-chunk
+    b"HTTP/1.1 100 Continue\r\n\r\n",  # only the interim answer
 ])
 def test_a_payout_whose_answer_is_lost_is_in_doubt(answer: bytes) -> None:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -162,6 +165,34 @@ def test_a_payout_whose_answer_is_lost_is_in_doubt(answer: bytes) -> None:
         assert not caught.value.definite
 
     run(handle, calls)
+
+
+def test_a_head_that_never_ends_is_refused_without_waiting_out_the_timeout() -> None:
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70_000)
+        await writer.drain()
+        await asyncio.sleep(2)
+        writer.close()
+
+    async def calls(client: PayoutClient) -> None:
+        with pytest.raises(ResponseLost) as caught:
+            await client.submit_payout(payout_request("q-1"))
+        assert not caught.value.definite and "RemoteProtocolError" in caught.value.message
+
+    run(handle, calls, read_timeout=1.5)
+
+
+def test_bytes_beyond_the_answer_leave_the_connection_unused() -> None:
+    """Bytes nobody asked for would be taken for the next request's answer."""
+    handle, connections = answered(ok() + ok(b'{"stray":1}'), then_close=False)
+
+    async def calls(client: PayoutClient) -> None:
+        assert await client.wallets() == []
+        assert await client.wallets() == []
+
+    run(handle, calls, concurrency=1)
+    assert len(connections) == 2
 
 
 def test_no_answer_within_the_read_timeout_is_in_doubt() -> None:
@@ -179,7 +210,7 @@ def test_no_answer_within_the_read_timeout_is_in_doubt() -> None:
 
 
 def test_the_request_is_what_httpx_would_send() -> None:
-    """The same method, path, query, key header and exact body bytes."""
+    """The same method, path, query, key header and exact body bytes, Host first."""
     seen: list[bytes] = []
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -196,8 +227,11 @@ def test_the_request_is_what_httpx_would_send() -> None:
 
     run(handle, calls, retry=None)
     payout, listing = seen[0], seen[-1]
-    assert payout.startswith(b"POST /v2/payout HTTP/1.1\r\n")
-    assert b"\r\nX-API-KEY: key\r\n" in payout
-    assert b"\r\nContent-Type: application/json\r\n" in payout
-    assert payout.endswith(b'\r\n\r\n{"quoteId":"q 1","amount":1.10}')
-    assert listing.startswith(b"GET /v1/transaction?state=PENDING&page=0&size=100 HTTP/1.1")
+    host = payout.split(b"\r\n")[1]
+    assert host.startswith(b"Host: 127.0.0.1:") and host[16:].isdigit()
+    common = host + b"\r\nAccept: application/json\r\nUser-Agent: batchpay\r\nX-API-KEY: key\r\n"
+    assert payout == (b"POST /v2/payout HTTP/1.1\r\n" + common
+                      + b"Content-Type: application/json\r\nContent-Length: 31\r\n\r\n"
+                      + b'{"quoteId":"q 1","amount":1.10}')
+    assert listing == (b"GET /v1/transaction?state=PENDING&page=0&size=100 HTTP/1.1\r\n"
+                       + common + b"\r\n")
