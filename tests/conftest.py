@@ -22,12 +22,9 @@ if TYPE_CHECKING:
 
 SandboxFactory = Callable[..., RunningSandbox]
 
-# The working tree is what every test runs, subprocesses (`python -m batchpay`) included: after
-# the README's non-editable `pip install .`, the installed copy would otherwise answer them,
-# and a change to the tree would pass tests it never ran (tests/test_working_tree.py).
-WORKING_TREE = Path(__file__).resolve().parent.parent
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(WORKING_TREE), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))])
+# The working tree is what every test runs, subprocesses included: importing tests.support
+# puts it first on PYTHONPATH (benchmarks, which import it too, measure the tree as well).
+from tests.support import WORKING_TREE  # noqa: E402, F401
 
 # the helpers' own checks (a refused sheet, a sandbox answer) fail as readably as a test's
 pytest.register_assert_rewrite("tests.support")
