@@ -27,24 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: te
 from batchpay.journal.integrity import check  # noqa: E402
 from batchpay.journal.moving import copy_journal  # noqa: E402
 from batchpay.journal.store import Journal  # noqa: E402
+from tests.benchmarks.bench_integrity import build  # noqa: E402  (the same journal)
 from tests.support.postgres import Cluster  # noqa: E402
-
-
-def build(path: Path, refs: int) -> None:
-    """N paid refs: intent, answer, two webhook states each (as bench_integrity builds)."""
-    with Journal(path) as j, j.transaction(durable=True):
-        for n in range(refs):
-            ref = f"R-{n:06d}"
-            details = f'{{"account_number":"6222{n:015d}","amount":"1000.00"}}'
-            body = {"quoteId": f"q{n}", "reason": "goods",
-                    "recipient": {"account": {"accountNumber": f"6222{n:015d}"}}}
-            attempt = j.record_intent(ref, "run-1", details, {"id": f"q{n}"}, body, 9e9,
-                                      amount="1000.00", source_currency="NGN",
-                                      target_currency="CNY")
-            j.record_answer(attempt, "accepted", status="PENDING", run_id="run-1",
-                            payout_id=f"p{n}", reference_number=f"REF{n:010d}")
-            for state in ("PROCESSING", "COMPLETED"):
-                j.apply_state(ref, state, source="webhook", payout_id=f"p{n}", quote_id=f"q{n}")
 
 
 def main() -> int:
