@@ -53,12 +53,10 @@ def cents(value: Any) -> Decimal:
     return Decimal(str(value)).quantize(Decimal("0.01"))
 
 
-def test_statement_reconciles_with_the_sandbox_and_the_wallet(service: Any,
-                                                              tmp_path: Path) -> None:
-    before = wallet(service.url)
-    hostile = "=HYPERLINK(\"http://x\")"
-    sheet = write_sheet(tmp_path / "nov.xlsx", [row(1), row(2, remark="fail"),
-                                                row(3, recipient_name=hostile)])
+def pay_fix_and_repay(service: Any, sheet: Path, tmp_path: Path) -> None:
+    """Pay `sheet`, whose T-00002 the sandbox fails and refunds: follow it to REFUNDED,
+    correct its account in the results workbook, pay it again, and wait until every refund
+    is credited at the sandbox."""
     first = tmp_path / "first.xlsx"
     assert batchpay("run", str(sheet), "--out", str(first), "--wait", "10").exit_code == 1
     deadline = time.monotonic() + 10
@@ -69,6 +67,15 @@ def test_statement_reconciles_with_the_sandbox_and_the_wallet(service: Any,
     second = tmp_path / "second.xlsx"
     assert batchpay("rerun", str(first), "--out", str(second), "--wait", "10").exit_code == 0
     settled(service.url)  # every refund credited at the sandbox
+
+
+def test_statement_reconciles_with_the_sandbox_and_the_wallet(service: Any,
+                                                              tmp_path: Path) -> None:
+    before = wallet(service.url)
+    hostile = "=HYPERLINK(\"http://x\")"
+    sheet = write_sheet(tmp_path / "nov.xlsx", [row(1), row(2, remark="fail"),
+                                                row(3, recipient_name=hostile)])
+    pay_fix_and_repay(service, sheet, tmp_path)
     after = wallet(service.url)
 
     out = tmp_path / "statement.xlsx"

@@ -4,7 +4,6 @@ statement's net debit and to the wallet's movement at the sandbox, to the cent."
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -12,26 +11,20 @@ from typing import Any
 
 from batchpay.engine.statement import build_statement, totals_by_run
 from batchpay.journal.store import Journal
-from tests.engine.test_statement import service, wallet  # noqa: F401 - the fixture
-from tests.support.e2e import batchpay, by_ref, edit_results, sandbox_payouts
+from tests.engine.test_statement import (  # noqa: F401 - service: the fixture
+    pay_fix_and_repay,
+    service,
+    wallet,
+)
+from tests.support.e2e import sandbox_payouts
 from tests.support.sheets import row, write_sheet
-from tests.support.timing import settled
 
 
 def test_each_run_holds_its_own_money_and_its_own_refund(service: Any,  # noqa: F811
                                                           tmp_path: Path) -> None:
     before = wallet(service.url)
     sheet = write_sheet(tmp_path / "nov.xlsx", [row(1), row(2, remark="fail"), row(3)])
-    first = tmp_path / "first.xlsx"
-    assert batchpay("run", str(sheet), "--out", str(first), "--wait", "10").exit_code == 1
-    deadline = time.monotonic() + 10
-    while by_ref(first)["T-00002"]["status"] != "REFUNDED" and time.monotonic() < deadline:
-        time.sleep(0.2)
-        batchpay("sync", "--out", str(first), "--overwrite")
-    edit_results(first, "T-00002", remark=None, account_number="6222000000000000777")
-    second = tmp_path / "second.xlsx"
-    assert batchpay("rerun", str(first), "--out", str(second), "--wait", "10").exit_code == 0
-    settled(service.url)  # every refund credited at the sandbox
+    pay_fix_and_repay(service, sheet, tmp_path)
     moved = before - wallet(service.url)
 
     today = datetime.now(UTC).date()
