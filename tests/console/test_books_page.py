@@ -248,28 +248,14 @@ def test_the_books_on_a_phone(browser: Any, served: Served,  # noqa: F811
     """The Statement page with its export links and Reconcile in Debian's Chromium, 375 px
     wide: every link there by its name, a download named as the command names it, the
     reconciliation said on the page, and no page wider than the screen."""
-    from concurrent.futures import ThreadPoolExecutor
 
     from playwright.sync_api import expect
 
-    from tests.console.conftest import SAMPLES
     from tests.console.test_browser import shot
+    from tests.console.test_statement_browser import pay_the_sample, statement_on_a_phone
 
-    # the month paid by the command, on the console's journal (in a thread of its own:
-    # Playwright's loop runs in this one)
-    with ThreadPoolExecutor(1) as other:
-        paying = other.submit(batchpay, "run", str(SAMPLES / "november-payouts.xlsx"), "--out",
-                              str(tmp_path / "results.xlsx"), "--wait", "10").result()
-    assert paying.exit_code == 0, paying
-    assert len(sandbox_payouts(served.desk.sandbox.url)) == 25
-
-    phone = browser.new_context(accept_downloads=True, viewport={"width": 375, "height": 800})
-    page = phone.new_page()
-    page.goto(served.login_link("ada"))
-    page.get_by_role("link", name="Statement", exact=True).click()
-    page.get_by_label("From").fill(FROM)
-    page.get_by_label("To", exact=True).fill(TO)
-    page.get_by_role("button", name="Show statement").click()
+    pay_the_sample(served, tmp_path)
+    page = statement_on_a_phone(browser, served)
     for name, _ in NAMES.values():
         expect(page.get_by_role("link", name=name, exact=True)).to_be_visible()
     assert page.evaluate(OVERFLOW), page.evaluate("document.documentElement.scrollWidth")
@@ -291,7 +277,7 @@ def test_the_books_on_a_phone(browser: Any, served: Served,  # noqa: F811
     with page.expect_download() as download:
         page.get_by_role("link", name="Reconciliation workbook").click()
     assert download.value.suggested_filename == f"reconcile-{FROM}-{TO}.xlsx"
-    phone.close()
+    page.context.close()
 
 
 def test_a_period_of_two_currencies_downloads_a_zip_of_the_commands_files(

@@ -22,22 +22,18 @@ pytestmark = pytest.mark.slow
 OVERFLOW = "document.documentElement.scrollWidth <= window.innerWidth"
 
 
-def test_the_auditor_shows_a_statement_on_a_phone(browser: Any, served: Served,  # noqa: F811
-                                                   tmp_path: Path) -> None:
-    from playwright.sync_api import expect
-
-    # the month paid by the command, on the console's journal (in a thread of its own:
-    # Playwright's loop runs in this one)
+def pay_the_sample(served: Served, tmp_path: Path) -> None:  # noqa: F811
+    """The month paid by the command, on the console's journal (in a thread of its own:
+    Playwright's loop runs in this one): 25 payouts at the sandbox."""
     with ThreadPoolExecutor(1) as other:
         paying = other.submit(batchpay, "run", str(SAMPLES / "november-payouts.xlsx"), "--out",
                               str(tmp_path / "results.xlsx"), "--wait", "10").result()
-        assert paying.exit_code == 0, paying
-        printed = other.submit(batchpay, "statement", "--from", FROM, "--to", TO, "--out",
-                               str(tmp_path / "by-the-command.xlsx"),
-                               env={"COLUMNS": "300"}).result()
-    assert printed.exit_code == 0, printed
+    assert paying.exit_code == 0, paying
     assert len(sandbox_payouts(served.desk.sandbox.url)) == 25
 
+
+def statement_on_a_phone(browser: Any, served: Served) -> Any:  # noqa: F811
+    """Ada's Statement page from FROM to TO, shown on a 375 px screen."""
     phone = browser.new_context(accept_downloads=True, viewport={"width": 375, "height": 800})
     page = phone.new_page()
     page.goto(served.login_link("ada"))
@@ -45,6 +41,21 @@ def test_the_auditor_shows_a_statement_on_a_phone(browser: Any, served: Served, 
     page.get_by_label("From").fill(FROM)
     page.get_by_label("To", exact=True).fill(TO)
     page.get_by_role("button", name="Show statement").click()
+    return page
+
+
+def test_the_auditor_shows_a_statement_on_a_phone(browser: Any, served: Served,  # noqa: F811
+                                                   tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    pay_the_sample(served, tmp_path)
+    with ThreadPoolExecutor(1) as other:  # the statement as the command prints it
+        printed = other.submit(batchpay, "statement", "--from", FROM, "--to", TO, "--out",
+                               str(tmp_path / "by-the-command.xlsx"),
+                               env={"COLUMNS": "300"}).result()
+    assert printed.exit_code == 0, printed
+
+    page = statement_on_a_phone(browser, served)
     totals = page.get_by_role("table", name="Totals per currency")
     expect(totals).to_be_visible()
     line = totals.get_by_role("row").nth(1)
@@ -70,4 +81,4 @@ def test_the_auditor_shows_a_statement_on_a_phone(browser: Any, served: Served, 
     page.get_by_role("link", name="History and audit").click()
     expect(page.get_by_role("link", name="History CSV")).to_be_visible()
     assert page.evaluate(OVERFLOW), page.evaluate("document.documentElement.scrollWidth")
-    phone.close()
+    page.context.close()
