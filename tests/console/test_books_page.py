@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import sqlite3
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 from pathlib import Path
@@ -24,7 +23,7 @@ import pytest
 
 from tests.console.conftest import Desk, Signed
 from tests.console.test_browser import Served, browser, served  # noqa: F401 - fixtures
-from tests.console.test_statement_page import COLUMNS, FROM, TO, cells, number, paid  # noqa: F401
+from tests.console.test_statement_page import COLUMNS, FROM, TO, cells, number, paid, tamper  # noqa: F401
 from tests.engine.test_books_month import camt_schema
 from tests.support.e2e import batchpay, sandbox_payouts
 from tests.support.sandbox_calls import api, pay
@@ -191,10 +190,7 @@ def test_reconcile_names_a_payment_made_outside_batchpay(
 def test_a_tampered_journal_is_refused_by_every_link(
         paid: tuple[Desk, str, str]) -> None:  # noqa: F811
     desk, _, _ = paid
-    db = sqlite3.connect(desk.settings.journal)
-    db.execute("UPDATE payouts SET amount = '1.00'")
-    db.commit()
-    db.close()
+    tamper(desk)
     auditor = desk.client("ada")
     for path in ("/statement/books/ofx", "/statement/books/kingdee", "/statement/reconcile",
                  "/statement/reconciliation"):

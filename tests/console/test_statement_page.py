@@ -146,12 +146,17 @@ def test_a_period_without_payments_and_bad_dates(paid: tuple[Desk, str, str]) ->
     assert one.status_code == 409 and "both From and To" in one.text
 
 
-def test_a_tampered_journal_is_refused_on_the_page(paid: tuple[Desk, str, str]) -> None:
-    desk, _, _ = paid
+def tamper(desk: Desk) -> None:
+    """Change every payout's amount in the journal's table behind its chain's back."""
     db = sqlite3.connect(desk.settings.journal)
     db.execute("UPDATE payouts SET amount = '1.00'")
     db.commit()
     db.close()
+
+
+def test_a_tampered_journal_is_refused_on_the_page(paid: tuple[Desk, str, str]) -> None:
+    desk, _, _ = paid
+    tamper(desk)
     auditor = desk.client("ada")
     for path in ("/statement", "/statement/workbook"):
         refused = auditor.http.get(f"{path}?from={FROM}&to={TO}")

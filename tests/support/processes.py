@@ -28,6 +28,16 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Ask a server process to end; killed when it has not within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 @contextmanager
 def sandbox_process(*options: str, state: Path | None = None) -> Iterator[str]:
     """`batchpay sandbox` on a free port as its own process; yields its URL.
@@ -50,12 +60,7 @@ def sandbox_process(*options: str, state: Path | None = None) -> Iterator[str]:
             yield url
         finally:
             SANDBOX_PIDS.pop(url, None)
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
     finally:
         log.unlink(missing_ok=True)
 
@@ -190,11 +195,6 @@ def listener_process(*options: str, env: dict[str, str], cwd: Path) -> Iterator[
                 raise AssertionError(f"listen did not start: {log.read_text()}")
             yield match.group(1) + "/webhook"
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
     finally:
         log.unlink(missing_ok=True)
