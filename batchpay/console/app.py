@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import math
 import shutil
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +46,6 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import (
     FileResponse,
-    HTMLResponse,
     JSONResponse,
     RedirectResponse,
     Response,
@@ -59,16 +56,29 @@ from starlette.staticfiles import StaticFiles
 from batchpay import clock
 from batchpay.console import books, notices, payment, read_back, work
 from batchpay.console import statement as audit
-from batchpay.console.accounts import OWNER, Accounts, User
-from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused, Stage
+from batchpay.console.accounts import OWNER
+from batchpay.console.batches import DISCARDABLE, Batch, BatchRefused, Stage
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
+from batchpay.console.page import (
+    Caller,
+    Console,
+    attachment,
+    back_to,
+    batch_for,
+    form_text,
+    get_batch,
+    http_error,
+    page,
+    render,
+    require,
+)
 from batchpay.console.rows import rows_view
-from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
+from batchpay.console.sessions import COOKIE, Session
 from batchpay.console.state import open_state, unreachable
 from batchpay.console.wording import for_page
 from batchpay.engine import journal_reachable, mask_ids
-from batchpay.errors import BatchpayError, JournalError
+from batchpay.errors import JournalError
 from batchpay.money import shown_amount
 from batchpay.notify import EVERY as NOTIFY_EVERY
 from batchpay.notify import NoticeWorker
@@ -77,38 +87,6 @@ from batchpay.settings.model import Settings
 
 HERE = Path(__file__).parent
 EVENT_SECONDS = 1.0  # how often the progress stream reads the journal
-
-
-@dataclass
-class Console:
-    """What the handlers share: settings, users, sessions, batches, the page templates."""
-
-    loaded: Settings  # as loaded; `settings` is what the console works under
-    accounts: Accounts
-    sessions: Sessions
-    batches: Batches
-    templates: Environment
-    max_upload_bytes: int
-    approval_off_by_user: bool = False  # the user's own file says require_approval = false
-    sign_ins: SignInThrottle = field(default_factory=SignInThrottle)
-
-    @property
-    def settings(self) -> Settings:
-        """The settings, with two-person approval on once any console user may approve
-        (a team), unless the user's own settings file turned it off: a team's console is
-        never left with approval optional by default. Read at every request, so a user added
-        with `batchpay users add` while the console runs counts at once."""
-        if self.loaded.require_approval or self.approval_off_by_user:
-            return self.loaded
-        if any(u.may("approver") for u in self.accounts.users()):
-            return dataclasses.replace(self.loaded, require_approval=True)
-        return self.loaded
-
-
-@dataclass
-class Caller:
-    session: Session
-    user: User
 
 
 def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
@@ -197,103 +175,6 @@ async def healthz(request: Request) -> Response:
                         headers={"Cache-Control": "no-store"})
 
 
-# --------------------------------------------------------------------------- plumbing
-
-Handler = Callable[[Request, Console, Caller], Awaitable[Response]]
-
-
-def page(console: Console, handler: Handler, *, write: bool = False
-         ) -> Callable[[Request], Awaitable[Response]]:
-    """The handler, for a signed-in user only; a form that changes something must carry the
-    session's form token (403 otherwise)."""
-
-    async def endpoint(request: Request) -> Response:
-        session = console.sessions.get(request.cookies.get(COOKIE))
-        user = console.accounts.get(session.user) if session else None
-        if session is not None and (user is None or user.generation != session.generation):
-            # the user was removed, or given a new password or roles: the session is over
-            console.sessions.end(session.id)
-            session = None
-        if session is None or user is None:
-            if write or request.url.path.endswith(("/events", "/progress")):
-                raise HTTPException(403, "Sign in first.")
-            return RedirectResponse("/login", status_code=303)
-        caller = Caller(session, user)
-        if not write:
-            return await answer(console, handler, request, caller)
-        # the form, an uploaded sheet's spooled file with it, is closed with the request
-        async with request.form(max_files=1, max_fields=20) as form:
-            request.state.form = form
-            if not session.token_matches(_text(form.get("csrf"))):
-                raise HTTPException(403, "This form is stale or not from this console: "
-                                         "reload the page and try again.")
-            return await answer(console, handler, request, caller)
-
-    return endpoint
-
-
-async def answer(console: Console, handler: Handler, request: Request, caller: Caller
-                 ) -> Response:
-    """The handler's page, or the refused page saying why nothing was done."""
-    try:
-        return await handler(request, console, caller)
-    except BatchRefused as exc:
-        return render(console, request, "refused.html", caller, status_code=exc.status_code,
-                      message=for_page(exc.message), hint=for_page(exc.hint or ""),
-                      back=request.headers.get("referer") or "/")
-    except BatchpayError as exc:
-        return render(console, request, "refused.html", caller, status_code=409,
-                      message=for_page(exc.message), hint=for_page(exc.hint or ""), back="/")
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def render(console: Console, request: Request, name: str, caller: Caller | None,
-           status_code: int = 200, **context: Any) -> HTMLResponse:
-    settings = console.settings
-    text = console.templates.get_template(name).render(
-        user=caller.user if caller else None,
-        csrf=caller.session.form_token if caller else "",
-        two_person=settings.require_approval,
-        approval_off_by_user=console.approval_off_by_user,
-        sandbox=settings.embedded,
-        service=settings.base_url or "embedded sandbox", **context)
-    return HTMLResponse(text, status_code=status_code)
-
-
-def require(caller: Caller, role: str) -> None:
-    if not caller.user.may(role):
-        raise HTTPException(403, f"This needs the {role} role; {caller.user.name} has "
-                                 f"{', '.join(caller.user.roles)}.")
-
-
-def get_batch(console: Console, request: Request) -> Batch:
-    batch = console.batches.get(request.path_params["id"])
-    if batch is None:
-        raise HTTPException(404, "No such batch.")
-    return batch
-
-
-def batch_for(console: Console, request: Request, caller: Caller, role: str) -> Batch:
-    """The batch a form acts on, for a caller who has the role that acts."""
-    require(caller, role)
-    return get_batch(console, request)
-
-
-def back_to(batch: Batch, section: str) -> Response:
-    """After a form: the batch's page, at the section the form changed."""
-    return RedirectResponse(f"/batches/{batch.id}#{section}", status_code=303)
-
-
-async def http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    console: Console = request.app.state.console
-    return render(console, request, "refused.html", None, status_code=exc.status_code,
-                  message=exc.detail, hint="", back="/")
-
-
 def signed_in(console: Console, session: Session, to: str = "/") -> Response:
     response = RedirectResponse(to, status_code=303)
     response.set_cookie(COOKIE, session.id, httponly=True, secure=True, samesite="strict",
@@ -309,11 +190,11 @@ async def login_page(request: Request) -> Response:
     if request.method == "GET":
         return render(console, request, "login.html", None, failed=False)
     form = await request.form(max_files=0, max_fields=5)
-    name = _text(form.get("name"))
+    name = form_text(form.get("name"))
     if console.sign_ins.wait(name):
         return paused(console, request, name)
     user = await run_in_threadpool(console.accounts.authenticate, name,
-                                   _text(form.get("password")))
+                                   form_text(form.get("password")))
     if user is None:
         console.sign_ins.failed(name)
         if console.sign_ins.wait(name):  # that was the last try before the pause
@@ -347,7 +228,7 @@ async def logout(request: Request) -> Response:
     session = console.sessions.get(request.cookies.get(COOKIE))
     if session is not None:
         form = await request.form(max_files=0, max_fields=5)
-        if not session.token_matches(_text(form.get("csrf"))):
+        if not session.token_matches(form_text(form.get("csrf"))):
             raise HTTPException(403, "This form is stale: reload the page.")
         console.sessions.end(session.id)
     response = RedirectResponse("/login", status_code=303)
@@ -419,7 +300,8 @@ async def approve(request: Request, console: Console, caller: Caller) -> Respons
     form = request.state.form
     done = await run_in_threadpool(work.approve, console.settings, console.batches, batch,
                                    console.accounts, caller.user.name,
-                                   work.Shown(_text(form.get("plan")), _text(form.get("code"))))
+                                   work.Shown(form_text(form.get("plan")),
+                                              form_text(form.get("code"))))
     await run_in_threadpool(notices.batch_approved, console.settings, done, caller.user.name)
     return back_to(batch, "approvals")
 
@@ -427,7 +309,7 @@ async def approve(request: Request, console: Console, caller: Caller) -> Respons
 async def signature(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "approver")
     upload = request.state.form.get("signature")
-    text = _text(request.state.form.get("signature_text"))
+    text = form_text(request.state.form.get("signature_text"))
     if upload is not None and not isinstance(upload, str):
         text = (await upload.read(64 * 1024)).decode("utf-8", "replace") or text
     done = await run_in_threadpool(work.approve_with_signature, console.settings,
@@ -440,8 +322,8 @@ async def signature(request: Request, console: Console, caller: Caller) -> Respo
 async def reject(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "approver")
     form = request.state.form
-    done = work.reject(console.batches, batch, caller.user.name, _text(form.get("reason")),
-                       _text(form.get("plan")))
+    done = work.reject(console.batches, batch, caller.user.name,
+                       form_text(form.get("reason")), form_text(form.get("plan")))
     await run_in_threadpool(notices.batch_rejected, console.settings, done)
     return back_to(batch, "approvals")
 
@@ -451,7 +333,7 @@ async def pay(request: Request, console: Console, caller: Caller) -> Response:
     form = request.state.form
     await run_in_threadpool(payment.pay, console.settings, console.batches, batch,
                             console.accounts, caller.user.name,
-                            work.Shown(_text(form.get("plan")),
+                            work.Shown(form_text(form.get("plan")),
                                        confirmed=form.get("confirm") == "yes"))
     return back_to(batch, "progress")
 
@@ -466,7 +348,7 @@ async def resume(request: Request, console: Console, caller: Caller) -> Response
     batch = batch_for(console, request, caller, "maker")
     await run_in_threadpool(payment.resume, console.settings, console.batches, batch,
                             console.accounts, caller.user.name,
-                            work.Shown(_text(request.state.form.get("plan"))))
+                            work.Shown(form_text(request.state.form.get("plan"))))
     return back_to(batch, "progress")
 
 
@@ -549,15 +431,6 @@ async def download(request: Request, console: Console, caller: Caller) -> Respon
         raise HTTPException(404, "This file is not there yet.")
     return FileResponse(path, content_disposition_type="attachment", headers={
         "Content-Disposition": attachment(batch.download_name(path))})
-
-
-def attachment(name: str) -> str:
-    """Content-Disposition with an ASCII `filename` for old clients and the name itself as
-    `filename*` (RFC 6266, RFC 8187), which every current browser takes."""
-    from urllib.parse import quote
-
-    fallback = "".join(c if 32 <= ord(c) < 127 and c not in '"\\;' else "_" for c in name)
-    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 async def history(request: Request, console: Console, caller: Caller) -> Response:
@@ -648,12 +521,12 @@ async def payees(request: Request, console: Console, caller: Caller) -> Response
 async def confirm_payee(request: Request, console: Console, caller: Caller) -> Response:
     require(caller, "maker")
     form = request.state.form
-    method = _text(form.get("method"))
+    method = form_text(form.get("method"))
     if method not in ("phone", "email", "in-person"):
         raise BatchRefused("Say how the payee confirmed: phone, email or in person.")
     done = await run_in_threadpool(
-        work.confirm_payee, console.settings, _text(form.get("payee")),
-        _text(form.get("last4")), caller.user.name, method, _text(form.get("note")))
+        work.confirm_payee, console.settings, form_text(form.get("payee")),
+        form_text(form.get("last4")), caller.user.name, method, form_text(form.get("note")))
     found = await run_in_threadpool(read_back.payees_page, console.settings,
                                     caller.user.may("maker"))
     return render(console, request, "payees.html", caller, confirmed=done, **found)
