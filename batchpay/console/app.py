@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import math
 import shutil
 import tempfile
 import time
@@ -74,7 +73,7 @@ from batchpay.console.page import (
     require,
 )
 from batchpay.console.rows import rows_view
-from batchpay.console.sessions import COOKIE, Session
+from batchpay.console.signin_pages import link_login, login_page, logout
 from batchpay.console.state import open_state, unreachable
 from batchpay.console.wording import for_page
 from batchpay.engine import journal_reachable, mask_ids
@@ -173,67 +172,6 @@ async def healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok" if ok else "journal unreachable"},
                         status_code=200 if ok else 503,
                         headers={"Cache-Control": "no-store"})
-
-
-def signed_in(console: Console, session: Session, to: str = "/") -> Response:
-    response = RedirectResponse(to, status_code=303)
-    response.set_cookie(COOKIE, session.id, httponly=True, secure=True, samesite="strict",
-                        path="/")
-    return response
-
-
-# --------------------------------------------------------------------------- sign-in
-
-
-async def login_page(request: Request) -> Response:
-    console: Console = request.app.state.console
-    if request.method == "GET":
-        return render(console, request, "login.html", None, failed=False)
-    form = await request.form(max_files=0, max_fields=5)
-    name = form_text(form.get("name"))
-    if console.sign_ins.wait(name):
-        return paused(console, request, name)
-    user = await run_in_threadpool(console.accounts.authenticate, name,
-                                   form_text(form.get("password")))
-    if user is None:
-        console.sign_ins.failed(name)
-        if console.sign_ins.wait(name):  # that was the last try before the pause
-            return paused(console, request, name)
-        return render(console, request, "login.html", None, failed=True, status_code=401)
-    console.sign_ins.succeeded(name)
-    return signed_in(console, console.sessions.start(user.name, user.generation))
-
-
-def paused(console: Console, request: Request, name: str) -> Response:
-    """Sign-in for this name is paused after too many wrong passwords (429, Retry-After)."""
-    seconds = math.ceil(console.sign_ins.wait(name))
-    response = render(console, request, "login.html", None, failed=True,
-                      paused_minutes=math.ceil(seconds / 60), status_code=429)
-    response.headers["Retry-After"] = str(seconds)
-    return response
-
-
-async def link_login(request: Request) -> Response:
-    console: Console = request.app.state.console
-    session = console.sessions.redeem(request.path_params["token"], lambda name: (
-        user.generation if (user := console.accounts.get(name)) is not None else None))
-    if session is None:
-        raise HTTPException(403, "This login link was used already or has expired: "
-                                 "restart `batchpay serve` for a new one, or sign in.")
-    return signed_in(console, session)
-
-
-async def logout(request: Request) -> Response:
-    console: Console = request.app.state.console
-    session = console.sessions.get(request.cookies.get(COOKIE))
-    if session is not None:
-        form = await request.form(max_files=0, max_fields=5)
-        if not session.token_matches(form_text(form.get("csrf"))):
-            raise HTTPException(403, "This form is stale: reload the page.")
-        console.sessions.end(session.id)
-    response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(COOKIE, path="/", secure=True, httponly=True, samesite="strict")
-    return response
 
 
 # --------------------------------------------------------------------------- pages
