@@ -30,9 +30,8 @@ import asyncio
 import contextlib
 import json
 import shutil
-import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +45,6 @@ from starlette.requests import Request
 from starlette.responses import (
     FileResponse,
     JSONResponse,
-    RedirectResponse,
     Response,
 )
 from starlette.routing import Mount, Route
@@ -56,7 +54,17 @@ from batchpay import clock
 from batchpay.console import books, notices, payment, read_back, work
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER
-from batchpay.console.batches import DISCARDABLE, Batch, BatchRefused, Stage
+from batchpay.console.batch_pages import (
+    batch_page,
+    continue_valid,
+    discard,
+    download,
+    index,
+    review,
+    template,
+    upload,
+)
+from batchpay.console.batches import BatchRefused
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
 from batchpay.console.page import (
@@ -72,7 +80,6 @@ from batchpay.console.page import (
     render,
     require,
 )
-from batchpay.console.rows import rows_view
 from batchpay.console.signin_pages import link_login, login_page, logout
 from batchpay.console.state import open_state, unreachable
 from batchpay.console.wording import for_page
@@ -177,62 +184,6 @@ async def healthz(request: Request) -> Response:
 # --------------------------------------------------------------------------- pages
 
 
-async def index(request: Request, console: Console, caller: Caller) -> Response:
-    stopped = await run_in_threadpool(payment.stopped, console.settings, console.batches)
-    return render(console, request, "index.html", caller, batches=console.batches.all()[:50],
-                  stopped=stopped,
-                  limit_mb=console.max_upload_bytes / 1024 / 1024,
-                  max_rows=console.settings.max_rows,
-                  require_approval=console.settings.require_approval)
-
-
-async def template(request: Request, console: Console, caller: Caller) -> Response:
-    from batchpay.engine import write_template
-
-    folder = Path(tempfile.mkdtemp(prefix="batchpay-template-"))
-    path = write_template(folder / "payouts-template.xlsx")
-    return FileResponse(path, filename="payouts-template.xlsx")
-
-
-async def upload(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "maker")
-    sheet = request.state.form.get("sheet")
-    if sheet is None or isinstance(sheet, str) or not sheet.filename:
-        raise BatchRefused("Choose a payout sheet (.xlsx, .xls, .ods or .csv) to upload.")
-    data = await sheet.read()
-    if not data:
-        raise BatchRefused(f"{sheet.filename} is empty.")
-    batch = console.batches.create(sheet.filename, data, caller.user.name)
-    await run_in_threadpool(work.check, console.settings, console.batches, batch)
-    return RedirectResponse(f"/batches/{batch.id}", status_code=303)
-
-
-async def batch_page(request: Request, console: Console, caller: Caller) -> Response:
-    batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
-                                    get_batch(console, request))
-    review = await run_in_threadpool(work.review_view, console.settings, batch)
-    state = (await run_in_threadpool(payment.progress, console.settings, batch)
-             if batch.meta.get("pay") or batch.stage == Stage.PAYING else None)
-    advices = (await run_in_threadpool(payment.advices_of, console.settings, batch)
-               if state else [])
-    return render(console, request, "batch.html", caller, batch=batch, advices=advices,
-                  quoting=work.review_progress(batch.id),
-                  check=work.saved_check(batch), review=review, progress=state,
-                  rows=await run_in_threadpool(rows_view, console.settings, batch,
-                                               request.query_params),
-                  same=console.batches.same_file(batch), reviewable=work.reviewable(batch),
-                  discardable=DISCARDABLE,
-                  require_approval=console.settings.require_approval)
-
-
-async def review(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "maker")
-    release = frozenset(v for v in request.state.form.getlist("release") if isinstance(v, str))
-    await run_in_threadpool(work.review, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name, release=release)
-    return back_to(batch, "review")
-
-
 async def approve(request: Request, console: Console, caller: Caller) -> Response:
     batch = batch_for(console, request, caller, "approver")
     form = request.state.form
@@ -290,21 +241,6 @@ async def resume(request: Request, console: Console, caller: Caller) -> Response
     return back_to(batch, "progress")
 
 
-async def continue_valid(request: Request, console: Console, caller: Caller) -> Response:
-    """Continue without the invalid rows: the review and the payment skip them."""
-    batch = batch_for(console, request, caller, "maker")
-    work.skip_invalid(console.batches, batch, caller.user.name)
-    return back_to(batch, "check")
-
-
-async def discard(request: Request, console: Console, caller: Caller) -> Response:
-    """Discard batch: its maker's only, as its review is."""
-    batch = batch_for(console, request, caller, "maker")
-    work.require_maker(batch, caller.user.name, "discards it")
-    console.batches.discard(batch.id, caller.user.name)
-    return RedirectResponse("/", status_code=303)
-
-
 async def progress(request: Request, console: Console, caller: Caller) -> Response:
     batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
                                     get_batch(console, request))
@@ -347,28 +283,6 @@ async def events(request: Request, console: Console, caller: Caller) -> Response
             await asyncio.sleep(max(EVENT_SECONDS, 2 * spent))
 
     return EventSourceResponse(stream(), ping=15)
-
-
-DOWNLOADS: dict[str, Callable[[Batch], Path]] = {
-    "sheet": lambda batch: batch.sheet, "checked": lambda batch: batch.checked,
-    "plan": lambda batch: batch.plan_files.workbook,
-    "planfile": lambda batch: batch.plan_files.plan,
-    "results": lambda batch: batch.latest_results}
-
-
-async def download(request: Request, console: Console, caller: Caller) -> Response:
-    batch = get_batch(console, request)
-    kind = request.path_params["kind"]
-    if kind == "unpaid":  # written when asked for, from the journal
-        path = await run_in_threadpool(payment.write_unpaid, console.settings, batch)
-    elif kind in DOWNLOADS:
-        path = DOWNLOADS[kind](batch)
-    else:
-        raise HTTPException(404, "No such file.")
-    if path is None or not path.is_file():
-        raise HTTPException(404, "This file is not there yet.")
-    return FileResponse(path, content_disposition_type="attachment", headers={
-        "Content-Disposition": attachment(batch.download_name(path))})
 
 
 async def history(request: Request, console: Console, caller: Caller) -> Response:
