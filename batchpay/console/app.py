@@ -51,16 +51,19 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from batchpay import clock
-from batchpay.console import books, notices, payment, read_back, work
+from batchpay.console import books, payment, read_back, work
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER
 from batchpay.console.batch_pages import (
+    approve,
     batch_page,
     continue_valid,
     discard,
     download,
     index,
+    reject,
     review,
+    signature,
     template,
     upload,
 )
@@ -182,39 +185,6 @@ async def healthz(request: Request) -> Response:
 
 
 # --------------------------------------------------------------------------- pages
-
-
-async def approve(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "approver")
-    form = request.state.form
-    done = await run_in_threadpool(work.approve, console.settings, console.batches, batch,
-                                   console.accounts, caller.user.name,
-                                   work.Shown(form_text(form.get("plan")),
-                                              form_text(form.get("code"))))
-    await run_in_threadpool(notices.batch_approved, console.settings, done, caller.user.name)
-    return back_to(batch, "approvals")
-
-
-async def signature(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "approver")
-    upload = request.state.form.get("signature")
-    text = form_text(request.state.form.get("signature_text"))
-    if upload is not None and not isinstance(upload, str):
-        text = (await upload.read(64 * 1024)).decode("utf-8", "replace") or text
-    done = await run_in_threadpool(work.approve_with_signature, console.settings,
-                                   console.batches, batch, console.accounts, caller.user.name,
-                                   text)
-    await run_in_threadpool(notices.batch_approved, console.settings, done, caller.user.name)
-    return back_to(batch, "approvals")
-
-
-async def reject(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "approver")
-    form = request.state.form
-    done = work.reject(console.batches, batch, caller.user.name,
-                       form_text(form.get("reason")), form_text(form.get("plan")))
-    await run_in_threadpool(notices.batch_rejected, console.settings, done)
-    return back_to(batch, "approvals")
 
 
 async def pay(request: Request, console: Console, caller: Caller) -> Response:

@@ -1,4 +1,4 @@
-"""A batch's pages and forms, from upload to review:
+"""A batch's pages and forms, from upload to approval (paying it is payment_pages'):
 
     GET  /                     batches, and the upload form (maker)
     POST /upload               upload + check
@@ -7,9 +7,12 @@
                                (?finding=&page=: the table Rows, filtered, a page of it)
     POST /batches/ID/review    the review (the plan), releases of held repeats (maker)
     POST /batches/ID/continue  without the invalid rows | discard (maker)
+    POST /batches/ID/approve | signature | reject   the approver's (code, or a signature
+                               made with their own key and uploaded; a reason to reject)
     GET  /batches/ID/files/KIND  sheet, checked, plan, planfile, results, unpaid
 
-Each calls one function of `work` (the library's check and plan) and shows its page.
+Each calls one function of `work` (the library's check, plan and approve) and shows its
+page; an approval or a rejection is told to whom it concerns (`notices`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response
 
-from batchpay.console import payment, work
+from batchpay.console import notices, payment, work
 from batchpay.console.batches import DISCARDABLE, Batch, BatchRefused, Stage
 from batchpay.console.page import (
     Caller,
@@ -31,6 +34,7 @@ from batchpay.console.page import (
     attachment,
     back_to,
     batch_for,
+    form_text,
     get_batch,
     render,
     require,
@@ -129,3 +133,36 @@ async def download(request: Request, console: Console, caller: Caller) -> Respon
         raise HTTPException(404, "This file is not there yet.")
     return FileResponse(path, content_disposition_type="attachment", headers={
         "Content-Disposition": attachment(batch.download_name(path))})
+
+
+async def approve(request: Request, console: Console, caller: Caller) -> Response:
+    batch = batch_for(console, request, caller, "approver")
+    form = request.state.form
+    done = await run_in_threadpool(work.approve, console.settings, console.batches, batch,
+                                   console.accounts, caller.user.name,
+                                   work.Shown(form_text(form.get("plan")),
+                                              form_text(form.get("code"))))
+    await run_in_threadpool(notices.batch_approved, console.settings, done, caller.user.name)
+    return back_to(batch, "approvals")
+
+
+async def signature(request: Request, console: Console, caller: Caller) -> Response:
+    batch = batch_for(console, request, caller, "approver")
+    upload = request.state.form.get("signature")
+    text = form_text(request.state.form.get("signature_text"))
+    if upload is not None and not isinstance(upload, str):
+        text = (await upload.read(64 * 1024)).decode("utf-8", "replace") or text
+    done = await run_in_threadpool(work.approve_with_signature, console.settings,
+                                   console.batches, batch, console.accounts, caller.user.name,
+                                   text)
+    await run_in_threadpool(notices.batch_approved, console.settings, done, caller.user.name)
+    return back_to(batch, "approvals")
+
+
+async def reject(request: Request, console: Console, caller: Caller) -> Response:
+    batch = batch_for(console, request, caller, "approver")
+    form = request.state.form
+    done = work.reject(console.batches, batch, caller.user.name,
+                       form_text(form.get("reason")), form_text(form.get("plan")))
+    await run_in_threadpool(notices.batch_rejected, console.settings, done)
+    return back_to(batch, "approvals")
