@@ -26,11 +26,8 @@ users it is, unless the user's own settings file says `require_approval = false`
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import shutil
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -51,7 +48,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from batchpay import clock
-from batchpay.console import books, payment, read_back, work
+from batchpay.console import books, read_back, work
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER
 from batchpay.console.batch_pages import (
@@ -74,19 +71,17 @@ from batchpay.console.page import (
     Caller,
     Console,
     attachment,
-    back_to,
-    batch_for,
     form_text,
-    get_batch,
     http_error,
     page,
     render,
     require,
 )
+from batchpay.console.payment_pages import events, pay, progress, refresh, resume
 from batchpay.console.signin_pages import link_login, login_page, logout
 from batchpay.console.state import open_state, unreachable
 from batchpay.console.wording import for_page
-from batchpay.engine import journal_reachable, mask_ids
+from batchpay.engine import journal_reachable
 from batchpay.errors import JournalError
 from batchpay.money import shown_amount
 from batchpay.notify import EVERY as NOTIFY_EVERY
@@ -95,7 +90,6 @@ from batchpay.settings.load import own_setting
 from batchpay.settings.model import Settings
 
 HERE = Path(__file__).parent
-EVENT_SECONDS = 1.0  # how often the progress stream reads the journal
 
 
 def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
@@ -185,74 +179,6 @@ async def healthz(request: Request) -> Response:
 
 
 # --------------------------------------------------------------------------- pages
-
-
-async def pay(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "maker")
-    form = request.state.form
-    await run_in_threadpool(payment.pay, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name,
-                            work.Shown(form_text(form.get("plan")),
-                                       confirmed=form.get("confirm") == "yes"))
-    return back_to(batch, "progress")
-
-
-async def refresh(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "maker")
-    await run_in_threadpool(payment.refresh, console.settings, console.batches, batch)
-    return back_to(batch, "progress")
-
-
-async def resume(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "maker")
-    await run_in_threadpool(payment.resume, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name,
-                            work.Shown(form_text(request.state.form.get("plan"))))
-    return back_to(batch, "progress")
-
-
-async def progress(request: Request, console: Console, caller: Caller) -> Response:
-    batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
-                                    get_batch(console, request))
-    state = await run_in_threadpool(payment.progress, console.settings, batch)
-    # (not ASCII-escaped: an ID after an escaped letter would not stand alone to be masked)
-    return Response(mask_ids(json.dumps(state, default=str, ensure_ascii=False)),
-                    media_type="application/json")
-
-
-async def events(request: Request, console: Console, caller: Caller) -> Response:
-    """The payment's progress as server-sent events, one per change, until it is final."""
-    from sse_starlette import EventSourceResponse
-
-    batch_id = request.path_params["id"]
-    get_batch(console, request)
-
-    async def stream() -> AsyncIterator[dict[str, str]]:
-        last = None
-        while True:
-            batch = console.batches.get(batch_id)
-            assert batch is not None
-            started = time.monotonic()
-            batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
-                                            batch)
-            state = await run_in_threadpool(payment.progress, console.settings, batch)
-            spent = time.monotonic() - started
-            text = mask_ids(json.dumps(state, default=str, ensure_ascii=False))
-            if text != last:
-                yield {"event": "progress", "data": text}
-                last = text
-            if (state["finished"] or state.get("stopped") or not batch.meta.get("pay")
-                    or await request.is_disconnected()):
-                return  # final, stopped, or no payment to follow (not started, freed again)
-            user = console.accounts.get(caller.user.name)
-            if user is None or user.generation != caller.session.generation:
-                console.sessions.end(caller.session.id)
-                return  # the user was changed or removed: their session is over
-            # a large run takes a while to read: the journal is read at most a third
-            # of the time, so pages left open never slow the payment down
-            await asyncio.sleep(max(EVENT_SECONDS, 2 * spent))
-
-    return EventSourceResponse(stream(), ping=15)
 
 
 async def history(request: Request, console: Console, caller: Caller) -> Response:
