@@ -44,7 +44,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from batchpay import clock
-from batchpay.console import books, read_back, work
+from batchpay.console import books, read_back
 from batchpay.console import statement as audit
 from batchpay.console.accounts import OWNER
 from batchpay.console.batch_pages import (
@@ -60,18 +60,16 @@ from batchpay.console.batch_pages import (
     template,
     upload,
 )
-from batchpay.console.batches import BatchRefused
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
 from batchpay.console.page import (
     Caller,
     Console,
-    form_text,
     http_error,
     page,
     render,
-    require,
 )
+from batchpay.console.payee_pages import confirm_payee, payees
 from batchpay.console.payment_pages import events, pay, progress, refresh, resume
 from batchpay.console.signin_pages import link_login, login_page, logout
 from batchpay.console.state import open_state, unreachable
@@ -183,26 +181,6 @@ async def healthz(request: Request) -> Response:
 
 
 # --------------------------------------------------------------------------- pages
-
-
-async def payees(request: Request, console: Console, caller: Caller) -> Response:
-    found = await run_in_threadpool(read_back.payees_page, console.settings,
-                                    caller.user.may("maker"))
-    return render(console, request, "payees.html", caller, confirmed=None, **found)
-
-
-async def confirm_payee(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "maker")
-    form = request.state.form
-    method = form_text(form.get("method"))
-    if method not in ("phone", "email", "in-person"):
-        raise BatchRefused("Say how the payee confirmed: phone, email or in person.")
-    done = await run_in_threadpool(
-        work.confirm_payee, console.settings, form_text(form.get("payee")),
-        form_text(form.get("last4")), caller.user.name, method, form_text(form.get("note")))
-    found = await run_in_threadpool(read_back.payees_page, console.settings,
-                                    caller.user.may("maker"))
-    return render(console, request, "payees.html", caller, confirmed=done, **found)
 
 
 async def users_page(request: Request, console: Console, caller: Caller) -> Response:
