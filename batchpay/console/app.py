@@ -35,18 +35,13 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import (
-    JSONResponse,
-    Response,
-)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from batchpay import clock
 from batchpay.console import books, read_back
 from batchpay.console import statement as audit
-from batchpay.console.accounts import OWNER
+from batchpay.console.admin_pages import healthz, users_page
 from batchpay.console.batch_pages import (
     approve,
     batch_page,
@@ -63,11 +58,9 @@ from batchpay.console.batch_pages import (
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
 from batchpay.console.page import (
-    Caller,
     Console,
     http_error,
     page,
-    render,
 )
 from batchpay.console.payee_pages import confirm_payee, payees
 from batchpay.console.payment_pages import events, pay, progress, refresh, resume
@@ -83,7 +76,6 @@ from batchpay.console.statement_pages import (
     statement_page,
 )
 from batchpay.console.wording import for_page
-from batchpay.engine import journal_reachable
 from batchpay.errors import JournalError
 from batchpay.money import shown_amount
 from batchpay.notify import EVERY as NOTIFY_EVERY
@@ -169,27 +161,3 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
     app.state.console = console
     return app
 
-
-async def healthz(request: Request) -> Response:
-    """For a load balancer or a service manager: whether this console can reach its journal
-    (its PostgreSQL database, or its file). No session: it says nothing but that."""
-    console: Console = request.app.state.console
-    ok = await run_in_threadpool(journal_reachable, console.loaded)  # reads no user
-    return JSONResponse({"status": "ok" if ok else "journal unreachable"},
-                        status_code=200 if ok else 503,
-                        headers={"Cache-Control": "no-store"})
-
-
-# --------------------------------------------------------------------------- pages
-
-
-async def users_page(request: Request, console: Console, caller: Caller) -> Response:
-    """The owner's page (auditors read it too): who may do what, their sessions, and the
-    settings the console works under. Users are added, changed and removed with `batchpay
-    users` on the console's machine, never from a page."""
-    if not (caller.user.may(OWNER) or caller.user.may("auditor")):
-        raise HTTPException(403, "The users and settings are the owner's and auditors' page.")
-    found = await run_in_threadpool(console.accounts.users)
-    shown = [(u, console.sessions.count(u.name, u.generation)) for u in found]
-    return render(console, request, "users.html", caller, users=shown,
-                  settings=console.settings.public_items())
