@@ -1,23 +1,24 @@
-"""The console's pages and forms: each handler checks who is asking, calls one function of
-`work` (or of `payment`), and renders what comes back. No rule about money or rows lives here.
+"""The console assembled: every route and the handler that answers it, the guard every
+request passes first, the templates, the refused page for errors, and the threads that run
+while it is served (the follower, the notices' deliverer). The handlers live in modules by
+area, each on what `page` gives them all (Console, page, render, the role rule):
 
-    GET  /login, POST /login, GET /login/TOKEN, POST /logout
-    GET  /                     batches, and the upload form (maker)
-    POST /upload               upload + check
-    GET  /batches/ID           the batch: check, review, approvals, payment, results
-                               (?finding=&page=: the table Rows, filtered, a page of it)
-    POST /batches/ID/review | approve | signature | reject | pay | refresh | resume
-    POST /batches/ID/continue  (without the invalid rows) | discard
-    GET  /batches/ID/progress  the payment as the journal holds it (JSON); /events: the same
-                               as server-sent events until the run is final
-    GET  /batches/ID/files/KIND  sheet, checked, plan, results
-    GET  /history (?from=&to=), /history.csv, /payees; POST /payees/confirm; GET /template
-    GET  /statement?from=&to=, /statement/workbook?from=&to=   (auditor, approver, owner)
-    GET  /statement/books/{format}?from=&to=, /statement/reconcile?from=&to=,
-         /statement/reconciliation?from=&to=                   (the same readers)
-    GET  /healthz              200 when the journal (its database) is reachable, else 503;
-                               no session needed, nothing else said
-    GET  /users                the users, their sessions and the settings (owner, auditor)
+    signin_pages     GET /login, POST /login, GET /login/TOKEN, POST /logout
+    batch_pages      GET / (batches, the upload form), POST /upload, GET /template,
+                     GET /batches/ID (check, review, approvals, payment, results;
+                     ?finding=&page=: the table Rows, filtered, a page of it),
+                     POST /batches/ID/review | approve | signature | reject
+                     | continue (without the invalid rows) | discard,
+                     GET /batches/ID/files/KIND (sheet, checked, plan, results...)
+    payment_pages    POST /batches/ID/pay | refresh | resume; GET /batches/ID/progress
+                     (the payment as the journal holds it, JSON) and /events (the same as
+                     server-sent events until the run is final)
+    statement_pages  GET /history (?from=&to=), /history.csv; for auditors, approvers and the
+                     owner: /statement, /statement/workbook, /statement/books/{format},
+                     /statement/reconcile, /statement/reconciliation (?from=&to=)
+    payee_pages      GET /payees; POST /payees/confirm
+    admin_pages      GET /users (owner, auditor); GET /healthz (200 when the journal, its
+                     database, is reachable, else 503; no session needed, nothing else said)
 
 Every page says whether two-person approval is on: with an approver among the console's
 users it is, unless the user's own settings file says `require_approval = false`
@@ -57,11 +58,7 @@ from batchpay.console.batch_pages import (
 )
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
-from batchpay.console.page import (
-    Console,
-    http_error,
-    page,
-)
+from batchpay.console.page import Console, http_error, page
 from batchpay.console.payee_pages import confirm_payee, payees
 from batchpay.console.payment_pages import events, pay, progress, refresh, resume
 from batchpay.console.signin_pages import link_login, login_page, logout
