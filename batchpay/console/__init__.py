@@ -12,7 +12,10 @@ its own:
     follower   refreshes paid batches' rows until each is final, while the console runs
     wording    the engine's messages as a page says them (page actions, not commands)
     signing    the one place that calls the plan and approval library
-    app        the pages and forms (translation only), templates/ and static/
+    app        the console assembled: routes, the guard, the templates/ and static/
+    page       what every handler stands on: the shared state, signed-in pages, render, roles
+    *_pages    the pages and forms by area (translation only): signin, batch (upload to
+               approval), payment, statement (history, statement, books), payee, admin
     server     binding (loopback, or TLS), the login link, uvicorn
     state      where users, sessions and batches are kept, chosen by the journal's address
     state_postgres, batches_postgres

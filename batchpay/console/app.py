@@ -1,23 +1,24 @@
-"""The console's pages and forms: each handler checks who is asking, calls one function of
-`work` (or of `payment`), and renders what comes back. No rule about money or rows lives here.
+"""The console assembled: every route and the handler that answers it, the guard every
+request passes first, the templates, the refused page for errors, and the threads that run
+while it is served (the follower, the notices' deliverer). The handlers live in modules by
+area, each on what `page` gives them all (Console, page, render, the role rule):
 
-    GET  /login, POST /login, GET /login/TOKEN, POST /logout
-    GET  /                     batches, and the upload form (maker)
-    POST /upload               upload + check
-    GET  /batches/ID           the batch: check, review, approvals, payment, results
-                               (?finding=&page=: the table Rows, filtered, a page of it)
-    POST /batches/ID/review | approve | signature | reject | pay | refresh | resume
-    POST /batches/ID/continue  (without the invalid rows) | discard
-    GET  /batches/ID/progress  the payment as the journal holds it (JSON); /events: the same
-                               as server-sent events until the run is final
-    GET  /batches/ID/files/KIND  sheet, checked, plan, results
-    GET  /history (?from=&to=), /history.csv, /payees; POST /payees/confirm; GET /template
-    GET  /statement?from=&to=, /statement/workbook?from=&to=   (auditor, approver, owner)
-    GET  /statement/books/{format}?from=&to=, /statement/reconcile?from=&to=,
-         /statement/reconciliation?from=&to=                   (the same readers)
-    GET  /healthz              200 when the journal (its database) is reachable, else 503;
-                               no session needed, nothing else said
-    GET  /users                the users, their sessions and the settings (owner, auditor)
+    signin_pages     GET /login, POST /login, GET /login/TOKEN, POST /logout
+    batch_pages      GET / (batches, the upload form), POST /upload, GET /template,
+                     GET /batches/ID (check, review, approvals, payment, results;
+                     ?finding=&page=: the table Rows, filtered, a page of it),
+                     POST /batches/ID/review | approve | signature | reject
+                     | continue (without the invalid rows) | discard,
+                     GET /batches/ID/files/KIND (sheet, checked, plan, results...)
+    payment_pages    POST /batches/ID/pay | refresh | resume; GET /batches/ID/progress
+                     (the payment as the journal holds it, JSON) and /events (the same as
+                     server-sent events until the run is final)
+    statement_pages  GET /history (?from=&to=), /history.csv; for auditors, approvers and the
+                     owner: /statement, /statement/workbook, /statement/books/{format},
+                     /statement/reconcile, /statement/reconciliation (?from=&to=)
+    payee_pages      GET /payees; POST /payees/confirm
+    admin_pages      GET /users (owner, auditor); GET /healthz (200 when the journal, its
+                     database, is reachable, else 503; no session needed, nothing else said)
 
 Every page says whether two-person approval is on: with an approver among the console's
 users it is, unless the user's own settings file says `require_approval = false`
@@ -26,49 +27,53 @@ users it is, unless the user's own settings file says `require_approval = false`
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import dataclasses
-import json
-import math
-import shutil
-import tempfile
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
-from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import (
-    FileResponse,
-    HTMLResponse,
-    JSONResponse,
-    RedirectResponse,
-    Response,
-)
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from batchpay import clock
-from batchpay.console import books, notices, payment, read_back, work
+from batchpay.console import books, read_back
 from batchpay.console import statement as audit
-from batchpay.console.accounts import OWNER, Accounts, User
-from batchpay.console.batches import DISCARDABLE, Batch, Batches, BatchRefused, Stage
+from batchpay.console.admin_pages import healthz, users_page
+from batchpay.console.batch_pages import (
+    approve,
+    batch_page,
+    continue_valid,
+    discard,
+    download,
+    index,
+    reject,
+    review,
+    signature,
+    template,
+    upload,
+)
 from batchpay.console.follower import FOLLOW_SECONDS, Follower
 from batchpay.console.guard import Guard
-from batchpay.console.rows import rows_view
-from batchpay.console.sessions import COOKIE, Session, Sessions, SignInThrottle
+from batchpay.console.page import Console, http_error, page
+from batchpay.console.payee_pages import confirm_payee, payees
+from batchpay.console.payment_pages import events, pay, progress, refresh, resume
+from batchpay.console.signin_pages import link_login, login_page, logout
 from batchpay.console.state import open_state, unreachable
+from batchpay.console.statement_pages import (
+    books_download,
+    history,
+    history_download,
+    reconcile_download,
+    reconcile_page,
+    statement_download,
+    statement_page,
+)
 from batchpay.console.wording import for_page
-from batchpay.engine import journal_reachable, mask_ids
-from batchpay.errors import BatchpayError, JournalError
+from batchpay.errors import JournalError
 from batchpay.money import shown_amount
 from batchpay.notify import EVERY as NOTIFY_EVERY
 from batchpay.notify import NoticeWorker
@@ -76,39 +81,6 @@ from batchpay.settings.load import own_setting
 from batchpay.settings.model import Settings
 
 HERE = Path(__file__).parent
-EVENT_SECONDS = 1.0  # how often the progress stream reads the journal
-
-
-@dataclass
-class Console:
-    """What the handlers share: settings, users, sessions, batches, the page templates."""
-
-    loaded: Settings  # as loaded; `settings` is what the console works under
-    accounts: Accounts
-    sessions: Sessions
-    batches: Batches
-    templates: Environment
-    max_upload_bytes: int
-    approval_off_by_user: bool = False  # the user's own file says require_approval = false
-    sign_ins: SignInThrottle = field(default_factory=SignInThrottle)
-
-    @property
-    def settings(self) -> Settings:
-        """The settings, with two-person approval on once any console user may approve
-        (a team), unless the user's own settings file turned it off: a team's console is
-        never left with approval optional by default. Read at every request, so a user added
-        with `batchpay users add` while the console runs counts at once."""
-        if self.loaded.require_approval or self.approval_off_by_user:
-            return self.loaded
-        if any(u.may("approver") for u in self.accounts.users()):
-            return dataclasses.replace(self.loaded, require_approval=True)
-        return self.loaded
-
-
-@dataclass
-class Caller:
-    session: Session
-    user: User
 
 
 def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
@@ -186,486 +158,3 @@ def create_app(settings: Settings, *, allowed_hosts: set[str], https: bool,
     app.state.console = console
     return app
 
-
-async def healthz(request: Request) -> Response:
-    """For a load balancer or a service manager: whether this console can reach its journal
-    (its PostgreSQL database, or its file). No session: it says nothing but that."""
-    console: Console = request.app.state.console
-    ok = await run_in_threadpool(journal_reachable, console.loaded)  # reads no user
-    return JSONResponse({"status": "ok" if ok else "journal unreachable"},
-                        status_code=200 if ok else 503,
-                        headers={"Cache-Control": "no-store"})
-
-
-# --------------------------------------------------------------------------- plumbing
-
-Handler = Callable[[Request, Console, Caller], Awaitable[Response]]
-
-
-def page(console: Console, handler: Handler, *, write: bool = False
-         ) -> Callable[[Request], Awaitable[Response]]:
-    """The handler, for a signed-in user only; a form that changes something must carry the
-    session's form token (403 otherwise)."""
-
-    async def endpoint(request: Request) -> Response:
-        session = console.sessions.get(request.cookies.get(COOKIE))
-        user = console.accounts.get(session.user) if session else None
-        if session is not None and (user is None or user.generation != session.generation):
-            # the user was removed, or given a new password or roles: the session is over
-            console.sessions.end(session.id)
-            session = None
-        if session is None or user is None:
-            if write or request.url.path.endswith(("/events", "/progress")):
-                raise HTTPException(403, "Sign in first.")
-            return RedirectResponse("/login", status_code=303)
-        caller = Caller(session, user)
-        if not write:
-            return await answer(console, handler, request, caller)
-        # the form, an uploaded sheet's spooled file with it, is closed with the request
-        async with request.form(max_files=1, max_fields=20) as form:
-            request.state.form = form
-            if not session.token_matches(_text(form.get("csrf"))):
-                raise HTTPException(403, "This form is stale or not from this console: "
-                                         "reload the page and try again.")
-            return await answer(console, handler, request, caller)
-
-    return endpoint
-
-
-async def answer(console: Console, handler: Handler, request: Request, caller: Caller
-                 ) -> Response:
-    """The handler's page, or the refused page saying why nothing was done."""
-    try:
-        return await handler(request, console, caller)
-    except BatchRefused as exc:
-        return render(console, request, "refused.html", caller, status_code=exc.status_code,
-                      message=for_page(exc.message), hint=for_page(exc.hint or ""),
-                      back=request.headers.get("referer") or "/")
-    except BatchpayError as exc:
-        return render(console, request, "refused.html", caller, status_code=409,
-                      message=for_page(exc.message), hint=for_page(exc.hint or ""), back="/")
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def render(console: Console, request: Request, name: str, caller: Caller | None,
-           status_code: int = 200, **context: Any) -> HTMLResponse:
-    settings = console.settings
-    text = console.templates.get_template(name).render(
-        user=caller.user if caller else None,
-        csrf=caller.session.form_token if caller else "",
-        two_person=settings.require_approval,
-        approval_off_by_user=console.approval_off_by_user,
-        sandbox=settings.embedded,
-        service=settings.base_url or "embedded sandbox", **context)
-    return HTMLResponse(text, status_code=status_code)
-
-
-def require(caller: Caller, role: str) -> None:
-    if not caller.user.may(role):
-        raise HTTPException(403, f"This needs the {role} role; {caller.user.name} has "
-                                 f"{', '.join(caller.user.roles)}.")
-
-
-def get_batch(console: Console, request: Request) -> Batch:
-    batch = console.batches.get(request.path_params["id"])
-    if batch is None:
-        raise HTTPException(404, "No such batch.")
-    return batch
-
-
-def batch_for(console: Console, request: Request, caller: Caller, role: str) -> Batch:
-    """The batch a form acts on, for a caller who has the role that acts."""
-    require(caller, role)
-    return get_batch(console, request)
-
-
-def back_to(batch: Batch, section: str) -> Response:
-    """After a form: the batch's page, at the section the form changed."""
-    return RedirectResponse(f"/batches/{batch.id}#{section}", status_code=303)
-
-
-async def http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    console: Console = request.app.state.console
-    return render(console, request, "refused.html", None, status_code=exc.status_code,
-                  message=exc.detail, hint="", back="/")
-
-
-def signed_in(console: Console, session: Session, to: str = "/") -> Response:
-    response = RedirectResponse(to, status_code=303)
-    response.set_cookie(COOKIE, session.id, httponly=True, secure=True, samesite="strict",
-                        path="/")
-    return response
-
-
-# --------------------------------------------------------------------------- sign-in
-
-
-async def login_page(request: Request) -> Response:
-    console: Console = request.app.state.console
-    if request.method == "GET":
-        return render(console, request, "login.html", None, failed=False)
-    form = await request.form(max_files=0, max_fields=5)
-    name = _text(form.get("name"))
-    if console.sign_ins.wait(name):
-        return paused(console, request, name)
-    user = await run_in_threadpool(console.accounts.authenticate, name,
-                                   _text(form.get("password")))
-    if user is None:
-        console.sign_ins.failed(name)
-        if console.sign_ins.wait(name):  # that was the last try before the pause
-            return paused(console, request, name)
-        return render(console, request, "login.html", None, failed=True, status_code=401)
-    console.sign_ins.succeeded(name)
-    return signed_in(console, console.sessions.start(user.name, user.generation))
-
-
-def paused(console: Console, request: Request, name: str) -> Response:
-    """Sign-in for this name is paused after too many wrong passwords (429, Retry-After)."""
-    seconds = math.ceil(console.sign_ins.wait(name))
-    response = render(console, request, "login.html", None, failed=True,
-                      paused_minutes=math.ceil(seconds / 60), status_code=429)
-    response.headers["Retry-After"] = str(seconds)
-    return response
-
-
-async def link_login(request: Request) -> Response:
-    console: Console = request.app.state.console
-    session = console.sessions.redeem(request.path_params["token"], lambda name: (
-        user.generation if (user := console.accounts.get(name)) is not None else None))
-    if session is None:
-        raise HTTPException(403, "This login link was used already or has expired: "
-                                 "restart `batchpay serve` for a new one, or sign in.")
-    return signed_in(console, session)
-
-
-async def logout(request: Request) -> Response:
-    console: Console = request.app.state.console
-    session = console.sessions.get(request.cookies.get(COOKIE))
-    if session is not None:
-        form = await request.form(max_files=0, max_fields=5)
-        if not session.token_matches(_text(form.get("csrf"))):
-            raise HTTPException(403, "This form is stale: reload the page.")
-        console.sessions.end(session.id)
-    response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(COOKIE, path="/", secure=True, httponly=True, samesite="strict")
-    return response
-
-
-# --------------------------------------------------------------------------- pages
-
-
-async def index(request: Request, console: Console, caller: Caller) -> Response:
-    stopped = await run_in_threadpool(payment.stopped, console.settings, console.batches)
-    return render(console, request, "index.html", caller, batches=console.batches.all()[:50],
-                  stopped=stopped,
-                  limit_mb=console.max_upload_bytes / 1024 / 1024,
-                  max_rows=console.settings.max_rows,
-                  require_approval=console.settings.require_approval)
-
-
-async def template(request: Request, console: Console, caller: Caller) -> Response:
-    from batchpay.engine import write_template
-
-    folder = Path(tempfile.mkdtemp(prefix="batchpay-template-"))
-    path = write_template(folder / "payouts-template.xlsx")
-    return FileResponse(path, filename="payouts-template.xlsx")
-
-
-async def upload(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "maker")
-    sheet = request.state.form.get("sheet")
-    if sheet is None or isinstance(sheet, str) or not sheet.filename:
-        raise BatchRefused("Choose a payout sheet (.xlsx, .xls, .ods or .csv) to upload.")
-    data = await sheet.read()
-    if not data:
-        raise BatchRefused(f"{sheet.filename} is empty.")
-    batch = console.batches.create(sheet.filename, data, caller.user.name)
-    await run_in_threadpool(work.check, console.settings, console.batches, batch)
-    return RedirectResponse(f"/batches/{batch.id}", status_code=303)
-
-
-async def batch_page(request: Request, console: Console, caller: Caller) -> Response:
-    batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
-                                    get_batch(console, request))
-    review = await run_in_threadpool(work.review_view, console.settings, batch)
-    state = (await run_in_threadpool(payment.progress, console.settings, batch)
-             if batch.meta.get("pay") or batch.stage == Stage.PAYING else None)
-    advices = (await run_in_threadpool(payment.advices_of, console.settings, batch)
-               if state else [])
-    return render(console, request, "batch.html", caller, batch=batch, advices=advices,
-                  quoting=work.review_progress(batch.id),
-                  check=work.saved_check(batch), review=review, progress=state,
-                  rows=await run_in_threadpool(rows_view, console.settings, batch,
-                                               request.query_params),
-                  same=console.batches.same_file(batch), reviewable=work.reviewable(batch),
-                  discardable=DISCARDABLE,
-                  require_approval=console.settings.require_approval)
-
-
-async def review(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "maker")
-    release = frozenset(v for v in request.state.form.getlist("release") if isinstance(v, str))
-    await run_in_threadpool(work.review, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name, release=release)
-    return back_to(batch, "review")
-
-
-async def approve(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "approver")
-    form = request.state.form
-    done = await run_in_threadpool(work.approve, console.settings, console.batches, batch,
-                                   console.accounts, caller.user.name,
-                                   work.Shown(_text(form.get("plan")), _text(form.get("code"))))
-    await run_in_threadpool(notices.batch_approved, console.settings, done, caller.user.name)
-    return back_to(batch, "approvals")
-
-
-async def signature(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "approver")
-    upload = request.state.form.get("signature")
-    text = _text(request.state.form.get("signature_text"))
-    if upload is not None and not isinstance(upload, str):
-        text = (await upload.read(64 * 1024)).decode("utf-8", "replace") or text
-    done = await run_in_threadpool(work.approve_with_signature, console.settings,
-                                   console.batches, batch, console.accounts, caller.user.name,
-                                   text)
-    await run_in_threadpool(notices.batch_approved, console.settings, done, caller.user.name)
-    return back_to(batch, "approvals")
-
-
-async def reject(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "approver")
-    form = request.state.form
-    done = work.reject(console.batches, batch, caller.user.name, _text(form.get("reason")),
-                       _text(form.get("plan")))
-    await run_in_threadpool(notices.batch_rejected, console.settings, done)
-    return back_to(batch, "approvals")
-
-
-async def pay(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "maker")
-    form = request.state.form
-    await run_in_threadpool(payment.pay, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name,
-                            work.Shown(_text(form.get("plan")),
-                                       confirmed=form.get("confirm") == "yes"))
-    return back_to(batch, "progress")
-
-
-async def refresh(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "maker")
-    await run_in_threadpool(payment.refresh, console.settings, console.batches, batch)
-    return back_to(batch, "progress")
-
-
-async def resume(request: Request, console: Console, caller: Caller) -> Response:
-    batch = batch_for(console, request, caller, "maker")
-    await run_in_threadpool(payment.resume, console.settings, console.batches, batch,
-                            console.accounts, caller.user.name,
-                            work.Shown(_text(request.state.form.get("plan"))))
-    return back_to(batch, "progress")
-
-
-async def continue_valid(request: Request, console: Console, caller: Caller) -> Response:
-    """Continue without the invalid rows: the review and the payment skip them."""
-    batch = batch_for(console, request, caller, "maker")
-    work.skip_invalid(console.batches, batch, caller.user.name)
-    return back_to(batch, "check")
-
-
-async def discard(request: Request, console: Console, caller: Caller) -> Response:
-    """Discard batch: its maker's only, as its review is."""
-    batch = batch_for(console, request, caller, "maker")
-    work.require_maker(batch, caller.user.name, "discards it")
-    console.batches.discard(batch.id, caller.user.name)
-    return RedirectResponse("/", status_code=303)
-
-
-async def progress(request: Request, console: Console, caller: Caller) -> Response:
-    batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
-                                    get_batch(console, request))
-    state = await run_in_threadpool(payment.progress, console.settings, batch)
-    # (not ASCII-escaped: an ID after an escaped letter would not stand alone to be masked)
-    return Response(mask_ids(json.dumps(state, default=str, ensure_ascii=False)),
-                    media_type="application/json")
-
-
-async def events(request: Request, console: Console, caller: Caller) -> Response:
-    """The payment's progress as server-sent events, one per change, until it is final."""
-    from sse_starlette import EventSourceResponse
-
-    batch_id = request.path_params["id"]
-    get_batch(console, request)
-
-    async def stream() -> AsyncIterator[dict[str, str]]:
-        last = None
-        while True:
-            batch = console.batches.get(batch_id)
-            assert batch is not None
-            started = time.monotonic()
-            batch = await run_in_threadpool(payment.settle, console.settings, console.batches,
-                                            batch)
-            state = await run_in_threadpool(payment.progress, console.settings, batch)
-            spent = time.monotonic() - started
-            text = mask_ids(json.dumps(state, default=str, ensure_ascii=False))
-            if text != last:
-                yield {"event": "progress", "data": text}
-                last = text
-            if (state["finished"] or state.get("stopped") or not batch.meta.get("pay")
-                    or await request.is_disconnected()):
-                return  # final, stopped, or no payment to follow (not started, freed again)
-            user = console.accounts.get(caller.user.name)
-            if user is None or user.generation != caller.session.generation:
-                console.sessions.end(caller.session.id)
-                return  # the user was changed or removed: their session is over
-            # a large run takes a while to read: the journal is read at most a third
-            # of the time, so pages left open never slow the payment down
-            await asyncio.sleep(max(EVENT_SECONDS, 2 * spent))
-
-    return EventSourceResponse(stream(), ping=15)
-
-
-DOWNLOADS: dict[str, Callable[[Batch], Path]] = {
-    "sheet": lambda batch: batch.sheet, "checked": lambda batch: batch.checked,
-    "plan": lambda batch: batch.plan_files.workbook,
-    "planfile": lambda batch: batch.plan_files.plan,
-    "results": lambda batch: batch.latest_results}
-
-
-async def download(request: Request, console: Console, caller: Caller) -> Response:
-    batch = get_batch(console, request)
-    kind = request.path_params["kind"]
-    if kind == "unpaid":  # written when asked for, from the journal
-        path = await run_in_threadpool(payment.write_unpaid, console.settings, batch)
-    elif kind in DOWNLOADS:
-        path = DOWNLOADS[kind](batch)
-    else:
-        raise HTTPException(404, "No such file.")
-    if path is None or not path.is_file():
-        raise HTTPException(404, "This file is not there yet.")
-    return FileResponse(path, content_disposition_type="attachment", headers={
-        "Content-Disposition": attachment(batch.download_name(path))})
-
-
-def attachment(name: str) -> str:
-    """Content-Disposition with an ASCII `filename` for old clients and the name itself as
-    `filename*` (RFC 6266, RFC 8187), which every current browser takes."""
-    from urllib.parse import quote
-
-    fallback = "".join(c if 32 <= ord(c) < 127 and c not in '"\\;' else "_" for c in name)
-    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
-
-
-async def history(request: Request, console: Console, caller: Caller) -> Response:
-    return render(console, request, "history.html", caller,
-                  **await history_view(request, console))
-
-
-async def history_view(request: Request, console: Console) -> dict[str, Any]:
-    period = audit.span_of(request.query_params, console.settings.time_zone)
-    found = await run_in_threadpool(work.history, console.settings, console.batches)
-    return await run_in_threadpool(audit.history_money, console.settings, dict(found), period)
-
-
-async def history_download(request: Request, console: Console, caller: Caller) -> Response:
-    view = await history_view(request, console)
-    name = "-".join(["history", *(str(d) for d in (view["period"].start, view["period"].end)
-                                  if d is not None)]) + ".csv"
-    return Response(audit.history_csv(view).encode("utf-8-sig"),
-                    media_type="text/csv; charset=utf-8",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
-
-
-def require_statement_reader(caller: Caller) -> None:
-    if not audit.may_read_statement(caller.user.roles):
-        raise HTTPException(403, "The statement is for auditors, approvers and the owner; "
-                                 f"{caller.user.name} has {', '.join(caller.user.roles)}.")
-
-
-async def statement_page(request: Request, console: Console, caller: Caller) -> Response:
-    """The form; once From and To are given, the period's totals per currency."""
-    require_statement_reader(caller)
-    period = audit.span_of(request.query_params, console.settings.time_zone)
-    asked = period.start is not None or period.end is not None
-    made = (await run_in_threadpool(audit.statement, console.settings, period)
-            if asked else None)
-    return render(console, request, "statement.html", caller, period=period, asked=asked,
-                  statement=made, totals=audit.total_lines(made) if made else [])
-
-
-async def statement_download(request: Request, console: Console, caller: Caller) -> Response:
-    require_statement_reader(caller)
-    period = audit.span_of(request.query_params, console.settings.time_zone)
-    path, folder = await run_in_threadpool(audit.statement_workbook, console.settings, period)
-    return FileResponse(path, filename=path.name,
-                        background=BackgroundTask(shutil.rmtree, folder, ignore_errors=True))
-
-
-async def books_download(request: Request, console: Console, caller: Caller) -> Response:
-    """One export of the period, as `batchpay export --format` writes it."""
-    require_statement_reader(caller)
-    period = audit.span_of(request.query_params, console.settings.time_zone)
-    made = await run_in_threadpool(books.export_file, console.settings, period,
-                                   request.path_params["format"])
-    return sent(made)
-
-
-async def reconcile_page(request: Request, console: Console, caller: Caller) -> Response:
-    """The Statement page with the period's reconciliation against the service's list."""
-    require_statement_reader(caller)
-    period = audit.span_of(request.query_params, console.settings.time_zone)
-    made = await run_in_threadpool(audit.statement, console.settings, period)
-    found, written = await run_in_threadpool(books.reconcile, console.settings, period)
-    books.removed(written)()  # the page shows the counts; its link writes the workbook anew
-    return render(console, request, "statement.html", caller, period=period, asked=True,
-                  statement=made, totals=audit.total_lines(made) if made else [],
-                  reconciled=found)
-
-
-async def reconcile_download(request: Request, console: Console, caller: Caller) -> Response:
-    require_statement_reader(caller)
-    period = audit.span_of(request.query_params, console.settings.time_zone)
-    _, written = await run_in_threadpool(books.reconcile, console.settings, period)
-    return sent(written)
-
-
-def sent(made: books.Download) -> Response:
-    return FileResponse(made.path, content_disposition_type="attachment",
-                        headers={"Content-Disposition": attachment(made.path.name)},
-                        background=BackgroundTask(books.removed(made)))
-
-
-async def payees(request: Request, console: Console, caller: Caller) -> Response:
-    found = await run_in_threadpool(read_back.payees_page, console.settings,
-                                    caller.user.may("maker"))
-    return render(console, request, "payees.html", caller, confirmed=None, **found)
-
-
-async def confirm_payee(request: Request, console: Console, caller: Caller) -> Response:
-    require(caller, "maker")
-    form = request.state.form
-    method = _text(form.get("method"))
-    if method not in ("phone", "email", "in-person"):
-        raise BatchRefused("Say how the payee confirmed: phone, email or in person.")
-    done = await run_in_threadpool(
-        work.confirm_payee, console.settings, _text(form.get("payee")),
-        _text(form.get("last4")), caller.user.name, method, _text(form.get("note")))
-    found = await run_in_threadpool(read_back.payees_page, console.settings,
-                                    caller.user.may("maker"))
-    return render(console, request, "payees.html", caller, confirmed=done, **found)
-
-
-async def users_page(request: Request, console: Console, caller: Caller) -> Response:
-    """The owner's page (auditors read it too): who may do what, their sessions, and the
-    settings the console works under. Users are added, changed and removed with `batchpay
-    users` on the console's machine, never from a page."""
-    if not (caller.user.may(OWNER) or caller.user.may("auditor")):
-        raise HTTPException(403, "The users and settings are the owner's and auditors' page.")
-    found = await run_in_threadpool(console.accounts.users)
-    shown = [(u, console.sessions.count(u.name, u.generation)) for u in found]
-    return render(console, request, "users.html", caller, users=shown,
-                  settings=console.settings.public_items())
