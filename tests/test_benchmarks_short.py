@@ -11,7 +11,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 BENCHMARKS = Path(__file__).parent / "benchmarks"
@@ -126,3 +128,33 @@ def test_benchmark_runs_in_short_mode(script: str, tmp_path: Path) -> None:
     assert done.returncode == 0, f"{script} exited {done.returncode}\n{done.stdout}\n{done.stderr}"
     for pattern in EXPECTED[script]:
         assert re.search(pattern, done.stdout, re.MULTILINE), (pattern, done.stdout)
+
+
+@pytest.mark.slow
+def test_the_engine_benchmark_takes_an_existing_database(postgres: Any, tmp_path: Path) -> None:
+    """`bench_engine.py --journal postgresql://...`: each run a journal of its own in a new
+    schema of that database (a journal shared by two runs would pay the second run's rows
+    from the first's: not exactly once, exit 1), all dropped again at the end."""
+    address = postgres.url()
+
+    def rows_inserted() -> int:  # into this database, by every connection so far
+        with psycopg.connect(address) as conn:
+            row = conn.execute("SELECT tup_inserted FROM pg_stat_database "
+                               "WHERE datname = current_database()").fetchone()
+        assert row is not None
+        return int(row[0])
+
+    before = rows_inserted()
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "bench_engine.py"), "--short",
+                           "--journal", address], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert f"journal in PostgreSQL at {address} (a new schema per run)" in done.stdout
+    for pattern in EXPECTED["bench_engine.py"]:
+        assert re.search(pattern, done.stdout, re.MULTILINE), (pattern, done.stdout)
+    # the journals were in this database: two runs of 32 rows, a ledger row each at least
+    assert rows_inserted() - before >= 64
+    with psycopg.connect(address) as conn:
+        left = conn.execute("SELECT nspname FROM pg_namespace "
+                            "WHERE nspname LIKE 'batchpay_bench_%'").fetchall()
+    assert left == []

@@ -20,6 +20,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from batchpay import clock
 from batchpay.engine import Register, fold, held_rows, mask_ids, masked_id, payee_list
 from batchpay.money import masked, plain_account
 from batchpay.settings.model import Settings
@@ -60,7 +61,7 @@ class HeldPayee:
     full_account: str  # the maker's only: the new account in full (else "")
     confirmed: list[str] = field(default_factory=list)  # "who when" so far
     details: list[Detail] = field(default_factory=list)
-    last_paid: str = ""  # "2026-11-30, ref NOV26-001": the payout "before" is
+    last_paid: str = ""  # "2026-11-30, NOV26-001": the payout "before" is, its day in the zone
 
     @property
     def label(self) -> str:
@@ -81,11 +82,12 @@ def held_for_read_back(settings: Settings, held: Sequence[Mapping[str, Any]], *,
     if not held or not settings.journal_exists():
         return []
     register, typed = held_rows(settings, {str(h["payee"]) for h in held})
-    return [_held_payee(h, register, typed, maker) for h in held]
+    return [_held_payee(h, register, typed, maker, settings.time_zone) for h in held]
 
 
 def _held_payee(held: Mapping[str, Any], register: Register,
-                typed: dict[tuple[str, str], dict[str, str]], maker: bool) -> HeldPayee:
+                typed: dict[tuple[str, str], dict[str, str]], maker: bool,
+                zone_name: str) -> HeldPayee:
 
     name = str(held["payee"])
     # the row that held these details: the payee's, with the account the register masked so
@@ -124,7 +126,10 @@ def _held_payee(held: Mapping[str, Any], register: Register,
     if before.get("sort_code") or after.get("sort_code"):
         details.append(plain("sort code", before.get("sort_code", ""),
                              after.get("sort_code", "")))
-    last = (f"{before_paid.at[:10]}, {before_paid.ref}" if before_paid is not None else "")
+    # the day of the `time_zone` setting, as every page counts days (a payout at 17:00 UTC
+    # was paid the next day in Shanghai)
+    last = (f"{clock.day(before_paid.at, zone_name).isoformat()}, {before_paid.ref}"
+            if before_paid is not None else "")
     return HeldPayee(
         payee=Revealed(name) if maker else masked_id(name) if _looks_secret(name) else name,
         name=details[0].after, account=masked(new_account) or str(held["account"]),

@@ -1,26 +1,20 @@
 """What the journal records of a run beside its rows (its `info`): who ran it, where and
-how, the plan it paid, the check against the service's own list, the payee findings. The
-read side of the same record is `journal.records.RunInfoRecord`."""
+how, the plan it paid, the check against the service's own list, the payee findings.
+
+One spelling per fact: the keys are `journal.records.RunStartInfo`'s (the read side,
+`RunInfoRecord`, extends it with what the run's end adds), and `RunInfo` has one field per
+key, but `plan`, whose three keys go at the top level. A test holds the fields to the keys,
+and `record()` is held to the JSON older journals store."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, cast
 
 from batchpay.controls.payees import PayeeChange
+from batchpay.controls.plan_file import PlanRunInfo
 from batchpay.journal.records import RunInfoRecord
-
-
-@dataclass(frozen=True)
-class ServiceListCheck:
-    """What the check against the service's own payout list read before paying."""
-
-    since: str  # payout_ref matches from then on
-    amount_since: str  # account and amount matches from then on ("": none)
-    pages: int
-    payouts_seen: int
-    complete: bool  # each state's list was read back to `since` (not cut by the page cap)
+from batchpay.journal.records import ServiceListCheck as ServiceListCheck  # the runner makes one
 
 
 @dataclass(frozen=True)
@@ -36,14 +30,15 @@ class RunInfo:
     sandbox: bool
     journal: str
     settings: dict[str, Any]
-    plan: Mapping[str, Any]  # an approved plan's id, maker and approvers (controls.plan_file)
-    service_list_check: ServiceListCheck | None
+    plan: PlanRunInfo | None  # an approved plan's id, maker and approvers (controls.plan_file)
+    service_list_check: ServiceListCheck | None  # None: the service's list was not read
     payee_changes: list[PayeeChange]
 
     def record(self) -> RunInfoRecord:
-        """The run's `info` as the journal keeps it: the plan's fields at the top level."""
+        """The run's `info` as the journal keeps it when the run starts (RunStartInfo's
+        keys): the plan's fields at the top level; no plan, no plan_ keys; no payout list
+        read, no service_list_check."""
         info = asdict(self)
-        plan, check = info.pop("plan"), info.pop("service_list_check")
-        changes = info.pop("payee_changes")
-        return cast(RunInfoRecord, {**info, **plan, **({"service_list_check": check} if check
-                                                       else {}), "payee_changes": changes})
+        plan, check = info.pop("plan") or {}, info.pop("service_list_check")
+        return cast(RunInfoRecord, {**info, **plan,
+                                    **({"service_list_check": check} if check else {})})

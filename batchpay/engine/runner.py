@@ -368,7 +368,7 @@ class _Batch:
                       "source_currency": o.read.source_currency or "",
                       # the controls that decided which rows were held
                       **control_settings(self.settings)},
-            plan=o.approved.run_info() if o.approved is not None else {},
+            plan=o.approved.run_info() if o.approved is not None else None,
             service_list_check=self.service_check, payee_changes=plan.payee_changes)
 
     async def _confirm(self, sender: Sender, plan: RunDecisions) -> None:

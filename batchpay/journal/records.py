@@ -200,11 +200,23 @@ class RunRow:
                       "linked": bool(values["linked"]), "status": _row_status(values["status"])})
 
 
-class RunInfoRecord(TypedDict, total=False):
-    """A run's `info` as the journal keeps it (runs.info; the data of run.started, merged
-    with what run.finished adds): who ran it, where and how (engine.run_info.RunInfo), an
-    approved plan's fields, and what the run's end added. A run that ended early, or was
-    recorded by an older batchpay, lacks some keys: read them with `.get`."""
+class ServiceListCheck(TypedDict):
+    """What the check against the service's own payout list read before paying (a run's
+    `service_list_check`, engine.service_ledger)."""
+
+    since: str  # payout_ref matches from then on
+    amount_since: str  # account and amount matches from then on ("": none)
+    pages: int
+    payouts_seen: int
+    complete: bool  # each state's list was read back to `since` (not cut by the page cap)
+
+
+class RunStartInfo(TypedDict, total=False):
+    """What a run records of itself when it starts (the `info` of run.started): who ran
+    it, where and how. engine.run_info.RunInfo writes it, one field per key (an approved
+    plan's three keys from its one `plan` field); tests/engine/test_run_info.py fails when a
+    key is added here and not there, or there and not here. No plan: no plan_ keys; no
+    payout list read: no service_list_check."""
 
     operator: str
     host: str
@@ -218,8 +230,15 @@ class RunInfoRecord(TypedDict, total=False):
     plan_id: str  # an approved plan's (controls.plan_file.PlanRunInfo)
     plan_maker: str
     plan_approvers: str
-    service_list_check: dict[str, Any]  # engine.run_info.ServiceListCheck
+    service_list_check: ServiceListCheck
     payee_changes: list[dict[str, Any]]  # controls.payees.PayeeChange
+
+
+class RunInfoRecord(RunStartInfo, total=False):
+    """A run's `info` as the journal keeps it (runs.info): what it recorded when it started
+    (RunStartInfo), merged with what run.finished adds. A run that ended early, or was
+    recorded by an older batchpay, lacks some keys: read them with `.get`."""
+
     # added when the run ends (Journal.finish_run)
     counts: dict[str, int]  # rows per status
     totals: dict[str, str]  # this run's own debit per source currency

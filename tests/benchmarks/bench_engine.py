@@ -3,6 +3,7 @@
     python tests/benchmarks/bench_engine.py [--rows N] [--latency-ms 50] [--concurrency 1,4,16]
                                             [--repeat 1] [--journal-dir DIR] [--reference]
                                             [--store sqlite|postgresql]
+                                            [--journal postgresql://USER@HOST/DB]
     python tests/benchmarks/bench_engine.py --short      # a few seconds, for CI
     python tests/benchmarks/bench_engine.py --rows 2000 --latency-ms 1 --concurrency 16 \
         --reference --repeat 3 [--store postgresql]      # the journal's and the CPU's targets
@@ -36,7 +37,10 @@ same sandbox (`--reference`, implied). With `--reference` the target is the engi
 of the bare client (the same PayoutClient, quote then payout, no journal, no engine): at
 least 95% with the journal in SQLite, 90% in PostgreSQL (`--store postgresql` starts a
 cluster of its own, fsync on, as tests/support/postgres.py does; each run gets a new
-journal schema in it). Without it, the target is the share of the latency bound (90%).
+journal schema in it; `--journal postgresql://USER@HOST/DB` takes an existing server
+instead, a team's, where the figures are to hold: each run gets a new schema there, named
+batchpay_bench_..., all dropped at the end; USER needs CREATE on DB). Without it, the
+target is the share of the latency bound (90%).
 The bare client's own CPU per payout (this process's) is printed beside its rate: the part
 of a run's CPU that the HTTP client takes.
 
@@ -332,6 +336,8 @@ def bench(url: str, work: Path, n: int | None, latency_ms: float, concurrencies:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from batchpay.files import shown_address  # an address is printed without its password
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int,
                         help="rows per run (default 50 per worker, at least 100)")
@@ -344,20 +350,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--journal-dir", type=Path,
                         help="where the runs' journals go (default: a temporary directory); "
                              "/dev/shm shows what the journal's fsyncs cost")
-    parser.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite",
+    stores = parser.add_mutually_exclusive_group()
+    stores.add_argument("--store", choices=("sqlite", "postgresql"), default="sqlite",
                         help="the journal's store: a SQLite file (default) or PostgreSQL (a "
                              "cluster of its own in a temporary folder, fsync on)")
+    stores.add_argument("--journal", metavar="postgresql://USER@HOST/DB",
+                        help="the journals in an existing PostgreSQL database instead: a new "
+                             "schema per run, dropped at the end (USER needs CREATE on DB)")
     parser.add_argument("--reference", action="store_true",
                         help="also time the bare client (no journal, no engine) at the highest "
                              "concurrency: the ceiling this machine sets, and the target's base")
     parser.add_argument("--short", action="store_true",
                         help="a few seconds: 32 rows at concurrency 4 and 16, no target")
     args = parser.parse_args(argv)
+    if args.journal is not None:
+        if not args.journal.startswith(("postgresql://", "postgres://")):
+            parser.error("--journal takes a PostgreSQL address: postgresql://USER@HOST/DB")
+        args.store = "postgresql"
     concurrencies = [int(c) for c in args.concurrency.split(",")]
     n = args.rows
     if args.short:
         n, concurrencies = 32, [4, 16]
-    where = ("PostgreSQL (a cluster of its own, fsync on)" if args.store == "postgresql"
+    where = (f"PostgreSQL at {shown_address(args.journal)} (a new schema per run)"
+             if args.journal is not None
+             else "PostgreSQL (a cluster of its own, fsync on)" if args.store == "postgresql"
              else args.journal_dir or "a temp dir")
     print(f"engine throughput: {n or '50 per worker'} rows, sandbox latency {args.latency_ms:g} ms, "
           + ("bound = concurrency / (2 x latency)" if args.latency_ms > 0
@@ -370,7 +386,16 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-engine-")))
         new_journal: Callable[[], str] | None = None
-        if args.store == "postgresql":
+        if args.journal is not None:
+            from tests.support.postgres import Server
+
+            try:
+                server = Server(args.journal)
+            except RuntimeError as exc:
+                parser.error(f"--journal {shown_address(args.journal)}: {exc}")
+            stack.callback(server.stop)
+            new_journal = server.journal_url
+        elif args.store == "postgresql":
             from tests.support.postgres import Cluster
 
             cluster = Cluster(fsync=True)

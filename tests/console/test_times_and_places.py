@@ -1,23 +1,28 @@
 """Times and places on the console: with `time_zone = "Asia/Shanghai"` every time a page
-shows is that zone's (eight hours after UTC) and names the zone; a plan's expiry is shown
+shows is that zone's (eight hours after UTC) and names the zone, and every day it counts is
+that zone's day (a held payee's last payout read back); a plan's expiry is shown
 in the zone, so a plan that ends at local midnight ends on the next day; amounts carry
 thousands separators and their currency and read back as the exact figures; the rate
 says which way it counts ("NGN per CNY"). A month paid for real against the sandbox."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from batchpay.console.read_back import payees_page
 from batchpay.engine.render import result_rows
 from batchpay.journal.store import Journal
 from tests.console.conftest import Desk, batch_id
 from tests.console.test_month import wait_final
+from tests.console.test_payees import changed_sheet
 from tests.console.test_statement_page import cells
 from tests.support.e2e import sandbox_payouts
 
@@ -52,7 +57,7 @@ def money(text: str, currency: str) -> Decimal:
     return Decimal(text.strip().removesuffix(f" {currency}").replace(",", ""))
 
 
-def test_a_month_in_shanghai_times_amounts_and_rates(desk_factory: Any) -> None:
+def test_a_month_in_shanghai_times_amounts_and_rates(desk_factory: Any, tmp_path: Path) -> None:
     desk: Desk = desk_factory(time_zone=ZONE, require_approval=True)
     maker, approver, auditor = desk.client("mia"), desk.client("abe"), desk.client("ada")
     batch = batch_id(maker.upload("november-payouts.xlsx"))
@@ -133,6 +138,23 @@ def test_a_month_in_shanghai_times_amounts_and_rates(desk_factory: Any) -> None:
     today = moment(started).astimezone(ZoneInfo(ZONE)).date().isoformat()
     assert today in register.group(1)
     assert MONEY.search(register.group(1))
+
+    # ---- a held payee read back: its last payout on Shanghai's day (the next day from 16:00 UTC)
+    sheet, payee = changed_sheet(tmp_path, "december.xlsx", "DEC26-001")
+    held = batch_id(maker.upload(sheet))
+    assert maker.post(f"/batches/{held}/review").status_code == 303
+    with Journal(desk.settings.journal) as journal:
+        ref, at = next((r, a) for r, details, _, _, a in journal.sent_since("", ["COMPLETED"])
+                       if payee in details)
+    paid_on = moment(at).astimezone(ZoneInfo(ZONE)).date().isoformat()
+    assert f"(last paid {paid_on}, {ref})" in maker.http.get("/payees").text
+    # whatever the hour now: in a zone where that moment is another day than in UTC (UTC-12
+    # before noon, UTC+14 after), the read-back counts that zone's day
+    far = "Etc/GMT+12" if moment(at).hour < 12 else "Etc/GMT-14"
+    far_day = moment(at).astimezone(ZoneInfo(far)).date()
+    assert far_day != moment(at).date()
+    read_back = payees_page(dataclasses.replace(desk.settings, time_zone=far), True)["held"]
+    assert [h.last_paid for h in read_back] == [f"{far_day.isoformat()}, {ref}"]
 
     # ---- the owner's Users page: when each user was made
     users = desk.client("owner").http.get("/users").text

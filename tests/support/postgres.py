@@ -2,6 +2,8 @@
 reached over a Unix socket in that folder only (no TCP), one per test session (per xdist
 worker), one database in it, and a new schema per journal (a journal lives in the schema
 its address's search_path names: making one takes milliseconds, a database a second).
+`Server` makes journals the same way in a database that is already there (a team's
+server, for a benchmark's figures), and drops them again.
 
 Started as the unprivileged `postgres` user when the tests run as root (PostgreSQL refuses
 to run as root), as the current user otherwise. The Debian binaries live in
@@ -14,13 +16,16 @@ from __future__ import annotations
 import itertools
 import os
 import pwd
+import secrets
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import psycopg
 import pytest
+from psycopg import sql
 
 # runs a test once with its journal in a file, once in PostgreSQL (the `store` fixture,
 # tests/conftest.py, which `journal_at` and `cli_sandbox` follow)
@@ -73,18 +78,71 @@ class Cluster:
             raise RuntimeError(f"{tool} failed: {done.stdout}\n{done.stderr}")
 
     def url(self, database: str = "postgres", schema: str = "") -> str:
-        options = f"&options=-csearch_path%3D{schema}" if schema else ""
-        return f"postgresql://postgres@/{database}?host={self.folder}&port={PORT}{options}"
+        address = f"postgresql://postgres@/{database}?host={self.folder}&port={PORT}"
+        return in_schema(address, schema) if schema else address
 
     def journal_url(self) -> str:
         """The address of a new, empty journal: a schema of its own."""
-        name = f"journal_{next(self._names)}"
-        with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {name}")
-        return self.url(schema=name)
+        return new_schema(self.url(), f"journal_{next(self._names)}")
 
     def stop(self) -> None:
         try:
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def in_schema(url: str, schema: str) -> str:
+    """A `postgresql://` address whose search_path is `schema` (after any other `options`
+    it gives): a journal at it lives in that schema."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    options = [v for k, v in query if k == "options"] + [f"-csearch_path={schema}"]
+    query = [(k, v) for k, v in query if k != "options"] + [("options", " ".join(options))]
+    return urlunsplit(parts._replace(query=urlencode(query, safe="/", quote_via=quote)))
+
+
+def new_schema(url: str, name: str) -> str:
+    """Make the schema `name` in the database at `url`; the address of a journal in it."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
+    return in_schema(url, name)
+
+
+class Server:
+    """A database that is already there (`postgresql://USER@HOST/DB`, a team's server): a
+    new schema per journal, as in a `Cluster`, named after this process so that two
+    benchmarks on one server never meet; `stop` drops the schemas it made and leaves the
+    rest of the database as it was. USER needs the CREATE privilege on DB."""
+
+    def __init__(self, url: str) -> None:
+        self.address = url
+        self._prefix = f"batchpay_bench_{os.getpid()}_{secrets.token_hex(3)}"
+        self.made: list[str] = []
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=15) as conn:
+                row = conn.execute("SELECT current_user, current_database(), "
+                                   "has_database_privilege(current_database(), 'CREATE')"
+                                   ).fetchone()
+        except psycopg.Error as exc:
+            raise RuntimeError(f"cannot reach the database: {str(exc).strip()}") from None
+        assert row is not None
+        user, database, may_create = row
+        if not may_create:
+            raise RuntimeError(f"{user} may not create schemas in {database}: "
+                               f"GRANT CREATE ON DATABASE {database} TO {user}")
+
+    def journal_url(self) -> str:
+        """The address of a new, empty journal: a schema of its own."""
+        name = f"{self._prefix}_{len(self.made) + 1}"
+        self.made.append(name)
+        return new_schema(self.address, name)
+
+    def stop(self) -> None:
+        """Drop the schemas this server was given (their journals with them)."""
+        if not self.made:
+            return
+        with psycopg.connect(self.address, autocommit=True) as conn:
+            for name in self.made:
+                conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                    sql.Identifier(name)))
