@@ -12,12 +12,14 @@ intent is written may send the payout request, because the intent is then on dis
 the commit itself fails, every call of the group gets that error (nothing of it was
 written).
 
-On PostgreSQL every statement is a round trip to the server, so a group is first written
-in one go, its statements kept and sent together, without savepoints: the server is
-waited for only where a call reads something, and at COMMIT. Should any call of it fail (an intent refused, a
-constraint, a lost connection), that attempt is rolled back whole (nothing of it was
-committed, nothing reported) and the group is written again the exact way above, each
-call in its own savepoint, so that the failing call alone gets its error.
+A call almost never fails, and two savepoint statements per call cost more than the
+call's own, so a group is first written in one go, without savepoints; on PostgreSQL,
+where every statement is a round trip to the server, its statements are kept and sent
+together: the server is waited for only where a call reads something, and at COMMIT.
+Should any call of it fail (an intent refused, a constraint, a lost connection), that
+attempt is rolled back whole (nothing of it was committed, nothing reported) and the group
+is written again the exact way above, each call in its own savepoint, so that the failing
+call alone gets its error.
 """
 
 from __future__ import annotations
@@ -67,15 +69,13 @@ def run_grouped(db: JournalDatabase, calls: Sequence[Call]) -> list[Outcome]:
 
 
 def _at_once(db: JournalDatabase, calls: Sequence[Call], durable: bool) -> list[Outcome] | None:
-    """The calls' outcomes written in one transaction of statements sent together, without
-    savepoints, or None when the store cannot defer statements or a call failed (then
-    nothing of them was written: the transaction was rolled back, or never committed)."""
+    """The calls' outcomes written in one transaction without savepoints (on PostgreSQL,
+    of statements sent together), or None when a call failed (then nothing of them was
+    written: the transaction was rolled back, or never committed)."""
     values: list[Any] = []
     committed = False
     try:
-        with db.store.deferring() as deferring:
-            if not deferring:
-                return None
+        with db.store.deferring():
             with db.transaction(durable=durable):
                 for call in calls:
                     values.append(call.work(*call.args, **(call.kwargs or {})))

@@ -81,12 +81,13 @@ class Journal(AdviceOutbox, NoticeOutbox):
 
     # --- events: the hash chain ----------------------------------------------------------
     def _event(self, kind: str, *, run_id: str = "", ref: str = "", data: Any = None,
-               names_key: bool = False) -> str:
+               names_key: bool = False, at: str | None = None) -> str:
         """Append one event; must run inside a transaction (so it reads the true head).
 
         A chain keyed just now (or keyed before the chain named its key) gets its
         chain.keyed event first; with `names_key`, the event's data carry the key's id
-        (`chain_key`), so that a journal stripped of its key is seen to have had one."""
+        (`chain_key`), so that a journal stripped of its key is seen to have had one. `at`:
+        the stored time of the change it records (default now)."""
         assert self._depth, "events are written inside a transaction"
         last = self.last_event or self.db.execute(
             "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
@@ -94,20 +95,20 @@ class Journal(AdviceOutbox, NoticeOutbox):
         prev = last[1] if last else GENESIS
         key = self._chain.for_writing(seq)
         marker = self._chain.marker_due()
+        at = at or stamp()
         if marker is not None:
-            prev = self._append(seq, prev, MARKER, "", "", marker, key)
+            prev = self._append(seq, prev, MARKER, "", "", marker, key, at)
             self._chain.marked(seq)
             seq += 1
         body = data if data is not None else {}
         if names_key and (name := self._chain.key_name()) is not None:
             body = {**body, "chain_key": name}
-        digest = self._append(seq, prev, kind, run_id, ref, body, key)
+        digest = self._append(seq, prev, kind, run_id, ref, body, key, at)
         self.last_event = (seq, digest)
         return digest
 
     def _append(self, seq: int, prev: str, kind: str, run_id: str, ref: str, data: Any,
-                key: bytes | None) -> str:
-        at = stamp()
+                key: bytes | None, at: str) -> str:
         text = canonical(data)
         digest = event_hash(prev, seq, at, kind, run_id, ref, text, key)
         self.db.execute(
@@ -267,11 +268,6 @@ class Journal(AdviceOutbox, NoticeOutbox):
         known_fields(fields, LEDGER_FIELDS, "payouts")
         now = stamp()
         with self.transaction():
-            if not row_known:  # no answer to wait for (a round trip on PostgreSQL)
-                self.db.execute(
-                    "INSERT INTO payouts (payout_ref, status, details, run_id, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (payout_ref) DO NOTHING",
-                    (ref, status, details, run_id, now))
             sets = {"status": status, "updated_at": now, **fields}
             if attempt_id is not None:
                 sets["attempt_id"] = attempt_id
@@ -279,13 +275,22 @@ class Journal(AdviceOutbox, NoticeOutbox):
                 sets["run_id"] = run_id
             if details:
                 sets["details"] = details
-            cols = ", ".join(f"{k} = ?" for k in sets)
-            self.db.execute(f"UPDATE payouts SET {cols} WHERE payout_ref = ?",
-                            (*[_text(v) for v in sets.values()], ref))
+            values = [_text(v) for v in sets.values()]
+            if row_known:
+                cols = ", ".join(f"{k} = ?" for k in sets)
+                self.db.execute(f"UPDATE payouts SET {cols} WHERE payout_ref = ?",
+                                (*values, ref))
+            else:  # made, or set: one statement (no answer to wait for on PostgreSQL)
+                made = {"payout_ref": ref, "details": details, "run_id": run_id, **sets}
+                cols = ", ".join(f"{k} = excluded.{k}" for k in sets)
+                self.db.execute(
+                    f"INSERT INTO payouts ({', '.join(made)}) VALUES "
+                    f"({', '.join('?' * len(made))}) ON CONFLICT (payout_ref) DO UPDATE SET "
+                    f"{cols}", [_text(v) for v in made.values()])
             data = {"status": status, **fields, **(evidence or {})}
             if details:
                 data["details_sha256"] = sha256_text(details)
-            self._event(event, run_id=run_id, ref=ref, data=data)
+            self._event(event, run_id=run_id, ref=ref, data=data, at=now)
 
     def record_intent(self, ref: str, run_id: str, details: str, quote: dict[str, Any],
                       body: dict[str, Any], expires_at: float, *, seq: int | None = None,
@@ -294,6 +299,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
 
         With `seq`, the run's row `seq` shows this payout_ref's ledger status from now on.
         """
+        sent = canonical(body)
         with self.transaction(durable=True):
             # the attempt is made only while no payout of the ref may have paid: the check
             # and the claim are one statement, one wait for a database server
@@ -302,7 +308,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
                 " quote_expires_at, created_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
                 f"(SELECT 1 FROM payouts WHERE payout_ref = ? AND status IN ({_TAKEN_MARKS})) "
                 "RETURNING id",
-                (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at, stamp(),
+                (ref, run_id, body["quoteId"], canonical(quote), sent, expires_at, stamp(),
                  ref, *_TAKEN),
             ).fetchone()
             if made is None:
@@ -316,7 +322,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
             fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
             self.set_status(ref, SENDING, run_id=run_id, details=details,
                             event=kinds.PAYOUT_INTENT, evidence={
-                                "attempt": attempt_id, "body_sha256": sha256_text(canonical(body))},
+                                "attempt": attempt_id, "body_sha256": sha256_text(sent)},
                             attempt_id=attempt_id, **fields)
         return attempt_id
 
