@@ -43,7 +43,7 @@ from batchpay.provider.errors import (
 )
 from batchpay.provider.models import Bank, Payout, PayoutPage, Quote, ShapeError, Wallet
 from batchpay.provider.pacing import Pacer, SharedWindows
-from batchpay.provider.wire import Wire
+from batchpay.provider.wire import Answer, Wire
 from batchpay.tls import verifying_context
 
 
@@ -352,7 +352,7 @@ class PayoutClient:
 
     async def _send_once(self, method: str, url: str, path_template: str,
                          params: Mapping[str, str] | None, content: bytes | None,
-                         payout: bool) -> httpx.Response:
+                         payout: bool) -> Answer:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.concurrency)
         async with self._slots:
@@ -364,30 +364,29 @@ class PayoutClient:
                     lines = (self._key_header, JSON_HEADER) if content is not None else (
                         self._key_header,)
                     answer = await self._wire.send(method, target, lines, content)
-                    response = answer.response()
                 else:
                     headers = {self.headers.api_key: self._api_key}
                     if content is not None:
                         headers["Content-Type"] = "application/json"
-                    response = await self._http.request(method, url, params=params,
-                                                        content=content, headers=headers)
+                    answer = Answer.of(await self._http.request(
+                        method, url, params=params, content=content, headers=headers))
             except httpx.HTTPError as exc:
                 raise self._transport_error(exc, method, path_template, payout) from None
-        self._note_sandbox(response)
-        return response
+        self._note_sandbox(answer)
+        return answer
 
-    def _note_sandbox(self, response: httpx.Response) -> None:
-        self.is_sandbox = response.headers.get(self.headers.sandbox, "").strip() == "1"
+    def _note_sandbox(self, answer: Answer) -> None:
+        self.is_sandbox = answer.header(self.headers.sandbox).strip() == "1"
         # the provider's windows protect a real key; the sandbox has none to protect, unless
         # it was started to try them (`batchpay sandbox --client-windows`)
-        self.pacer.windows_enabled = not self.is_sandbox or response.headers.get(
-            self.headers.sandbox_windows, "").strip().lower() == "on"
+        self.pacer.windows_enabled = not self.is_sandbox or answer.header(
+            self.headers.sandbox_windows).strip().lower() == "on"
 
-    def _envelope(self, response: httpx.Response, method: str, path_template: str,
+    def _envelope(self, response: Answer, method: str, path_template: str,
                   payout: bool) -> dict[str, Any]:
         if not response.is_success:
             raise self._redacted(error_from_response(
-                response, method, path_template, payout_request=payout,
+                response.response(), method, path_template, payout_request=payout,
                 list_request=method == "GET" and path_template == self.paths.transactions))
         try:
             envelope = jsonnum.loads(response.content)
