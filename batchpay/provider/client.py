@@ -24,7 +24,6 @@ from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, urlencode
 from urllib.request import getproxies, proxy_bypass
 
-import anyio
 import httpx
 import stamina
 
@@ -158,17 +157,30 @@ class PayoutClient:
             self._wire = Wire(self.base_url, ssl_context=tls, connect_timeout=connect_timeout,
                               read_timeout=read_timeout, max_idle=self.concurrency,
                               user_agent="batchpay")
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url,
-            transport=transport,
-            limits=httpx.Limits(max_connections=self.concurrency,
-                                max_keepalive_connections=self.concurrency),
-            timeout=httpx.Timeout(connect=connect_timeout, read=read_timeout,
-                                  write=read_timeout, pool=connect_timeout),
-            follow_redirects=False,  # a redirected POST could be sent twice
-            headers={"Accept": "application/json"},
-            verify=tls,
-        )
+        self._transport = transport
+        self._timeouts = (connect_timeout, read_timeout)
+        self._tls = tls
+        self._http_client: httpx.AsyncClient | None = None
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        """httpx's client, made when first needed (a proxy, a test's transport, a target
+        the wire does not take): its pool loads httpcore and its async backends, a quarter
+        of a second of a run's start that the wire does not need."""
+        if self._http_client is None:
+            connect_timeout, read_timeout = self._timeouts
+            self._http_client = httpx.AsyncClient(
+                base_url=self.base_url,
+                transport=self._transport,
+                limits=httpx.Limits(max_connections=self.concurrency,
+                                    max_keepalive_connections=self.concurrency),
+                timeout=httpx.Timeout(connect=connect_timeout, read=read_timeout,
+                                      write=read_timeout, pool=connect_timeout),
+                follow_redirects=False,  # a redirected POST could be sent twice
+                headers={"Accept": "application/json"},
+                verify=self._tls,
+            )
+        return self._http_client
 
     @classmethod
     def from_settings(
@@ -201,12 +213,17 @@ class PayoutClient:
                 f"is_sandbox={self.is_sandbox}, requests_sent={self.requests_sent})")
 
     async def __aenter__(self) -> PayoutClient:
-        # httpcore reaches the network through anyio, which loads its event-loop backend on
-        # first use (tens of ms; httpcore and h11 are loaded with the httpx client above).
-        # Loaded here, that one-off cost stays out of the first paced request, which would
-        # otherwise leave late and bunch up with the next ones inside the service's rate
-        # window. current_time is anyio's public API and loads the backend as a side effect.
-        anyio.current_time()
+        # Where httpx carries the requests (a proxy, a test's transport), its pool is made
+        # here, and anyio, through which httpcore reaches the network, loads its event-loop
+        # backend (tens of ms): that one-off cost stays out of the first paced request,
+        # which would otherwise leave late and bunch up with the next ones inside the
+        # service's rate window. current_time is anyio's public API and loads the backend
+        # as a side effect. The wire needs neither.
+        if self._wire is None:
+            import anyio
+
+            self._http  # noqa: B018 - made here, with what it loads
+            anyio.current_time()
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
@@ -217,7 +234,8 @@ class PayoutClient:
         try:
             if self._wire is not None:
                 await self._wire.aclose()
-            await self._http.aclose()
+            if self._http_client is not None:
+                await self._http_client.aclose()
         finally:
             self.pacer.close()
 
