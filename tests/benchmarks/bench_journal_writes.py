@@ -28,15 +28,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: te
 import tests.support  # noqa: E402,F401  (the working tree first on the path)
 
 
-def server_cpu(folder: Path) -> float:
-    """CPU seconds (user + system) of every process of the cluster in `folder`."""
-    import psutil  # noqa: PLC0415 - only for PostgreSQL
+def server_cpu(data: Path) -> float:
+    """CPU seconds (user + system) used so far by the cluster whose data folder is `data`:
+    its postmaster and every process it started (the journal's connection among them)."""
+    from tests.support.processes import cpu_seconds
 
-    total = 0.0
-    for proc in psutil.process_iter(["cmdline", "cpu_times", "username"]):
-        if proc.info["username"] == "postgres":
-            times = proc.info["cpu_times"]
-            total += times.user + times.system
+    postmaster = int((data / "postmaster.pid").read_text().split()[0])
+    total = cpu_seconds(postmaster)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            if parent == postmaster:
+                total += cpu_seconds(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):  # ended meanwhile
+            continue
     return total
 
 
@@ -116,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
                 return real_db.executemany(*a, **k)
 
         journal.db = Counting()
-        server_before = server_cpu(cluster.folder) if cluster else 0.0
+        server_before = server_cpu(cluster.data) if cluster else 0.0
         cpu0, wall0 = time.process_time(), time.perf_counter()
         attempts: dict[int, int] = {}
         groups = 0
@@ -137,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         run_grouped(journal, [calls_for(journal, run_id, i, attempts[i])
                               for i in pending_answers])
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-        server = (server_cpu(cluster.folder) - server_before) if cluster else float("nan")
+        server = (server_cpu(cluster.data) - server_before) if cluster else float("nan")
         journal.db = real_db
         ok = journal.verify()
         print(f"store={args.store} rows={args.rows} group={args.group} "
