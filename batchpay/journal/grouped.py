@@ -24,31 +24,17 @@ call alone gets its error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
+from batchpay.journal.calls import Call, Outcome
 from batchpay.journal.database import JournalDatabase
+from batchpay.journal.store import Journal
+from batchpay.journal.together import stepwise
+
+__all__ = ["Call", "Outcome", "run_grouped"]
 
 SAVEPOINT = "grouped_call"
-
-
-@dataclass(frozen=True)
-class Call:
-    """One journal call waiting to be written: `work(*args, **kwargs)`."""
-
-    work: Callable[..., Any]
-    args: tuple[Any, ...] = ()
-    kwargs: dict[str, Any] | None = None
-    durable: bool = False  # must survive a power cut once reported (an intent)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one call returned, or the error it raised."""
-
-    value: Any = None
-    error: BaseException | None = None
 
 
 def run_grouped(db: JournalDatabase, calls: Sequence[Call]) -> list[Outcome]:
@@ -73,17 +59,22 @@ def _at_once(db: JournalDatabase, calls: Sequence[Call], durable: bool) -> list[
     of statements sent together), or None when a call failed (then nothing of them was
     written: the transaction was rolled back, or never committed)."""
     values: list[Any] = []
+    steps: list[Outcome] | None = None
     committed = False
     try:
-        with db.store.deferring():
+        with db.store.deferring() as deferring:
             with db.transaction(durable=durable):
-                for call in calls:
-                    values.append(call.work(*call.args, **(call.kwargs or {})))
+                # step by step where the store waits for a server (a file's store has no
+                # waits to save, and the steps' bookkeeping would cost more than it saves)
+                steps = stepwise(db, calls) if deferring and isinstance(db, Journal) else None
+                if steps is None:
+                    for call in calls:
+                        values.append(call.work(*call.args, **(call.kwargs or {})))
             committed = True
     except Exception:
         if not committed:  # once committed, the group is written: never written twice
             return None
-    return [Outcome(value=value) for value in values]
+    return steps if steps is not None else [Outcome(value=value) for value in values]
 
 
 def _one(db: JournalDatabase, call: Call) -> Outcome:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -168,9 +167,12 @@ class Journal(AdviceOutbox, NoticeOutbox):
                             (*[_text(v) for v in fields.values()], run_id, seq))
 
     def link_run_rows(self, run_id: str, seqs: Iterable[int]) -> None:
+        wanted = list(seqs)
         with self.transaction():
-            self.db.executemany("UPDATE run_rows SET linked = 1 WHERE run_id = ? AND seq = ?",
-                                ((run_id, s) for s in seqs))
+            for i in range(0, len(wanted), 500):  # one statement per 500 rows
+                chunk = wanted[i : i + 500]
+                self.db.execute("UPDATE run_rows SET linked = 1 WHERE run_id = ? AND seq IN "
+                                f"({','.join('?' * len(chunk))})", (run_id, *chunk))
 
     def finish_run(self, run_id: str, outcome: str, exit_code: int, info: dict[str, Any]) -> None:
         with self.transaction():
@@ -299,31 +301,43 @@ class Journal(AdviceOutbox, NoticeOutbox):
 
         With `seq`, the run's row `seq` shows this payout_ref's ledger status from now on.
         """
-        sent = canonical(body)
         with self.transaction(durable=True):
-            # the attempt is made only while no payout of the ref may have paid: the check
-            # and the claim are one statement, one wait for a database server
-            made = self.db.execute(
-                "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
-                " quote_expires_at, created_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
-                f"(SELECT 1 FROM payouts WHERE payout_ref = ? AND status IN ({_TAKEN_MARKS})) "
-                "RETURNING id",
-                (ref, run_id, body["quoteId"], canonical(quote), sent, expires_at, stamp(),
-                 ref, *_TAKEN),
-            ).fetchone()
-            if made is None:
-                # another run (or a webhook) got there since this run planned the row
-                now = self.db.execute("SELECT status FROM payouts WHERE payout_ref = ?",
-                                      (ref,)).fetchone()
-                raise AlreadySent(ref, now[0])
-            attempt_id = int(made[0])
-            if seq is not None:
-                self.link_run_rows(run_id, [seq])
-            fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
-            self.set_status(ref, SENDING, run_id=run_id, details=details,
-                            event=kinds.PAYOUT_INTENT, evidence={
-                                "attempt": attempt_id, "body_sha256": sha256_text(sent)},
-                            attempt_id=attempt_id, **fields)
+            return self.intent_claimed(self.claim_attempt(ref, run_id, quote, body, expires_at),
+                                       ref, run_id, details, body, seq, fields)
+
+    # the steps of record_intent and record_answer, apart so that several calls can be
+    # written together, each step of all of them before the next (batchpay.journal.together)
+    def claim_attempt(self, ref: str, run_id: str, quote: dict[str, Any], body: dict[str, Any],
+                      expires_at: float) -> Any:
+        """The attempt's INSERT, sent: it is made only while no payout of the ref may have
+        paid (the check and the claim one statement, one wait for a database server). Its
+        answer (the attempt's id, or none) is read by `intent_claimed`."""
+        return self.db.execute(
+            "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
+            " quote_expires_at, created_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
+            f"(SELECT 1 FROM payouts WHERE payout_ref = ? AND status IN ({_TAKEN_MARKS})) "
+            "RETURNING id",
+            (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at,
+             stamp(), ref, *_TAKEN))
+
+    def intent_claimed(self, claim: Any, ref: str, run_id: str, details: str,
+                       body: dict[str, Any], seq: int | None, fields: dict[str, Any]) -> int:
+        """The rest of an intent once its claim is answered; AlreadySent (nothing written)
+        when the claim made no attempt."""
+        made = claim.fetchone()
+        if made is None:
+            # another run (or a webhook) got there since this run planned the row
+            now = self.db.execute("SELECT status FROM payouts WHERE payout_ref = ?",
+                                  (ref,)).fetchone()
+            raise AlreadySent(ref, now[0])
+        attempt_id = int(made[0])
+        if seq is not None:
+            self.link_run_rows(run_id, [seq])
+        fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
+        self.set_status(ref, SENDING, run_id=run_id, details=details,
+                        event=kinds.PAYOUT_INTENT, evidence={
+                            "attempt": attempt_id, "body_sha256": sha256_text(canonical(body))},
+                        attempt_id=attempt_id, **fields)
         return attempt_id
 
     def mark_sent(self, attempt_id: int) -> None:
@@ -335,16 +349,27 @@ class Journal(AdviceOutbox, NoticeOutbox):
                       http_status: int | None = None, message: str = "", **fields: Any) -> None:
         """The answer to an attempt, and the payout_ref's resulting status, in one transaction."""
         with self.transaction():
-            r = self.db.execute(
-                "SELECT a.payout_ref, p.status FROM attempts a JOIN payouts p "
-                "ON p.payout_ref = a.payout_ref WHERE a.id = ?", (attempt_id,)).fetchone()
-            self.db.execute(
-                "UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
-                "WHERE id = ?", (stamp(), outcome, http_status, message, attempt_id))
-            if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
-                status = r[1]  # a webhook about this payout outran its own answer: keep it
-            self.set_status(r[0], status, run_id=run_id, event=kinds.payout_event(outcome),
-                            row_known=True, **fields)
+            self.answer_found(self.find_attempt(attempt_id), attempt_id, outcome, status=status,
+                              run_id=run_id, http_status=http_status, message=message, **fields)
+
+    def find_attempt(self, attempt_id: int) -> Any:
+        """The attempt's payout_ref and that ref's status, asked (read by `answer_found`)."""
+        return self.db.execute(
+            "SELECT a.payout_ref, p.status FROM attempts a JOIN payouts p "
+            "ON p.payout_ref = a.payout_ref WHERE a.id = ?", (attempt_id,))
+
+    def answer_found(self, found: Any, attempt_id: int, outcome: str, *, status: str,
+                     run_id: str = "", http_status: int | None = None, message: str = "",
+                     **fields: Any) -> None:
+        """The rest of record_answer once `find_attempt` is answered."""
+        r = found.fetchone()
+        self.db.execute(
+            "UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
+            "WHERE id = ?", (stamp(), outcome, http_status, message, attempt_id))
+        if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
+            status = r[1]  # a webhook about this payout outran its own answer: keep it
+        self.set_status(r[0], status, run_id=run_id, event=kinds.payout_event(outcome),
+                        row_known=True, **fields)
 
     def attempt(self, attempt_id: int) -> Attempt:
         r = self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
@@ -446,24 +471,6 @@ class Journal(AdviceOutbox, NoticeOutbox):
     def record_note(self, kind: str, data: Mapping[str, Any], run_id: str = "") -> None:
         with self.transaction():
             self._event(kind, run_id=run_id, data=data)
-
-    def plan_debits(self, plan_id: str) -> dict[str, Decimal]:
-        """What the runs of an approved plan sent, per source currency: the quoted debit of
-        every payout request made under it, less those proven to have moved no money
-        (refused, expired before sending, never received)."""
-        spent: dict[str, Decimal] = {}
-        field = self.store.json_text
-        for currency, debit in self.db.execute(
-                f"SELECT {field('e.data', 'source_currency')}, "
-                f"{field('e.data', 'total_debit')} FROM events e "
-                "JOIN runs r ON r.id = e.run_id "
-                f"JOIN attempts a ON a.id = CAST({field('e.data', 'attempt')} AS BIGINT) "
-                f"WHERE e.kind = ? AND {field('r.info', 'plan_id')} = ? "
-                "AND COALESCE(a.outcome, '') NOT IN "
-                "('rejected', 'expired', 'not_sent', 'never_received')",
-                (kinds.PAYOUT_INTENT, plan_id)):
-            spent[currency] = spent.get(currency, Decimal(0)) + Decimal(str(debit))
-        return spent
 
 
 _TAKEN = sorted(MAY_HAVE_PAID)  # the statuses of a ref whose payout may have been made
