@@ -259,10 +259,8 @@ class Journal(AdviceOutbox, NoticeOutbox):
 
     def set_status(self, ref: str, status: str, *, run_id: str = "", details: str = "",
                    event: str = kinds.PAYOUT_STATUS, evidence: dict[str, Any] | None = None,
-                   row_known: bool = False, attempt_id: int | None = None,
-                   **fields: Any) -> None:
-        """Record a decision about a payout_ref (creating its ledger row if needed, unless
-        the caller has just read it: `row_known`).
+                   attempt_id: int | None = None, **fields: Any) -> None:
+        """Record a decision about a payout_ref (creating its ledger row if needed).
 
         The event carries everything the ledger row is set to (the details as their
         SHA-256), so that the ledger can be checked against the chain (`integrity`); the
@@ -277,18 +275,14 @@ class Journal(AdviceOutbox, NoticeOutbox):
                 sets["run_id"] = run_id
             if details:
                 sets["details"] = details
-            values = [_text(v) for v in sets.values()]
-            if row_known:
-                cols = ", ".join(f"{k} = ?" for k in sets)
-                self.db.execute(f"UPDATE payouts SET {cols} WHERE payout_ref = ?",
-                                (*values, ref))
-            else:  # made, or set: one statement (no answer to wait for on PostgreSQL)
-                made = {"payout_ref": ref, "details": details, "run_id": run_id, **sets}
-                cols = ", ".join(f"{k} = excluded.{k}" for k in sets)
-                self.db.execute(
-                    f"INSERT INTO payouts ({', '.join(made)}) VALUES "
-                    f"({', '.join('?' * len(made))}) ON CONFLICT (payout_ref) DO UPDATE SET "
-                    f"{cols}", [_text(v) for v in made.values()])
+            # made, or set: one statement (no answer to wait for on PostgreSQL), which a group
+            # written together sends with its others as one (batchpay.journal.together)
+            made = {"payout_ref": ref, "details": details, "run_id": run_id, **sets}
+            cols = ", ".join(f"{k} = excluded.{k}" for k in sets)
+            self.db.execute(
+                f"INSERT INTO payouts ({', '.join(made)}) VALUES "
+                f"({', '.join('?' * len(made))}) ON CONFLICT (payout_ref) DO UPDATE SET "
+                f"{cols}", [_text(v) for v in made.values()])
             data = {"status": status, **fields, **(evidence or {})}
             if details:
                 data["details_sha256"] = sha256_text(details)
@@ -369,7 +363,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
         if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
             status = r[1]  # a webhook about this payout outran its own answer: keep it
         self.set_status(r[0], status, run_id=run_id, event=kinds.payout_event(outcome),
-                        row_known=True, **fields)
+                        **fields)
 
     def attempt(self, attempt_id: int) -> Attempt:
         r = self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
@@ -408,7 +402,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
                     (stamp(), ref))
                 fields.setdefault("error", "")
             self.set_status(ref, state, event=kinds.payout_event(source), payout_id=payout_id,
-                            row_known=True, **fields)
+                            **fields)
             return True
 
     def ref_for_payout(self, payout_id: str) -> str | None:
