@@ -70,6 +70,12 @@ EXPECTED = {
         rf"^file=cells_200000 bytes=[\d,]+ exit=2 s={NUMBER} peak_mb={NUMBER} said=.*100,000 cells",
         rf"^file=csv_fields_4mb bytes=[\d,]+ exit=2 s={NUMBER} peak_mb={NUMBER} said=.*cells",
     ],
+    "bench_journal_writes.py": [
+        rf"^store=sqlite rows=160 group=16 cpu_us_per_row=\d+ server_cpu_us_per_row=nan "
+        rf"wall_us_per_row=\d+ statements_per_row={NUMBER} groups=11 chain_ok=True events=322 ",
+        rf"^store=postgresql rows=160 group=16 cpu_us_per_row=\d+ server_cpu_us_per_row=\d+ "
+        rf"wall_us_per_row=\d+ statements_per_row={NUMBER} groups=11 chain_ok=True events=322 ",
+    ],
     "bench_journal_copy.py": [
         rf"^refs=500 events=2001 copy_s={NUMBER} verify_s={NUMBER} same_head=yes$",
     ],

@@ -40,6 +40,7 @@ from batchpay.controls.plan_checks import (
     plan_sheet,
 )
 from batchpay.controls.repeats import control_settings
+from batchpay.journal.reads import plan_debits
 from batchpay.journal.records import operator
 from batchpay.settings.model import Settings
 from batchpay.sheet.read import Sheet
@@ -251,7 +252,7 @@ class CheckedPlan:
     def ceilings(self, journal: Journal | None = None) -> dict[str, Decimal]:
         """What each currency's ceiling leaves: the plan's ceiling less what earlier runs of
         this same plan debited (a plan's ceiling is spent once, not once per run)."""
-        spent = journal.plan_debits(self.id) if journal is not None else {}
+        spent = plan_debits(journal, self.id) if journal is not None else {}
         return {c: Decimal(t["ceiling"]) - spent.get(c, Decimal(0))
                 for c, t in self.document["currencies"].items()}
 

@@ -198,6 +198,9 @@ class JournalChainKey:
         self._real: str = ("" if path is None else str(path) if is_database_address(path)
                            else os.path.realpath(path))
         self.keyed: tuple[str, int] | None = None  # (the key's id, the first keyed seq)
+        # the key found for writing, by its id: read from its file once per journal opened,
+        # not once per event (a key's id names exactly one key)
+        self._writing_key: tuple[str, bytes] | None = None
         self._marked = False  # the chain holds its chain.keyed event (meta chain_marker)
 
     def reread(self) -> None:
@@ -227,12 +230,15 @@ class JournalChainKey:
             # journal never reaches, which `check` ignores
             register(KeyedJournal(self._real, key_id(key), seq))
             return key
+        if self._writing_key is not None and self._writing_key[0] == self.keyed[0]:
+            return self._writing_key[1] if seq >= self.keyed[1] else None
         found = self._key_at_hand()
         if found is None:
             raise JournalError(f"The journal {self._path} is keyed with chain key "
                                f"{self.keyed[0]}, which is not the key in {key_path()}.",
                                hint="Copy the key file of the user who wrote this journal "
                                "there (0600), or use your own journal.")
+        self._writing_key = (self.keyed[0], found)
         return found if seq >= self.keyed[1] else None
 
     def marker_due(self) -> dict[str, Any] | None:

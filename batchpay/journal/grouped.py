@@ -12,41 +12,29 @@ intent is written may send the payout request, because the intent is then on dis
 the commit itself fails, every call of the group gets that error (nothing of it was
 written).
 
-On PostgreSQL every statement is a round trip to the server, so a group is first written
-in one go, its statements kept and sent together, without savepoints: the server is
-waited for only where a call reads something, and at COMMIT. Should any call of it fail (an intent refused, a
-constraint, a lost connection), that attempt is rolled back whole (nothing of it was
-committed, nothing reported) and the group is written again the exact way above, each
-call in its own savepoint, so that the failing call alone gets its error.
+A call almost never fails, and two savepoint statements per call cost more than the
+call's own, so a group is first written in one go, without savepoints; on PostgreSQL,
+where every statement is a round trip to the server, its statements are kept and sent
+together: the server is waited for only where a call reads something, and at COMMIT.
+Should any call of it fail (an intent refused, a constraint, a lost connection), that
+attempt is rolled back whole (nothing of it was committed, nothing reported) and the group
+is written again the exact way above, each call in its own savepoint, so that the failing
+call alone gets its error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
+from batchpay.journal.calls import Call, Outcome
 from batchpay.journal.database import JournalDatabase
+from batchpay.journal.store import Journal
+from batchpay.journal.together import stepwise
+
+__all__ = ["Call", "Outcome", "run_grouped"]
 
 SAVEPOINT = "grouped_call"
-
-
-@dataclass(frozen=True)
-class Call:
-    """One journal call waiting to be written: `work(*args, **kwargs)`."""
-
-    work: Callable[..., Any]
-    args: tuple[Any, ...] = ()
-    kwargs: dict[str, Any] | None = None
-    durable: bool = False  # must survive a power cut once reported (an intent)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one call returned, or the error it raised."""
-
-    value: Any = None
-    error: BaseException | None = None
 
 
 def run_grouped(db: JournalDatabase, calls: Sequence[Call]) -> list[Outcome]:
@@ -67,23 +55,26 @@ def run_grouped(db: JournalDatabase, calls: Sequence[Call]) -> list[Outcome]:
 
 
 def _at_once(db: JournalDatabase, calls: Sequence[Call], durable: bool) -> list[Outcome] | None:
-    """The calls' outcomes written in one transaction of statements sent together, without
-    savepoints, or None when the store cannot defer statements or a call failed (then
-    nothing of them was written: the transaction was rolled back, or never committed)."""
+    """The calls' outcomes written in one transaction without savepoints (on PostgreSQL,
+    of statements sent together), or None when a call failed (then nothing of them was
+    written: the transaction was rolled back, or never committed)."""
     values: list[Any] = []
+    steps: list[Outcome] | None = None
     committed = False
     try:
         with db.store.deferring() as deferring:
-            if not deferring:
-                return None
             with db.transaction(durable=durable):
-                for call in calls:
-                    values.append(call.work(*call.args, **(call.kwargs or {})))
+                # step by step where the store waits for a server (a file's store has no
+                # waits to save, and the steps' bookkeeping would cost more than it saves)
+                steps = stepwise(db, calls) if deferring and isinstance(db, Journal) else None
+                if steps is None:
+                    for call in calls:
+                        values.append(call.work(*call.args, **(call.kwargs or {})))
             committed = True
     except Exception:
         if not committed:  # once committed, the group is written: never written twice
             return None
-    return [Outcome(value=value) for value in values]
+    return steps if steps is not None else [Outcome(value=value) for value in values]
 
 
 def _one(db: JournalDatabase, call: Call) -> Outcome:

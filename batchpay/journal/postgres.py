@@ -77,87 +77,55 @@ def spelt(sql: str) -> str:
 class PostgresConnection:
     """The few calls the journal makes of a connection, on a psycopg one.
 
-    While `deferred` is a list (PostgresStore.deferring), a statement is not sent when it
-    is executed: it is spelt out with its values (psycopg's client-side binding) and kept,
-    and the statements kept are sent together, as one query, when one of them is read (or
-    at COMMIT): one wait for the server where there were as many as statements."""
+    While `pipeline` is open (PostgresStore.deferring), psycopg's pipeline mode sends a
+    statement without waiting for its answer: the statements of a group of journal calls
+    travel together, and the server is waited for only where one of them is read (the
+    ref's status, the attempt's id) or at COMMIT (`sync`). Every statement goes with its
+    values apart (server-side binding, each value converted by psycopg's C dumpers), and
+    one run more than a few times is prepared once on the server (psycopg's
+    prepare_threshold): the server plans it once, not once per payout."""
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self.conn = conn
-        self.deferred: list[tuple[str, Later]] | None = None
-        self._spelling = psycopg.ClientCursor(conn)
+        self.pipeline: psycopg.Pipeline | None = None
 
     def execute(self, sql: str, parameters: Any = (), /) -> Any:
-        if self.deferred is not None:
-            return self._defer(sql, parameters)
         cursor = self.conn.cursor()
         cursor.execute(spelt(sql), tuple(parameters))
-        return cursor
+        return cursor if self.pipeline is None else Pending(cursor, self.pipeline)
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any:
-        if self.deferred is not None:
-            later = Later(self)
-            for p in parameters:
-                later = self._defer(sql, p)
-            return later
         cursor = self.conn.cursor()
         cursor.executemany(spelt(sql), [tuple(p) for p in parameters])
-        return cursor
+        return cursor if self.pipeline is None else Pending(cursor, self.pipeline)
 
-    def _defer(self, sql: str, parameters: Any) -> Later:
-        assert self.deferred is not None
-        later = Later(self)
-        self.deferred.append((self._spelling.mogrify(spelt(sql), tuple(parameters)), later))
-        return later
-
-    def send_deferred(self) -> None:
-        """The statements kept, sent as one query; each one's rows handed to its Later.
-        A failing statement raises here, and none after it was run."""
-        if not self.deferred:
-            return
-        waiting, self.deferred[:] = list(self.deferred), []
-        cursor = self.conn.cursor()
-        cursor.execute(";\n".join(text for text, _ in waiting).encode(), prepare=False)
-        for i, (_, later) in enumerate(waiting):
-            if i:
-                cursor.nextset()
-            later.rows = cursor.fetchall() if cursor.description else []
-            later.count = cursor.rowcount
+    def sync(self) -> None:
+        """Every statement sent so far answered (in a pipeline): raises the first that
+        failed, and none after it was run."""
+        if self.pipeline is not None:
+            self.pipeline.sync()
 
 
-class Later:
-    """The cursor of a kept statement: reading it sends the statements kept so far."""
+class Pending:
+    """The cursor of a statement sent in a pipeline: its rows are fetched when read (psycopg
+    waits for them then); its row count once every statement sent has been answered."""
 
-    def __init__(self, owner: PostgresConnection) -> None:
-        self._owner = owner
-        self.rows: list[Any] | None = None
-        self.count = -1
-        self._at = 0
-
-    def _read(self) -> list[Any]:
-        if self.rows is None:
-            self._owner.send_deferred()
-        return self.rows or []
+    def __init__(self, cursor: psycopg.Cursor[Any], pipeline: psycopg.Pipeline) -> None:
+        self._cursor, self._pipeline = cursor, pipeline
 
     def fetchone(self) -> Any:
-        rows = self._read()
-        if self._at >= len(rows):
-            return None
-        self._at += 1
-        return rows[self._at - 1]
+        return self._cursor.fetchone()
 
     def fetchall(self) -> list[Any]:
-        rows = self._read()[self._at:]
-        self._at += len(rows)
-        return rows
+        return self._cursor.fetchall()
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self.fetchall())
+        return iter(self._cursor.fetchall())
 
     @property
     def rowcount(self) -> int:
-        self._read()
-        return self.count
+        self._pipeline.sync()
+        return self._cursor.rowcount
 
 
 class PostgresStore(Store):
@@ -215,32 +183,32 @@ class PostgresStore(Store):
         self.db.execute(f"SELECT pg_advisory_xact_lock(?, {OF_THIS_JOURNAL})", (WRITE_LOCK,))
 
     def commit(self) -> None:
-        """COMMIT, sent with the statements kept (see `deferring`): reported only once the
-        server has run them all and committed."""
+        """COMMIT, sent with the statements not yet answered (see `deferring`): reported
+        only once the server has run them all and committed."""
         self.db.execute("COMMIT")
-        self.pg.send_deferred()
+        self.pg.sync()
 
     def rollback(self) -> None:
-        if self.pg.deferred:
-            self.pg.deferred.clear()  # never sent: nothing to undo of them
         self.pg.conn.execute("ROLLBACK")
+        self.pg.sync()
 
     @contextlib.contextmanager
     def deferring(self) -> Iterator[bool]:
-        """Statements kept and sent together with the next one whose answer is read (the
-        ref's status, the attempt's id) or with COMMIT: BEGIN, the write lock, the
-        UPDATEs, the events' INSERTs of a group of journal calls go with their reads, so
-        that the group waits for the server a few times, not once per statement. Each
-        wait for the server also costs this thread the interpreter's lock, which the event
-        loop's thread holds while it works: fewer waits, fewer of those too."""
-        if self.pg.deferred is not None:
+        """Statements sent without waiting for their answers (psycopg's pipeline mode; see
+        PostgresConnection): BEGIN, the write lock, the UPDATEs and the events' INSERTs of a
+        group of journal calls travel with their reads, so that the group waits for the
+        server a few times, not once per statement. Each wait for the server also costs
+        this thread the interpreter's lock, which the event loop's thread holds while it
+        works: fewer waits, fewer of those too."""
+        if self.pg.pipeline is not None:
             yield True
             return
-        self.pg.deferred = []
-        try:
-            yield True
-        finally:
-            self.pg.deferred = None
+        with self.pg.conn.pipeline() as pipeline:
+            self.pg.pipeline = pipeline
+            try:
+                yield True
+            finally:
+                self.pg.pipeline = None
 
     def schema(self, text: str) -> str:
         """The SQLite DDL in PostgreSQL's types: ids as identity columns, REAL as double

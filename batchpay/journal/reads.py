@@ -10,6 +10,7 @@ tables.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from decimal import Decimal
 
 from batchpay.journal import event_kinds as kinds
 from batchpay.journal.store import Journal
@@ -61,3 +62,22 @@ def request_bodies(journal: Journal, attempts: Sequence[int]) -> dict[int, tuple
             f"SELECT id, quote_id, body_json FROM attempts WHERE id IN "
             f"({','.join('?' * len(chunk))})", chunk)})
     return bodies
+
+
+def plan_debits(journal: Journal, plan_id: str) -> dict[str, Decimal]:
+    """What the runs of an approved plan sent, per source currency: the quoted debit of
+    every payout request made under it, less those proven to have moved no money
+    (refused, expired before sending, never received)."""
+    spent: dict[str, Decimal] = {}
+    field = journal.store.json_text
+    for currency, debit in journal.db.execute(
+            f"SELECT {field('e.data', 'source_currency')}, "
+            f"{field('e.data', 'total_debit')} FROM events e "
+            "JOIN runs r ON r.id = e.run_id "
+            f"JOIN attempts a ON a.id = CAST({field('e.data', 'attempt')} AS BIGINT) "
+            f"WHERE e.kind = ? AND {field('r.info', 'plan_id')} = ? "
+            "AND COALESCE(a.outcome, '') NOT IN "
+            "('rejected', 'expired', 'not_sent', 'never_received')",
+            (kinds.PAYOUT_INTENT, plan_id)):
+        spent[currency] = spent.get(currency, Decimal(0)) + Decimal(str(debit))
+    return spent

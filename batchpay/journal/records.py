@@ -67,7 +67,12 @@ def operator() -> str:
 
 def canonical(data: Any) -> str:
     """The one text form that is hashed: sorted keys, no spaces, Decimals as their digits."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(data)
+
+
+# one encoder for every canonical text (json.dumps with options makes a new one per call)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              default=str)
 
 
 def pack_values(values: Iterable[Any]) -> str:
@@ -110,7 +115,7 @@ def event_hash(prev_hash: str, seq: int, at: str, kind: str, run_id: str, ref: s
     (a chain whose events were removed and hashes recomputed then needs the key too)."""
     content = (prev_hash + canonical([seq, at, kind, run_id, ref, data])).encode()
     if key is not None:
-        return hmac.new(key, content, hashlib.sha256).hexdigest()
+        return hmac.digest(key, content, "sha256").hex()
     return hashlib.sha256(content).hexdigest()
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -81,12 +80,13 @@ class Journal(AdviceOutbox, NoticeOutbox):
 
     # --- events: the hash chain ----------------------------------------------------------
     def _event(self, kind: str, *, run_id: str = "", ref: str = "", data: Any = None,
-               names_key: bool = False) -> str:
+               names_key: bool = False, at: str | None = None) -> str:
         """Append one event; must run inside a transaction (so it reads the true head).
 
         A chain keyed just now (or keyed before the chain named its key) gets its
         chain.keyed event first; with `names_key`, the event's data carry the key's id
-        (`chain_key`), so that a journal stripped of its key is seen to have had one."""
+        (`chain_key`), so that a journal stripped of its key is seen to have had one. `at`:
+        the stored time of the change it records (default now)."""
         assert self._depth, "events are written inside a transaction"
         last = self.last_event or self.db.execute(
             "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
@@ -94,20 +94,20 @@ class Journal(AdviceOutbox, NoticeOutbox):
         prev = last[1] if last else GENESIS
         key = self._chain.for_writing(seq)
         marker = self._chain.marker_due()
+        at = at or stamp()
         if marker is not None:
-            prev = self._append(seq, prev, MARKER, "", "", marker, key)
+            prev = self._append(seq, prev, MARKER, "", "", marker, key, at)
             self._chain.marked(seq)
             seq += 1
         body = data if data is not None else {}
         if names_key and (name := self._chain.key_name()) is not None:
             body = {**body, "chain_key": name}
-        digest = self._append(seq, prev, kind, run_id, ref, body, key)
+        digest = self._append(seq, prev, kind, run_id, ref, body, key, at)
         self.last_event = (seq, digest)
         return digest
 
     def _append(self, seq: int, prev: str, kind: str, run_id: str, ref: str, data: Any,
-                key: bytes | None) -> str:
-        at = stamp()
+                key: bytes | None, at: str) -> str:
         text = canonical(data)
         digest = event_hash(prev, seq, at, kind, run_id, ref, text, key)
         self.db.execute(
@@ -167,9 +167,12 @@ class Journal(AdviceOutbox, NoticeOutbox):
                             (*[_text(v) for v in fields.values()], run_id, seq))
 
     def link_run_rows(self, run_id: str, seqs: Iterable[int]) -> None:
+        wanted = list(seqs)
         with self.transaction():
-            self.db.executemany("UPDATE run_rows SET linked = 1 WHERE run_id = ? AND seq = ?",
-                                ((run_id, s) for s in seqs))
+            for i in range(0, len(wanted), 500):  # one statement per 500 rows
+                chunk = wanted[i : i + 500]
+                self.db.execute("UPDATE run_rows SET linked = 1 WHERE run_id = ? AND seq IN "
+                                f"({','.join('?' * len(chunk))})", (run_id, *chunk))
 
     def finish_run(self, run_id: str, outcome: str, exit_code: int, info: dict[str, Any]) -> None:
         with self.transaction():
@@ -256,10 +259,8 @@ class Journal(AdviceOutbox, NoticeOutbox):
 
     def set_status(self, ref: str, status: str, *, run_id: str = "", details: str = "",
                    event: str = kinds.PAYOUT_STATUS, evidence: dict[str, Any] | None = None,
-                   row_known: bool = False, attempt_id: int | None = None,
-                   **fields: Any) -> None:
-        """Record a decision about a payout_ref (creating its ledger row if needed, unless
-        the caller has just read it: `row_known`).
+                   attempt_id: int | None = None, **fields: Any) -> None:
+        """Record a decision about a payout_ref (creating its ledger row if needed).
 
         The event carries everything the ledger row is set to (the details as their
         SHA-256), so that the ledger can be checked against the chain (`integrity`); the
@@ -267,11 +268,6 @@ class Journal(AdviceOutbox, NoticeOutbox):
         known_fields(fields, LEDGER_FIELDS, "payouts")
         now = stamp()
         with self.transaction():
-            if not row_known:  # no answer to wait for (a round trip on PostgreSQL)
-                self.db.execute(
-                    "INSERT INTO payouts (payout_ref, status, details, run_id, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (payout_ref) DO NOTHING",
-                    (ref, status, details, run_id, now))
             sets = {"status": status, "updated_at": now, **fields}
             if attempt_id is not None:
                 sets["attempt_id"] = attempt_id
@@ -279,13 +275,18 @@ class Journal(AdviceOutbox, NoticeOutbox):
                 sets["run_id"] = run_id
             if details:
                 sets["details"] = details
-            cols = ", ".join(f"{k} = ?" for k in sets)
-            self.db.execute(f"UPDATE payouts SET {cols} WHERE payout_ref = ?",
-                            (*[_text(v) for v in sets.values()], ref))
+            # made, or set: one statement (no answer to wait for on PostgreSQL), which a group
+            # written together sends with its others as one (batchpay.journal.together)
+            made = {"payout_ref": ref, "details": details, "run_id": run_id, **sets}
+            cols = ", ".join(f"{k} = excluded.{k}" for k in sets)
+            self.db.execute(
+                f"INSERT INTO payouts ({', '.join(made)}) VALUES "
+                f"({', '.join('?' * len(made))}) ON CONFLICT (payout_ref) DO UPDATE SET "
+                f"{cols}", [_text(v) for v in made.values()])
             data = {"status": status, **fields, **(evidence or {})}
             if details:
                 data["details_sha256"] = sha256_text(details)
-            self._event(event, run_id=run_id, ref=ref, data=data)
+            self._event(event, run_id=run_id, ref=ref, data=data, at=now)
 
     def record_intent(self, ref: str, run_id: str, details: str, quote: dict[str, Any],
                       body: dict[str, Any], expires_at: float, *, seq: int | None = None,
@@ -295,29 +296,42 @@ class Journal(AdviceOutbox, NoticeOutbox):
         With `seq`, the run's row `seq` shows this payout_ref's ledger status from now on.
         """
         with self.transaction(durable=True):
-            # the attempt is made only while no payout of the ref may have paid: the check
-            # and the claim are one statement, one wait for a database server
-            made = self.db.execute(
-                "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
-                " quote_expires_at, created_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
-                f"(SELECT 1 FROM payouts WHERE payout_ref = ? AND status IN ({_TAKEN_MARKS})) "
-                "RETURNING id",
-                (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at, stamp(),
-                 ref, *_TAKEN),
-            ).fetchone()
-            if made is None:
-                # another run (or a webhook) got there since this run planned the row
-                now = self.db.execute("SELECT status FROM payouts WHERE payout_ref = ?",
-                                      (ref,)).fetchone()
-                raise AlreadySent(ref, now[0])
-            attempt_id = int(made[0])
-            if seq is not None:
-                self.link_run_rows(run_id, [seq])
-            fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
-            self.set_status(ref, SENDING, run_id=run_id, details=details,
-                            event=kinds.PAYOUT_INTENT, evidence={
-                                "attempt": attempt_id, "body_sha256": sha256_text(canonical(body))},
-                            attempt_id=attempt_id, **fields)
+            return self.intent_claimed(self.claim_attempt(ref, run_id, quote, body, expires_at),
+                                       ref, run_id, details, body, seq, fields)
+
+    # the steps of record_intent and record_answer, apart so that several calls can be
+    # written together, each step of all of them before the next (batchpay.journal.together)
+    def claim_attempt(self, ref: str, run_id: str, quote: dict[str, Any], body: dict[str, Any],
+                      expires_at: float) -> Any:
+        """The attempt's INSERT, sent: it is made only while no payout of the ref may have
+        paid (the check and the claim one statement, one wait for a database server). Its
+        answer (the attempt's id, or none) is read by `intent_claimed`."""
+        return self.db.execute(
+            "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
+            " quote_expires_at, created_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
+            f"(SELECT 1 FROM payouts WHERE payout_ref = ? AND status IN ({_TAKEN_MARKS})) "
+            "RETURNING id",
+            (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at,
+             stamp(), ref, *_TAKEN))
+
+    def intent_claimed(self, claim: Any, ref: str, run_id: str, details: str,
+                       body: dict[str, Any], seq: int | None, fields: dict[str, Any]) -> int:
+        """The rest of an intent once its claim is answered; AlreadySent (nothing written)
+        when the claim made no attempt."""
+        made = claim.fetchone()
+        if made is None:
+            # another run (or a webhook) got there since this run planned the row
+            now = self.db.execute("SELECT status FROM payouts WHERE payout_ref = ?",
+                                  (ref,)).fetchone()
+            raise AlreadySent(ref, now[0])
+        attempt_id = int(made[0])
+        if seq is not None:
+            self.link_run_rows(run_id, [seq])
+        fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
+        self.set_status(ref, SENDING, run_id=run_id, details=details,
+                        event=kinds.PAYOUT_INTENT, evidence={
+                            "attempt": attempt_id, "body_sha256": sha256_text(canonical(body))},
+                        attempt_id=attempt_id, **fields)
         return attempt_id
 
     def mark_sent(self, attempt_id: int) -> None:
@@ -329,16 +343,27 @@ class Journal(AdviceOutbox, NoticeOutbox):
                       http_status: int | None = None, message: str = "", **fields: Any) -> None:
         """The answer to an attempt, and the payout_ref's resulting status, in one transaction."""
         with self.transaction():
-            r = self.db.execute(
-                "SELECT a.payout_ref, p.status FROM attempts a JOIN payouts p "
-                "ON p.payout_ref = a.payout_ref WHERE a.id = ?", (attempt_id,)).fetchone()
-            self.db.execute(
-                "UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
-                "WHERE id = ?", (stamp(), outcome, http_status, message, attempt_id))
-            if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
-                status = r[1]  # a webhook about this payout outran its own answer: keep it
-            self.set_status(r[0], status, run_id=run_id, event=kinds.payout_event(outcome),
-                            row_known=True, **fields)
+            self.answer_found(self.find_attempt(attempt_id), attempt_id, outcome, status=status,
+                              run_id=run_id, http_status=http_status, message=message, **fields)
+
+    def find_attempt(self, attempt_id: int) -> Any:
+        """The attempt's payout_ref and that ref's status, asked (read by `answer_found`)."""
+        return self.db.execute(
+            "SELECT a.payout_ref, p.status FROM attempts a JOIN payouts p "
+            "ON p.payout_ref = a.payout_ref WHERE a.id = ?", (attempt_id,))
+
+    def answer_found(self, found: Any, attempt_id: int, outcome: str, *, status: str,
+                     run_id: str = "", http_status: int | None = None, message: str = "",
+                     **fields: Any) -> None:
+        """The rest of record_answer once `find_attempt` is answered."""
+        r = found.fetchone()
+        self.db.execute(
+            "UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
+            "WHERE id = ?", (stamp(), outcome, http_status, message, attempt_id))
+        if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
+            status = r[1]  # a webhook about this payout outran its own answer: keep it
+        self.set_status(r[0], status, run_id=run_id, event=kinds.payout_event(outcome),
+                        **fields)
 
     def attempt(self, attempt_id: int) -> Attempt:
         r = self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()
@@ -377,7 +402,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
                     (stamp(), ref))
                 fields.setdefault("error", "")
             self.set_status(ref, state, event=kinds.payout_event(source), payout_id=payout_id,
-                            row_known=True, **fields)
+                            **fields)
             return True
 
     def ref_for_payout(self, payout_id: str) -> str | None:
@@ -440,24 +465,6 @@ class Journal(AdviceOutbox, NoticeOutbox):
     def record_note(self, kind: str, data: Mapping[str, Any], run_id: str = "") -> None:
         with self.transaction():
             self._event(kind, run_id=run_id, data=data)
-
-    def plan_debits(self, plan_id: str) -> dict[str, Decimal]:
-        """What the runs of an approved plan sent, per source currency: the quoted debit of
-        every payout request made under it, less those proven to have moved no money
-        (refused, expired before sending, never received)."""
-        spent: dict[str, Decimal] = {}
-        field = self.store.json_text
-        for currency, debit in self.db.execute(
-                f"SELECT {field('e.data', 'source_currency')}, "
-                f"{field('e.data', 'total_debit')} FROM events e "
-                "JOIN runs r ON r.id = e.run_id "
-                f"JOIN attempts a ON a.id = CAST({field('e.data', 'attempt')} AS BIGINT) "
-                f"WHERE e.kind = ? AND {field('r.info', 'plan_id')} = ? "
-                "AND COALESCE(a.outcome, '') NOT IN "
-                "('rejected', 'expired', 'not_sent', 'never_received')",
-                (kinds.PAYOUT_INTENT, plan_id)):
-            spent[currency] = spent.get(currency, Decimal(0)) + Decimal(str(debit))
-        return spent
 
 
 _TAKEN = sorted(MAY_HAVE_PAID)  # the statuses of a ref whose payout may have been made

@@ -24,7 +24,6 @@ from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, urlencode
 from urllib.request import getproxies, proxy_bypass
 
-import anyio
 import httpx
 import stamina
 
@@ -43,7 +42,7 @@ from batchpay.provider.errors import (
 )
 from batchpay.provider.models import Bank, Payout, PayoutPage, Quote, ShapeError, Wallet
 from batchpay.provider.pacing import Pacer, SharedWindows
-from batchpay.provider.wire import Wire
+from batchpay.provider.wire import Answer, Wire
 from batchpay.tls import verifying_context
 
 
@@ -158,17 +157,30 @@ class PayoutClient:
             self._wire = Wire(self.base_url, ssl_context=tls, connect_timeout=connect_timeout,
                               read_timeout=read_timeout, max_idle=self.concurrency,
                               user_agent="batchpay")
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url,
-            transport=transport,
-            limits=httpx.Limits(max_connections=self.concurrency,
-                                max_keepalive_connections=self.concurrency),
-            timeout=httpx.Timeout(connect=connect_timeout, read=read_timeout,
-                                  write=read_timeout, pool=connect_timeout),
-            follow_redirects=False,  # a redirected POST could be sent twice
-            headers={"Accept": "application/json"},
-            verify=tls,
-        )
+        self._transport = transport
+        self._timeouts = (connect_timeout, read_timeout)
+        self._tls = tls
+        self._http_client: httpx.AsyncClient | None = None
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        """httpx's client, made when first needed (a proxy, a test's transport, a target
+        the wire does not take): its pool loads httpcore and its async backends, a quarter
+        of a second of a run's start that the wire does not need."""
+        if self._http_client is None:
+            connect_timeout, read_timeout = self._timeouts
+            self._http_client = httpx.AsyncClient(
+                base_url=self.base_url,
+                transport=self._transport,
+                limits=httpx.Limits(max_connections=self.concurrency,
+                                    max_keepalive_connections=self.concurrency),
+                timeout=httpx.Timeout(connect=connect_timeout, read=read_timeout,
+                                      write=read_timeout, pool=connect_timeout),
+                follow_redirects=False,  # a redirected POST could be sent twice
+                headers={"Accept": "application/json"},
+                verify=self._tls,
+            )
+        return self._http_client
 
     @classmethod
     def from_settings(
@@ -201,12 +213,17 @@ class PayoutClient:
                 f"is_sandbox={self.is_sandbox}, requests_sent={self.requests_sent})")
 
     async def __aenter__(self) -> PayoutClient:
-        # httpcore reaches the network through anyio, which loads its event-loop backend on
-        # first use (tens of ms; httpcore and h11 are loaded with the httpx client above).
-        # Loaded here, that one-off cost stays out of the first paced request, which would
-        # otherwise leave late and bunch up with the next ones inside the service's rate
-        # window. current_time is anyio's public API and loads the backend as a side effect.
-        anyio.current_time()
+        # Where httpx carries the requests (a proxy, a test's transport), its pool is made
+        # here, and anyio, through which httpcore reaches the network, loads its event-loop
+        # backend (tens of ms): that one-off cost stays out of the first paced request,
+        # which would otherwise leave late and bunch up with the next ones inside the
+        # service's rate window. current_time is anyio's public API and loads the backend
+        # as a side effect. The wire needs neither.
+        if self._wire is None:
+            import anyio
+
+            self._http  # noqa: B018 - made here, with what it loads
+            anyio.current_time()
         return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None,
@@ -217,7 +234,8 @@ class PayoutClient:
         try:
             if self._wire is not None:
                 await self._wire.aclose()
-            await self._http.aclose()
+            if self._http_client is not None:
+                await self._http_client.aclose()
         finally:
             self.pacer.close()
 
@@ -352,7 +370,7 @@ class PayoutClient:
 
     async def _send_once(self, method: str, url: str, path_template: str,
                          params: Mapping[str, str] | None, content: bytes | None,
-                         payout: bool) -> httpx.Response:
+                         payout: bool) -> Answer:
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.concurrency)
         async with self._slots:
@@ -364,30 +382,29 @@ class PayoutClient:
                     lines = (self._key_header, JSON_HEADER) if content is not None else (
                         self._key_header,)
                     answer = await self._wire.send(method, target, lines, content)
-                    response = answer.response()
                 else:
                     headers = {self.headers.api_key: self._api_key}
                     if content is not None:
                         headers["Content-Type"] = "application/json"
-                    response = await self._http.request(method, url, params=params,
-                                                        content=content, headers=headers)
+                    answer = Answer.of(await self._http.request(
+                        method, url, params=params, content=content, headers=headers))
             except httpx.HTTPError as exc:
                 raise self._transport_error(exc, method, path_template, payout) from None
-        self._note_sandbox(response)
-        return response
+        self._note_sandbox(answer)
+        return answer
 
-    def _note_sandbox(self, response: httpx.Response) -> None:
-        self.is_sandbox = response.headers.get(self.headers.sandbox, "").strip() == "1"
+    def _note_sandbox(self, answer: Answer) -> None:
+        self.is_sandbox = answer.header(self.headers.sandbox).strip() == "1"
         # the provider's windows protect a real key; the sandbox has none to protect, unless
         # it was started to try them (`batchpay sandbox --client-windows`)
-        self.pacer.windows_enabled = not self.is_sandbox or response.headers.get(
-            self.headers.sandbox_windows, "").strip().lower() == "on"
+        self.pacer.windows_enabled = not self.is_sandbox or answer.header(
+            self.headers.sandbox_windows).strip().lower() == "on"
 
-    def _envelope(self, response: httpx.Response, method: str, path_template: str,
+    def _envelope(self, response: Answer, method: str, path_template: str,
                   payout: bool) -> dict[str, Any]:
         if not response.is_success:
             raise self._redacted(error_from_response(
-                response, method, path_template, payout_request=payout,
+                response.response(), method, path_template, payout_request=payout,
                 list_request=method == "GET" and path_template == self.paths.transactions))
         try:
             envelope = jsonnum.loads(response.content)

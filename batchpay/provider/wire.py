@@ -38,21 +38,60 @@ HeaderPair = tuple[bytes, bytes]
 
 
 class Answer:
-    """One complete HTTP answer: status, reason, headers (as sent) and the body's bytes."""
+    """One complete HTTP answer: status, reason, headers (as sent) and the body's bytes.
 
-    __slots__ = ("status", "reason", "headers", "body", "keep_alive")
+    The client reads a successful answer's status, two headers and its JSON body straight
+    from here; an httpx.Response (a third of a request's CPU to make) is made only for an
+    answer httpx must read: an error the client maps (errors.error_from_response), a body
+    the service compressed unasked. An answer that came through httpx itself (a proxy, a
+    test's transport) keeps its response (`original`)."""
+
+    __slots__ = ("status", "reason", "headers", "body", "keep_alive", "_response")
 
     def __init__(self, status: int, reason: bytes, headers: list[HeaderPair],
-                 body: bytes, keep_alive: bool) -> None:
+                 body: bytes, keep_alive: bool, original: httpx.Response | None = None) -> None:
         self.status, self.reason, self.headers = status, reason, headers
         self.body, self.keep_alive = body, keep_alive
+        self._response = original
+
+    @classmethod
+    def of(cls, response: httpx.Response) -> Answer:
+        """An answer httpx has read."""
+        return cls(response.status_code, response.reason_phrase.encode("latin-1", "replace"),
+                   list(response.headers.raw), response.content, False, response)
+
+    @property
+    def status_code(self) -> int:
+        return self.status
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status < 300
+
+    def header(self, name: str) -> str:
+        """The first value of header `name` (any case), "" when absent."""
+        wanted = name.lower().encode("latin-1")
+        for key, value in self.headers:
+            if key.lower() == wanted:
+                return value.decode("latin-1")
+        return ""
+
+    @property
+    def content(self) -> bytes:
+        """The body, decoded as httpx decodes it should the service have compressed it."""
+        if self._response is None and self.header("content-encoding").strip().lower() in (
+                "", "identity"):
+            return self.body
+        return self.response().content
 
     def response(self) -> httpx.Response:
-        """The answer as the httpx.Response the rest of the client reads (the body decoded
-        as httpx decodes it, should the service compress it unasked)."""
-        return httpx.Response(self.status, headers=self.headers, content=self.body,
-                              extensions={"reason_phrase": self.reason,
-                                          "http_version": b"HTTP/1.1"})
+        """The answer as an httpx.Response (the body decoded as httpx decodes it, should
+        the service compress it unasked)."""
+        if self._response is None:
+            self._response = httpx.Response(
+                self.status, headers=self.headers, content=self.body,
+                extensions={"reason_phrase": self.reason, "http_version": b"HTTP/1.1"})
+        return self._response
 
 
 class _Connection(asyncio.Protocol):

@@ -131,6 +131,50 @@ class StatsSampler:
         return (end[1] - start[1]) / (end[0] - start[0]), end[0] - start[0], end[1] - start[1]
 
 
+class CpuTrace:
+    """Samples the CPU time used so far by the run process and the sandbox process, every
+    `interval` seconds, with the wall-clock time (the sandbox's payouts are stamped in it):
+    the CPU each spent between two moments of the run (`between`), e.g. over its steady
+    paying phase, without the start-up and the results that a whole run's figure holds."""
+
+    def __init__(self, pids: tuple[int, int | None], interval: float = 0.01) -> None:
+        self.pids, self.interval = pids, interval
+        self.samples: list[tuple[float, float, float]] = []  # (time, run cpu, sandbox cpu)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        run, sandbox = self.pids
+        while not self._stop.is_set():
+            try:
+                self.samples.append((time.time(), cpu_seconds(run),
+                                     cpu_seconds(sandbox) if sandbox else math.nan))
+            except (OSError, IndexError):  # the run process has ended
+                return
+            self._stop.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def at(self, when: float) -> tuple[float, float]:
+        """(run, sandbox) CPU seconds at `when`, interpolated between the samples around it."""
+        samples = self.samples
+        if not samples or when < samples[0][0] or when > samples[-1][0]:
+            return math.nan, math.nan
+        for (t0, r0, s0), (t1, r1, s1) in zip(samples, samples[1:], strict=False):
+            if t0 <= when <= t1:
+                f = (when - t0) / (t1 - t0) if t1 > t0 else 0.0
+                return r0 + f * (r1 - r0), s0 + f * (s1 - s0)
+        return samples[-1][1], samples[-1][2]
+
+    def between(self, start: float, end: float) -> tuple[float, float]:
+        """(run, sandbox) CPU seconds spent from `start` to `end`."""
+        (r0, s0), (r1, s1) = self.at(start), self.at(end)
+        return r1 - r0, s1 - s0
+
+
 @dataclass
 class RunFigures:
     exit_code: int
@@ -142,6 +186,7 @@ class RunFigures:
     max_in_1s: int
     stderr: str
     sampler: StatsSampler
+    cpu: CpuTrace
 
 
 def sandbox_get(url: str, path: str) -> Any:
@@ -179,9 +224,19 @@ def run_batch(url: str, sheet: Path, work: Path, *extra: str, timeout: float = 6
     sandbox_before = cpu_seconds(sandbox_pid) if sandbox_pid else math.nan
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    with StatsSampler(url, enabled=sample) as sampler:
-        done = subprocess.run(args, env=runner_env(url, journal, folder=work), cwd=work,
-                              capture_output=True, text=True, timeout=timeout)
+    with StatsSampler(url, enabled=sample) as sampler, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(args, env=runner_env(url, journal, folder=work), cwd=work,
+                                   stdout=subprocess.DEVNULL, stderr=err, text=True)
+        trace = CpuTrace((process.pid, sandbox_pid))
+        try:
+            code = process.wait(timeout)
+        finally:
+            trace.stop()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        err.seek(0)
+        stderr = err.read()
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     run_cpu = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
@@ -190,9 +245,9 @@ def run_batch(url: str, sheet: Path, work: Path, *extra: str, timeout: float = 6
         for path in journal_dir.glob(journal.name + "*"):
             path.unlink()
     stats = sandbox_get(url, "stats")
-    return RunFigures(done.returncode, wall, run_cpu, sandbox_cpu,
+    return RunFigures(code, wall, run_cpu, sandbox_cpu,
                       sandbox_get(url, "payouts")["data"],
-                      stats["requests"], stats["max_requests_in_1s"], done.stderr, sampler)
+                      stats["requests"], stats["max_requests_in_1s"], stderr, sampler, trace)
 
 
 def exactly_once(payouts: list[dict[str, Any]], sheet_rows: list[dict[str, Any]]) -> str:
@@ -212,26 +267,49 @@ def whole_batch_rate(payouts: list[dict[str, Any]], concurrency: int) -> float:
     return (len(stamps) - max(first_wave, 1)) / span if span > 0 else float("nan")
 
 
-def steady_rate(payouts: list[dict[str, Any]], trim: float = 0.1) -> float:
-    """Payouts per second between the first and the last `trim` of them."""
+def steady_window(payouts: list[dict[str, Any]], trim: float = 0.1) -> tuple[float, float, int]:
+    """(start, end, payouts made in between): from the payout after the first `trim` of
+    them to the one before the last `trim`, as the service stamped them."""
     stamps = created_seconds(payouts)
     first, last = int(len(stamps) * trim), int(len(stamps) * (1 - trim)) - 1
-    span = stamps[last] - stamps[first] if last > first else 0.0
-    return (last - first) / span if span > 0 else float("nan")
+    if last <= first:
+        return math.nan, math.nan, 0
+    return stamps[first], stamps[last], last - first
 
 
-def client_alone(url: str, n: int, concurrency: int) -> tuple[float, float]:
+def steady_rate(payouts: list[dict[str, Any]], trim: float = 0.1) -> float:
+    """Payouts per second between the first and the last `trim` of them."""
+    start, end, made = steady_window(payouts, trim)
+    span = end - start if made else 0.0
+    return made / span if span > 0 else float("nan")
+
+
+def steady_cpu_ms(figures: RunFigures) -> tuple[float, float]:
+    """Milliseconds of CPU per payout of the run process and of the sandbox over the
+    steady paying phase (`steady_window`): what limits the rate, without start-up and
+    results."""
+    start, end, made = steady_window(figures.payouts)
+    if not made:
+        return math.nan, math.nan
+    run, sandbox = figures.cpu.between(start, end)
+    return run / made * 1000, sandbox / made * 1000
+
+
+def client_alone(url: str, n: int, concurrency: int) -> tuple[float, float, float, float]:
     """Steady rows/s of the bare PayoutClient (quote, then payout; no journal, no engine) on
-    the same sandbox: what this machine allows the engine at most; and the milliseconds of
-    this process's CPU it spent per payout (the client's own share of a run's CPU)."""
+    the same sandbox: what this machine allows the engine at most; the milliseconds of
+    this process's CPU it spent per payout (the client's own share of a run's CPU); and
+    the same two CPU figures (this process, the sandbox) over its steady phase only."""
     import asyncio
     from decimal import Decimal
 
     from batchpay.provider.client import PayoutClient
     from tests.support.sandbox_calls import payout_request
 
-    async def pay_all() -> list[float]:
-        done: list[float] = []
+    sandbox_pid = SANDBOX_PIDS.get(url)
+
+    async def pay_all() -> list[tuple[float, float, float]]:
+        done: list[tuple[float, float, float]] = []  # (when, this process's CPU, sandbox's)
         left = list(range(n))
         async with PayoutClient(url, "sandbox-key", concurrency=concurrency) as client:
             await client.wallets()
@@ -243,17 +321,26 @@ def client_alone(url: str, n: int, concurrency: int) -> tuple[float, float]:
                         source_amount=Decimal(100000), source_currency="NGN",
                         source_country="NG")
                     await client.submit_payout(payout_request(quote.id))
-                    done.append(time.perf_counter())
+                    done.append((time.perf_counter(), time.process_time(), math.nan))
 
             await asyncio.gather(*(worker() for _ in range(concurrency)))
-        return sorted(done)
+        return done
 
     reset(url)
     cpu_before = time.process_time()
-    done = asyncio.run(pay_all())
+    trace = CpuTrace((os.getpid(), sandbox_pid))
+    wall_at = time.time() - time.perf_counter()  # perf_counter to the trace's wall clock
+    try:
+        done = asyncio.run(pay_all())
+    finally:
+        trace.stop()
     cpu_ms = (time.process_time() - cpu_before) * 1000 / n
     first, last = int(n * 0.1), int(n * 0.9) - 1
-    return (last - first) / (done[last] - done[first]), cpu_ms
+    made = last - first
+    rate = made / (done[last][0] - done[first][0])
+    own = (done[last][1] - done[first][1]) * 1000 / made
+    _, sandbox = trace.between(wall_at + done[first][0], wall_at + done[last][0])
+    return rate, cpu_ms, own, sandbox * 1000 / made
 
 
 def latency_bound(concurrency: int, latency_ms: float) -> float | None:
@@ -269,6 +356,8 @@ class Medians:
     rows_per_s: float = math.nan
     run_cpu_ms: float = math.nan
     sandbox_cpu_ms: float = math.nan
+    paying_run_cpu_ms: float = math.nan  # over the steady paying phase only
+    paying_sandbox_cpu_ms: float = math.nan
 
 
 def median(values: list[float]) -> float:
@@ -288,12 +377,13 @@ def bench(url: str, work: Path, n: int | None, latency_ms: float, concurrencies:
     rates: list[float] = []
     run_cpu: list[float] = []
     sandbox_cpu: list[float] = []
+    paying_cpu: list[tuple[float, float]] = []
     for concurrency in concurrencies:
         count = n or max(100, 50 * concurrency)
         sheet_rows = rows(count)
         sheet = write_sheet(work / f"sheet-{count}.xlsx", sheet_rows)
         bound = latency_bound(concurrency, latency_ms)
-        rates, run_cpu, sandbox_cpu = [], [], []
+        rates, run_cpu, sandbox_cpu, paying_cpu = [], [], [], []
         for _ in range(repeat):
             figures = run_batch(url, sheet, work, "--wait", "0", "--concurrency",
                                 str(concurrency), journal_dir=journal_dir,
@@ -310,6 +400,7 @@ def bench(url: str, work: Path, n: int | None, latency_ms: float, concurrencies:
             paid = len(figures.payouts)
             run_cpu.append(figures.run_cpu_seconds / paid * 1000)
             sandbox_cpu.append(figures.sandbox_cpu_seconds / paid * 1000)
+            paying_cpu.append(steady_cpu_ms(figures))
             stamps = created_seconds(figures.payouts)
             gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
             others = {k: v for k, v in figures.requests.items()
@@ -320,6 +411,8 @@ def bench(url: str, work: Path, n: int | None, latency_ms: float, concurrencies:
                   f"paying_s={stamps[-1] - stamps[0]:.2f} "
                   f"wall_s={figures.wall_seconds:.2f} requests={sum(figures.requests.values())} "
                   f"run_cpu_ms={run_cpu[-1]:.2f} sandbox_cpu_ms={sandbox_cpu[-1]:.2f} "
+                  f"paying_run_cpu_ms={paying_cpu[-1][0]:.2f} "
+                  f"paying_sandbox_cpu_ms={paying_cpu[-1][1]:.2f} "
                   f"median_gap_ms={statistics.median(gaps) * 1000:.1f} "
                   f"max_gap_ms={max(gaps) * 1000:.1f} "
                   f"max_in_1s={figures.max_in_1s} load={load_average()}"
@@ -331,8 +424,11 @@ def bench(url: str, work: Path, n: int | None, latency_ms: float, concurrencies:
                      f"{max(rates) / bound:.1%}" if bound else
                      f" range={min(rates):.1f}-{max(rates):.1f}")
                   + f" run_cpu_ms={median(run_cpu):.2f} (range {min(run_cpu):.2f}-"
-                  f"{max(run_cpu):.2f}) sandbox_cpu_ms={median(sandbox_cpu):.2f}", flush=True)
-    return ok, Medians(median(rates), median(run_cpu), median(sandbox_cpu))
+                  f"{max(run_cpu):.2f}) sandbox_cpu_ms={median(sandbox_cpu):.2f} "
+                  f"paying_run_cpu_ms={median([r for r, _ in paying_cpu]):.2f} "
+                  f"paying_sandbox_cpu_ms={median([s for _, s in paying_cpu]):.2f}", flush=True)
+    return ok, Medians(median(rates), median(run_cpu), median(sandbox_cpu),
+                       median([r for r, _ in paying_cpu]), median([s for _, s in paying_cpu]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -409,14 +505,18 @@ def main(argv: list[str] | None = None) -> int:
         if reference:
             figures = [client_alone(url, n or max(100, 50 * top), top)
                        for _ in range(args.repeat)]
-            alone = statistics.median(rate for rate, _ in figures)
+            alone = statistics.median(f[0] for f in figures)
             print(f"client alone at concurrency {top} (median of {args.repeat}): "
                   f"rows_per_s={alone:.1f}"
                   + (f" share={alone / bound:.1%}" if bound else "")
-                  + f" client_cpu_ms_per_payout={median([cpu for _, cpu in figures]):.2f}"
+                  + f" client_cpu_ms_per_payout={median([f[1] for f in figures]):.2f}"
+                  + f" paying_client_cpu_ms={median([f[2] for f in figures]):.2f}"
+                  + f" paying_sandbox_cpu_ms={median([f[3] for f in figures]):.2f}"
                   + f"; the engine reaches {medians.rows_per_s / alone:.1%} of it", flush=True)
     print(f"at concurrency {top} (median of {args.repeat}): run_cpu_ms_per_payout="
           f"{medians.run_cpu_ms:.2f} sandbox_cpu_ms_per_payout={medians.sandbox_cpu_ms:.2f} "
+          f"paying: run_cpu_ms={medians.paying_run_cpu_ms:.2f} "
+          f"sandbox_cpu_ms={medians.paying_sandbox_cpu_ms:.2f} "
           f"load={load_average()}", flush=True)
     if not ok:
         return 1

@@ -173,3 +173,85 @@ def test_a_failed_call_is_rolled_back_alone(journal: Journal) -> None:
     assert "note.half" not in kinds
     assert kinds[-2:] == ["note.one", "note.three"]
     assert journal.verify().ok
+
+
+def intent_call(journal: Journal, job: SendJob, quote_id: str) -> Call:
+    body = job.row.payout_body(quote_id)
+    return Call(journal.record_intent, (job.ref, RUN_ID, job.details, {"id": quote_id}, body,
+                                        time.time() + 600),
+                {"seq": job.seq}, durable=True)
+
+
+def answer_call(journal: Journal, attempt: int, i: int) -> Call:
+    return Call(journal.record_answer, (attempt, "accepted"),
+                {"status": "PROCESSING", "run_id": RUN_ID, "payout_id": f"p-{i}",
+                 "reference_number": f"R{i}"})
+
+
+def journal_state(journal: Journal) -> list[tuple[Any, ...]]:
+    """The ledger and the attempts as a run leaves them (times and ids aside)."""
+    return [tuple(r) for r in journal.db.execute(
+        "SELECT p.payout_ref, p.status, p.quote_id, p.payout_id, p.reference_number, "
+        "a.quote_id, a.outcome, rr.linked FROM payouts p JOIN attempts a ON a.id = p.attempt_id "
+        "JOIN run_rows rr ON rr.payout_ref = p.payout_ref ORDER BY p.payout_ref")]
+
+
+@BOTH_STORES
+def test_a_group_of_intents_and_answers_writes_what_each_call_writes_alone(
+        store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Written together (on PostgreSQL step by step: every answer's question, then every
+    intent's claim, the events and ledger rows as one statement each), a group leaves the
+    journal exactly as the same calls written one by one do, and its chain verifies."""
+    jobs = jobs_of(tmp_path, 12)
+    states = []
+    for together in (True, False):
+        where = (request.getfixturevalue("postgres").journal_url() if store == "postgresql"
+                 else tmp_path / f"journal-{together}.sqlite3")
+        with Journal(where) as journal:
+            journal.bind_service("sandbox")
+            started(journal, jobs)
+            first = [intent_call(journal, job, f"q-{job.seq}") for job in jobs[:6]]
+            attempts = [o.value for o in (run_grouped(journal, first) if together else
+                                          [run_grouped(journal, [c])[0] for c in first])]
+            # the next group as a run makes it: the answers of the first, the next intents
+            second = ([answer_call(journal, a, i) for i, a in enumerate(attempts)]
+                      + [intent_call(journal, job, f"q-{job.seq}") for job in jobs[6:]])
+            outcomes = (run_grouped(journal, second) if together else
+                        [run_grouped(journal, [c])[0] for c in second])
+            assert all(o.error is None for o in outcomes)
+            assert all(isinstance(o.value, int) for o in outcomes[6:])
+            assert journal.verify().ok
+            states.append(journal_state(journal))
+    assert states[0] == states[1]
+    assert [s[1] for s in states[0]].count("PROCESSING") == 6
+    assert [s[1] for s in states[0]].count(SENDING) == 6
+    assert all(s[-1] == 1 for s in states[0])  # every run row shows its ledger status
+
+
+@BOTH_STORES
+def test_an_intent_refused_in_a_group_leaves_the_others_written(
+        store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """One ref of the group already sent: its intent alone is refused (AlreadySent, nothing
+    of it written); two intents of one ref in one group: one made, one refused."""
+    jobs = jobs_of(tmp_path, 6)
+    where = (request.getfixturevalue("postgres").journal_url() if store == "postgresql"
+             else tmp_path / "journal.sqlite3")
+    with Journal(where) as journal:
+        journal.bind_service("sandbox")
+        started(journal, jobs)
+        taken = run_grouped(journal, [intent_call(journal, jobs[0], "q-early")])[0].value
+        assert isinstance(taken, int)
+        outcomes = run_grouped(journal, [answer_call(journal, taken, 0)]
+                               + [intent_call(journal, job, f"q-{job.seq}") for job in jobs[:5]])
+        assert outcomes[0].error is None
+        assert isinstance(outcomes[1].error, AlreadySent)
+        assert all(isinstance(o.value, int) for o in outcomes[2:])
+        twice = run_grouped(journal, [intent_call(journal, jobs[5], "q-a"),
+                                      intent_call(journal, jobs[5], "q-b")])
+        assert twice[0].error is None and isinstance(twice[1].error, AlreadySent)
+        made = [r[0] for r in journal.db.execute(
+            "SELECT quote_id FROM attempts WHERE payout_ref = ? ORDER BY id", (jobs[5].ref,))]
+        assert made == ["q-a"]
+        assert [r[0] for r in journal.db.execute(
+            "SELECT quote_id FROM attempts WHERE payout_ref = ?", (jobs[0].ref,))] == ["q-early"]
+        assert journal.verify().ok
