@@ -46,7 +46,7 @@ import psycopg
 
 from batchpay.clock import stamp
 from batchpay.console.accounts import Accounts, StoredUser, User
-from batchpay.console.sealed_keys import is_sealed, plain_key, team_seal
+from batchpay.console.sealed_keys import Seal, is_sealed, plain_key, team_seal
 from batchpay.console.sessions import IDLE_SECONDS, LINK_SECONDS, Session, Sessions, new_secret
 from batchpay.errors import JournalError, SigningKeyLocked
 from batchpay.files import shown_address
@@ -280,6 +280,9 @@ class TeamAccounts(Accounts):
         super().__init__(folder)
         self.db = db
         self._lock = db.locked(USERS_LOCK)
+        # plain keys of console schema 1 sealed by this process (none are written since:
+        # an older batchpay refuses schema 2)
+        self._swept = False
 
     def _load(self) -> dict[str, StoredUser]:
         with self.db.connection() as conn:
@@ -313,16 +316,9 @@ class TeamAccounts(Accounts):
 
         with self.db.connection() as conn:
             seal = team_seal(conn)
-            for plain_name, plain in conn.execute(
-                    "SELECT name, private FROM console_keys WHERE private NOT LIKE 'v1:%'"
-                    ).fetchall():
-                try:
-                    sealed = seal.seal(plain_name, plain_key(plain_name, plain))
-                except SigningKeyLocked:
-                    continue  # unreadable: refused at its own use, not at the others'
-                # only if still the same plain text: another host may have sealed it first
-                conn.execute("UPDATE console_keys SET private = %s WHERE name = %s AND "
-                             "private = %s", (sealed, plain_name, plain))
+            if not self._swept:
+                self._seal_plain(conn, seal, "")
+                self._swept = True
             row = conn.execute("SELECT private FROM console_keys WHERE name = %s",
                                (name,)).fetchone()
             if row is None:
@@ -331,9 +327,25 @@ class TeamAccounts(Accounts):
                              (name, made))
                 row = conn.execute("SELECT private FROM console_keys WHERE name = %s",
                                    (name,)).fetchone()
-        assert row is not None  # made above, by this host or another
-        stored = str(row[0])
+            assert row is not None  # made above, by this host or another
+            stored = str(row[0])
+            if not is_sealed(stored):  # written meanwhile by a console of schema 1
+                self._seal_plain(conn, seal, name)
         return seal.open(name, stored) if is_sealed(stored) else plain_key(name, stored)
+
+    @staticmethod
+    def _seal_plain(conn: Conn, seal: Seal, name: str) -> None:
+        """The plain keys of console schema 1 (of every user, or of `name`) sealed."""
+        for plain_name, plain in conn.execute(
+                "SELECT name, private FROM console_keys WHERE private NOT LIKE 'v1:%' "
+                "AND (name = %s OR %s = '')", (name, name)).fetchall():
+            try:
+                sealed = seal.seal(plain_name, plain_key(plain_name, plain))
+            except SigningKeyLocked:
+                continue  # unreadable: refused at its own use, not at the others'
+            # only if still the same plain text: another host may have sealed it first
+            conn.execute("UPDATE console_keys SET private = %s WHERE name = %s AND "
+                         "private = %s", (sealed, plain_name, plain))
 
 
 class TeamSessions(Sessions):

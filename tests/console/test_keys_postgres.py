@@ -161,6 +161,12 @@ def test_a_plain_key_an_earlier_batchpay_wrote_is_sealed_at_first_use(
         assert raw(key).hex() not in text
     assert raw(a.signing_key("abe")) == raw(earlier["abe"])  # opens sealed on the other host
     assert a.fingerprint("mia") == sshsig.fingerprint(earlier["mia"].public_key())
+    late = Ed25519PrivateKey.generate()  # a console of schema 1 still running writes one
+    with psycopg.connect(url) as conn:
+        conn.execute("UPDATE console_keys SET private = %s WHERE name = 'abe'",
+                     (sshsig.private_text(late).decode(),))
+    assert raw(b.signing_key("abe")) == raw(late)
+    assert stored(url, "abe").startswith("v1:")  # sealed at its use too
 
 
 def test_a_form_token_is_derived_on_every_host_and_stored_as_its_hash_only(
