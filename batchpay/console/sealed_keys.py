@@ -38,11 +38,12 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 FORMAT = "v1"
+SEALED_PREFIX = FORMAT + ":"  # how a sealed row begins (a plain one: "-----BEGIN")
 INFO = b"batchpay console signing keys v1"  # HKDF's label: this key serves nothing else
 NONCE_BYTES = 12  # AES-GCM's 96-bit nonce, random per seal
 # the id of the key the journal's chain is keyed with (journal.chain_keys), once it is
 RECORDED_KEY = "SELECT value FROM meta WHERE key = 'chain_key'"
-SEALED_KEY = "SELECT private FROM console_keys WHERE private LIKE 'v1:%' LIMIT 1"
+SEALED_KEY = f"SELECT private FROM console_keys WHERE private LIKE '{SEALED_PREFIX}%' LIMIT 1"
 MISSING_HINT = ("Copy the team's chain key file to {path} on this host (0600), as on every "
                 "host that serves the team, then try again.")
 LOST_HINT = ("If that key is lost, remove the user and add them again (`batchpay users "
@@ -50,7 +51,7 @@ LOST_HINT = ("If that key is lost, remove the user and add them again (`batchpay
 
 
 def is_sealed(stored: str) -> bool:
-    return stored.startswith(FORMAT + ":")
+    return stored.startswith(SEALED_PREFIX)
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,13 @@ import psycopg
 
 from batchpay.clock import stamp
 from batchpay.console.accounts import Accounts, StoredUser, User
-from batchpay.console.sealed_keys import Seal, is_sealed, plain_key, team_seal
+from batchpay.console.sealed_keys import (
+    SEALED_PREFIX,
+    Seal,
+    is_sealed,
+    plain_key,
+    team_seal,
+)
 from batchpay.console.sessions import IDLE_SECONDS, LINK_SECONDS, Session, Sessions, new_secret
 from batchpay.errors import JournalError, SigningKeyLocked
 from batchpay.files import shown_address
@@ -337,8 +343,8 @@ class TeamAccounts(Accounts):
     def _seal_plain(conn: Conn, seal: Seal, name: str) -> None:
         """The plain keys of console schema 1 (of every user, or of `name`) sealed."""
         for plain_name, plain in conn.execute(
-                "SELECT name, private FROM console_keys WHERE private NOT LIKE 'v1:%' "
-                "AND (name = %s OR %s = '')", (name, name)).fetchall():
+                "SELECT name, private FROM console_keys WHERE private NOT LIKE %s "
+                "AND (name = %s OR %s = '')", (SEALED_PREFIX + "%", name, name)).fetchall():
             try:
                 sealed = seal.seal(plain_name, plain_key(plain_name, plain))
             except SigningKeyLocked:
