@@ -286,8 +286,8 @@ class TeamAccounts(Accounts):
         super().__init__(folder)
         self.db = db
         self._lock = db.locked(USERS_LOCK)
-        # plain keys of console schema 1 sealed by this process (none are written since:
-        # an older batchpay refuses schema 2)
+        # the plain keys of console schema 1 were sealed by this process (an older batchpay
+        # refuses schema 2; one started before it may still write one: sealed at its use)
         self._swept = False
 
     def _load(self) -> dict[str, StoredUser]:
