@@ -7,9 +7,11 @@ ConsoleDatabase objects on one real database, as in test_team_state."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 import secrets
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,6 +90,19 @@ def test_the_key_column_holds_no_private_key_and_every_host_of_the_team_opens_it
     assert sshsig.public_blob(signer) == sshsig.public_blob(key.public_key())
     assert a.fingerprint("mia") == b.fingerprint("mia")
     assert stored(url, "mia") == text  # opening it rewrites nothing
+
+
+def test_a_dump_of_the_database_yields_no_signing_key(
+        hosts: tuple[TeamAccounts, TeamAccounts], url: str, postgres: Any) -> None:
+    a, _ = hosts
+    a.add("mia", ("maker",), PASSWORD)
+    key = a.signing_key("mia")
+    schema = url.rsplit("%3D", 1)[1]  # the journal's own schema (search_path)
+    dump = subprocess.run([str(postgres.bin / "pg_dump"), "--data-only", "--schema", schema,
+                           "--dbname", url], capture_output=True, text=True, check=True).stdout
+    assert "console_keys" in dump and "v1:" in dump
+    assert "PRIVATE KEY" not in dump
+    assert raw(key).hex() not in dump and base64.b64encode(raw(key)).decode() not in dump
 
 
 def test_a_sealed_key_copied_onto_another_users_row_does_not_open(
