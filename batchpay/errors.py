@@ -16,7 +16,9 @@ escapes the CLI as a traceback.
     │   ├── JournalLocked              another run/rerun holds the journal
     │   ├── AlreadySent                another run made this row's payout request first
     │   ├── JournalServiceMismatch     the journal belongs to another service
-    │   └── JournalTampered            its tables disagree with its hash chain
+    │   ├── JournalTampered            its tables disagree with its hash chain
+    │   └── SigningKeyLocked           a console signing key in the team's database
+    │                                  cannot be opened here (no chain key, another)
     └── ProviderError                  (batchpay.provider.errors) the service said no or
         ├── AuthError                  could not be reached; each says whether the outcome
         ├── RateLimited                is *definite* (nothing happened) or *ambiguous*
@@ -124,3 +126,9 @@ class JournalServiceMismatch(JournalError):
 class JournalTampered(JournalError):
     """The journal's tables (ledger, payout requests) disagree with its hash chain."""
 
+
+
+class SigningKeyLocked(JournalError):
+    """A console user's signing key, sealed in the team's database with a key derived from
+    the chain key, cannot be opened or made on this host: it holds no chain key, or another
+    one, or the sealed row does not open (changed, or copied from another user's row)."""

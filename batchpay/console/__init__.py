@@ -20,6 +20,8 @@ its own:
     state      where users, sessions and batches are kept, chosen by the journal's address
     state_postgres, batches_postgres
                the same in the journal's PostgreSQL database: two consoles, one team
+    sealed_keys
+               the team's signing keys sealed in that database with the chain key's help
     moving     a file journal's console copied into the database (`journal copy`)
 
 Everything lives beside the journal (its folder's `console/`), or in the journal's

@@ -1,8 +1,9 @@
 """Moving a file journal's console into the PostgreSQL journal it was copied to
 (`batchpay journal copy --to postgresql://…`): the users and their signing keys, and every
 batch with its files and its Pay claim, so that the team's consoles on the database go on
-with the same users (the same keys: plans signed before still verify) and the same
-batches (a batch paid before is still paid once: its claim row comes with it).
+with the same users (the same keys: plans signed before still verify; sealed with the chain
+key, as every key in the team's database is) and the same batches (a batch paid before is
+still paid once: its claim row comes with it).
 
 Done in one transaction after the journal's own copy, into a console that holds nothing
 yet: a database whose console has users or batches already is refused, as the journal's
@@ -19,6 +20,7 @@ from pathlib import Path
 from batchpay.console.accounts import console_folder
 from batchpay.console.batches import _ID
 from batchpay.console.batches_postgres import LOCAL_ONLY
+from batchpay.console.sealed_keys import plain_key, team_seal
 from batchpay.console.state_postgres import (
     BATCHES_LOCK,
     USERS_LOCK,
@@ -59,13 +61,15 @@ def copy_console(local_folder: Path, url: str) -> ConsoleCopied:
                 raise JournalError(f"The console in {db.where} has users or batches already: "
                                    "a console is copied into an empty one only.",
                                    hint="Add the users there with `batchpay users add`.")
+            seal = team_seal(conn) if users else None  # the copy's chain key seals them
             for name, data in users.items():
                 conn.execute("INSERT INTO console_users VALUES (%s, %s)",
                              (name, json.dumps(data, sort_keys=True)))
                 key = folder / "keys" / f"{name}_ed25519"
-                if key.is_file():
+                if key.is_file() and seal is not None:
+                    private = plain_key(name, key.read_text(encoding="ascii"))
                     conn.execute("INSERT INTO console_keys VALUES (%s, %s)",
-                                 (name, key.read_text(encoding="ascii")))
+                                 (name, seal.seal(name, private)))
             for batch in batch_folders:
                 _copy_batch(conn, batch)
     finally:

@@ -6,17 +6,23 @@ journal made before them gets them when a console first opens it):
 
     console_schema_version  the console tables' version (one row per migration applied)
     console_users           a user's roles, password hash and session generation (JSON)
-    console_keys            a user's Ed25519 signing key (OpenSSH text), held by the server
+    console_keys            a user's Ed25519 signing key, held by the server, sealed with a
+                            key derived from the chain key, which the database never holds
+                            (sealed_keys)
     console_links           one-time login links: SHA-256 of the token, the user, when made
-    console_sessions        sessions: SHA-256 of the cookie's id, the user, the form token,
-                            the user's generation, when started and last seen (UTC seconds)
+    console_sessions        sessions: SHA-256 of the cookie's id, the user, SHA-256 of the
+                            form token, the user's generation, when started and last seen
+                            (UTC seconds)
     console_batches         a batch's record (meta.json's JSON)           (batches_postgres)
     console_batch_files     a batch's files: the sheet, checked sheet, plan, signatures,
                             results workbooks (bytea with their SHA-256)   (batches_postgres)
     console_pay_claims      one row per batch whose Pay went ahead        (batches_postgres)
 
-A session's id and a link's token are never stored, only their SHA-256: whoever reads the
-database cannot sign in with them. A user changed or removed on one host has a new
+A session's id, its form token and a link's token are never stored, only their SHA-256:
+whoever reads the database cannot sign in with them, nor post a form in someone's session.
+The form token is derived from the session's id (`form_token`), so every host computes it
+and none stores it. A signing key is stored sealed: without the chain key, a copy of the
+database yields none (sealed_keys). A user changed or removed on one host has a new
 generation, or none, in the database, so its sessions end at their next request on every
 host. State changes that read before they write (a user added, a batch's stage moved, the
 Pay claim) run in a transaction that first takes a transaction-scoped advisory lock, so
@@ -25,8 +31,10 @@ that the hosts' changes follow one another as one process's would.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
+import hmac
 import json
 import threading
 import time
@@ -37,16 +45,25 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from batchpay.clock import stamp
-from batchpay.console.accounts import Accounts, StoredUser
+from batchpay.console.accounts import Accounts, StoredUser, User
+from batchpay.console.sealed_keys import (
+    SEALED_PREFIX,
+    Seal,
+    is_sealed,
+    plain_key,
+    team_seal,
+)
 from batchpay.console.sessions import IDLE_SECONDS, LINK_SECONDS, Session, Sessions, new_secret
-from batchpay.errors import JournalError
+from batchpay.errors import JournalError, SigningKeyLocked
 from batchpay.files import shown_address
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 # 1: users, keys, links, sessions, batches, their files, the Pay claims
-CONSOLE_SCHEMA_VERSION = 1
+# 2: signing keys sealed (sealed_keys; a plain key of version 1 is sealed at its first use),
+#    form tokens derived from the session's id, only their SHA-256 stored
+CONSOLE_SCHEMA_VERSION = 2
 
 # advisory lock keys (with the journal's schema as second key, as the journal's own locks):
 # the journal's are 0x62700001 and 0x62700002
@@ -89,6 +106,13 @@ def value(conn: Conn, sql: str, parameters: tuple[Any, ...] = ()) -> Any:
 
 def hashed(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def form_token(session_id: str) -> str:
+    """A session's form token, derived from its id (HMAC-SHA256, 128 bits): the same on
+    every host, stored nowhere, and telling nothing of the id it comes from."""
+    digest = hmac.new(session_id.encode(), b"batchpay console form token", "sha256").digest()
+    return base64.urlsafe_b64encode(digest[:16]).rstrip(b"=").decode()
 
 
 class ConsoleDatabase:
@@ -215,6 +239,9 @@ class ConsoleDatabase:
                         f"The console's tables in {self.where} were written by a newer "
                         f"batchpay (console schema {version}).",
                         hint="Upgrade batchpay on this host to serve them.")
+                if 0 < version < 2:  # plain form tokens of version 1: their hash only
+                    conn.execute("UPDATE console_sessions SET form_token = "
+                                 "encode(sha256(convert_to(form_token, 'UTF8')), 'hex')")
                 if version < CONSOLE_SCHEMA_VERSION:
                     conn.execute("INSERT INTO console_schema_version VALUES (%s, %s)",
                                  (CONSOLE_SCHEMA_VERSION, stamp()))
@@ -259,6 +286,9 @@ class TeamAccounts(Accounts):
         super().__init__(folder)
         self.db = db
         self._lock = db.locked(USERS_LOCK)
+        # the plain keys of console schema 1 were sealed by this process (an older batchpay
+        # refuses schema 2; one started before it may still write one: sealed at its use)
+        self._swept = False
 
     def _load(self) -> dict[str, StoredUser]:
         with self.db.connection() as conn:
@@ -276,27 +306,52 @@ class TeamAccounts(Accounts):
                              "DO UPDATE SET data = EXCLUDED.data",
                              (name, json.dumps(data, sort_keys=True)))
 
+    def add(self, name: str, roles: tuple[str, ...], password: str | None, *,
+            replace: bool = False) -> User:
+        """As Accounts.add; refused before the user is written when this host cannot seal
+        their key (no chain key, or another one)."""
+        with self.db.connection() as conn:
+            team_seal(conn)
+        return super().add(name, roles, password, replace=replace)
+
     def signing_key(self, name: str) -> Ed25519PrivateKey:
         """The user's key, made once by whichever host needs it first (the others read
-        that one)."""
-        from cryptography.hazmat.primitives import serialization
+        that one), kept sealed (sealed_keys). Keys an earlier batchpay kept plain are
+        sealed at the first use of any key, all of them at once."""
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-        from batchpay import sshsig
-
         with self.db.connection() as conn:
+            seal = team_seal(conn)
+            if not self._swept:
+                self._seal_plain(conn, seal, "")
+                self._swept = True
             row = conn.execute("SELECT private FROM console_keys WHERE name = %s",
                                (name,)).fetchone()
             if row is None:
-                made = sshsig.private_text(Ed25519PrivateKey.generate()).decode()
+                made = seal.seal(name, Ed25519PrivateKey.generate())
                 conn.execute("INSERT INTO console_keys VALUES (%s, %s) ON CONFLICT DO NOTHING",
                              (name, made))
                 row = conn.execute("SELECT private FROM console_keys WHERE name = %s",
                                    (name,)).fetchone()
-        assert row is not None  # made above, by this host or another
-        key = serialization.load_ssh_private_key(str(row[0]).encode(), None)
-        assert isinstance(key, Ed25519PrivateKey)
-        return key
+            assert row is not None  # made above, by this host or another
+            stored = str(row[0])
+            if not is_sealed(stored):  # written meanwhile by a console of schema 1
+                self._seal_plain(conn, seal, name)
+        return seal.open(name, stored) if is_sealed(stored) else plain_key(name, stored)
+
+    @staticmethod
+    def _seal_plain(conn: Conn, seal: Seal, name: str) -> None:
+        """The plain keys of console schema 1 (of every user, or of `name`) sealed."""
+        for plain_name, plain in conn.execute(
+                "SELECT name, private FROM console_keys WHERE private NOT LIKE %s "
+                "AND (name = %s OR %s = '')", (SEALED_PREFIX + "%", name, name)).fetchall():
+            try:
+                sealed = seal.seal(plain_name, plain_key(plain_name, plain))
+            except SigningKeyLocked:
+                continue  # unreadable: refused at its own use, not at the others'
+            # only if still the same plain text: another host may have sealed it first
+            conn.execute("UPDATE console_keys SET private = %s WHERE name = %s AND "
+                         "private = %s", (sealed, plain_name, plain))
 
 
 class TeamSessions(Sessions):
@@ -327,11 +382,13 @@ class TeamSessions(Sessions):
 
     def start(self, user: str, generation: str) -> Session:
         now = self._clock()
-        session = Session(new_secret(), user, new_secret(), generation, now, now)
+        session_id = new_secret()
+        session = Session(session_id, user, form_token(session_id), generation, now, now)
         with self.db.connection() as conn:
             conn.execute("DELETE FROM console_sessions WHERE seen < %s", (now - IDLE_SECONDS,))
             conn.execute("INSERT INTO console_sessions VALUES (%s, %s, %s, %s, %s, %s)",
-                         (hashed(session.id), user, session.form_token, generation, now, now))
+                         (hashed(session.id), user, hashed(session.form_token), generation,
+                          now, now))
         return session
 
     def get(self, session_id: str | None) -> Session | None:
@@ -339,11 +396,11 @@ class TeamSessions(Sessions):
             return None
         key, now = hashed(session_id), self._clock()
         with self.db.connection() as conn:
-            row = conn.execute("SELECT user_name, form_token, generation, started, seen "
+            row = conn.execute("SELECT user_name, generation, started, seen "
                                "FROM console_sessions WHERE id_hash = %s", (key,)).fetchone()
             if row is None:
                 return None
-            user, form_token, generation, started, seen = row
+            user, generation, started, seen = row
             if now - seen > IDLE_SECONDS:
                 conn.execute("DELETE FROM console_sessions WHERE id_hash = %s", (key,))
                 return None
@@ -351,7 +408,7 @@ class TeamSessions(Sessions):
                 conn.execute("UPDATE console_sessions SET seen = %s WHERE id_hash = %s",
                              (now, key))
                 seen = now
-        return Session(session_id, user, form_token, generation, started, seen)
+        return Session(session_id, user, form_token(session_id), generation, started, seen)
 
     def end(self, session_id: str) -> None:
         with self.db.connection() as conn:

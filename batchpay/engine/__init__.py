@@ -112,6 +112,9 @@ if TYPE_CHECKING:
     )
     from batchpay.engine.statement_book import write_statement
     from batchpay.engine.sync import sync_run
+    from batchpay.journal.chain_keys import host_key as host_chain_key
+    from batchpay.journal.chain_keys import key_id as chain_key_id
+    from batchpay.journal.chain_keys import key_path as chain_key_path
     from batchpay.journal.integrity import check as check_journal
     from batchpay.journal.moving import backup_journal, copy_journal
     from batchpay.journal.outbox import AdviceRecord
@@ -233,6 +236,10 @@ _FACE: dict[str, tuple[str, str]] = {
     "check_journal": ("..journal.integrity", "check"),
     "backup_journal": ("..journal.moving", "backup_journal"),
     "copy_journal": ("..journal.moving", "copy_journal"),
+    # the chain key this host holds (the console seals its signing keys with it)
+    "host_chain_key": ("..journal.chain_keys", "host_key"),
+    "chain_key_id": ("..journal.chain_keys", "key_id"),
+    "chain_key_path": ("..journal.chain_keys", "key_path"),
 }
 
 __all__ = [  # sorted; the same names as _FACE's (tests/engine/test_face.py)
@@ -275,6 +282,8 @@ __all__ = [  # sorted; the same names as _FACE's (tests/engine/test_face.py)
     "approve_plan",
     "backup_journal",
     "build_statement",
+    "chain_key_id",
+    "chain_key_path",
     "check_journal",
     "check_release",
     "check_sheet_file",
@@ -292,6 +301,7 @@ __all__ = [  # sorted; the same names as _FACE's (tests/engine/test_face.py)
     "finished_rows",
     "fold",
     "held_rows",
+    "host_chain_key",
     "input_ref",
     "journal_history",
     "journal_in_use",

@@ -103,6 +103,14 @@ def ensure_key() -> bytes:
     return key
 
 
+def host_key(*, make: bool = False) -> bytes | None:
+    """This host's chain key (None: no key file), made first when `make` and there is none.
+    Besides keying journals, it is the secret every host of a team already holds: what else
+    the team keeps in its database under a key of the hosts' (the console's signing keys)
+    is sealed with a key derived from it, never with the chain key itself."""
+    return ensure_key() if make else load_key()
+
+
 def registry_path() -> Path:
     """The list of journals the user's key keys, beside the key file."""
     path = key_path()

@@ -1,8 +1,10 @@
 """Two consoles on one PostgreSQL journal: two `batchpay serve` processes, each a host of its
 own (its own user data folder, the team's chain key copied into it), one database. A batch
 uploaded on one is reviewed, approved and paid on the other; Pay pressed on both at once
-pays once; a session ended on one is refused on the other. Payouts are counted at the
-sandbox over real HTTP."""
+pays once; a session ended on one is refused on the other; a plan signed on one verifies
+on the other, and a third console on a host without the chain key signs nothing (the
+signing keys in the database are sealed with it). Payouts are counted at the sandbox over
+real HTTP."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import pytest
 
 from tests.journal.test_postgresql import host_folder
 from tests.support.e2e import sandbox_payouts
-from tests.support.processes import runner_env
+from tests.support.processes import private_user_folders, runner_env
 from tests.support.sheets import rows, write_sheet
 
 PASSWORD = "correct horse battery"
@@ -225,3 +227,43 @@ def test_a_session_ended_on_one_console_is_refused_on_the_other(
     assert approver.get("/").status_code == 200
     batchpay(a.env, "users", "remove", "abe")
     assert approver.get("/").status_code == 303
+
+
+@pytest.mark.slow
+def test_a_plan_signed_on_one_console_verifies_on_the_other_a_keyless_host_signs_nothing(
+        team: tuple[Any, str, list[Host]], tmp_path: Path) -> None:
+    service, url, (a, b) = team
+    maker_a = sign_in(a, "mia")
+    sheet_rows = rows(4, start=201)
+    batch = upload(maker_a, write_sheet(tmp_path / "january.xlsx", sheet_rows))
+    assert maker_a.post(f"/batches/{batch}/review", **maker_a.form(batch, "review")
+                        ).status_code == 303
+    wait_for(url, batch, "reviewed")  # the plan, signed on A with mia's key
+    # a third console on a host that was never given the team's chain key
+    keyless = tmp_path / "host-c"
+    keyless.mkdir()
+    c = start_host({**a.env, **private_user_folders(keyless)}, keyless)
+    try:
+        approver_c = sign_in(c, "abe")
+        refused = approver_c.post(f"/batches/{batch}/approve",
+                                  **approver_c.form(batch, "approve"))
+        assert refused.status_code == 409, refused.text
+        assert "holds no chain key" in refused.text and "Traceback" not in refused.text
+        assert stage(url, batch) == "reviewed"  # nothing signed there
+    finally:
+        c.proc.terminate()
+        c.proc.wait(15)
+    assert not list(keyless.rglob("chain.key"))  # nor a key of its own made
+    approver_b = sign_in(b, "abe")  # approved on B, with abe's key opened there
+    answer = approver_b.post(f"/batches/{batch}/approve", **approver_b.form(batch, "approve"))
+    assert answer.status_code == 303, answer.text
+    # paid on A: `run --plan` there verifies the signatures made on A and on B
+    assert maker_a.post(f"/batches/{batch}/pay", **maker_a.form(batch, "pay")
+                        ).status_code == 303
+    wait_for(url, batch, "paid")
+    paid = Counter(p["accountNumber"] for p in sandbox_payouts(service.url))
+    assert paid == Counter(r["account_number"] for r in sheet_rows), paid
+    with psycopg.connect(url) as conn:  # and the database holds no key anyone can use
+        keys = dict(conn.execute("SELECT name, private FROM console_keys").fetchall())
+    assert sorted(keys) == ["abe", "mia"]
+    assert all(k.startswith("v1:") and "PRIVATE KEY" not in k for k in keys.values()), keys

@@ -243,6 +243,9 @@ def test_journal_copy_brings_a_file_journals_console_along(postgres: Any,
     team = open_state(load_settings(env={"BATCHPAY_JOURNAL": url}))
     assert team.accounts.authenticate("mia", PASSWORD) is not None
     assert team.accounts.fingerprint("mia") == fingerprint  # the same key: old plans verify
+    with psycopg.connect(url) as conn:  # sealed on its way in, as the team's keys are
+        kept = conn.execute("SELECT private FROM console_keys WHERE name = 'mia'").fetchone()
+    assert kept is not None and kept[0].startswith("v1:") and "PRIVATE KEY" not in kept[0]
     found = team.batches.get(paid.id)
     assert found is not None and found.stage == "paying"
     assert found.sheet.read_bytes() == b"payout_ref,amount\n"
