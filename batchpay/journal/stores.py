@@ -21,6 +21,7 @@ from pathlib import Path
 
 from batchpay.errors import DISK_FULL_HINT, JournalError
 from batchpay.files import create_private, is_database_address, private_dir
+from batchpay.journal.descriptors import keep
 from batchpay.journal.lock import RunLock, file_identity
 from batchpay.journal.store_api import Store
 
@@ -38,11 +39,11 @@ class SqliteStore(Store):
         self._run_lock: RunLock | None = None
         try:
             if self.path is not None:
-                if not self.path.exists():  # never open and close an fd of a database
-                    # another connection of this process has open: closing it would drop
-                    # SQLite's POSIX locks on the file (a console opens several at once)
+                if not self.path.exists():  # made private before SQLite writes a byte
+                    # to it, through the descriptor kept open (never closed: closing one
+                    # would drop SQLite's locks of this process's connections to the file)
                     private_dir(self.path.parent)
-                    create_private(self.path)  # private before SQLite writes a byte to it
+                    keep(self.path, create=True)
                 self._run_lock = RunLock(self.path, file_identity(self.path))
             self.db = self.sqlite = sqlite3.connect(
                 str(path), isolation_level=None, timeout=30, check_same_thread=False)
