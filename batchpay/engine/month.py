@@ -9,7 +9,6 @@ changes this module, not the pages.
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from batchpay.engine.render import row_states as journal_row_states
 from batchpay.engine.statement import CurrencyTotal, Statement, build_statement, totals_by_run
 from batchpay.errors import JournalLocked
 from batchpay.journal.integrity import check as check_journal
+from batchpay.journal.lock import in_use as run_lock_in_use
 from batchpay.journal.outbox import AdviceRecord
 from batchpay.journal.records import LedgerEntry, RunRecord, RunRow
 from batchpay.journal.store import Journal
@@ -144,11 +144,9 @@ def journal_reachable(settings: Settings) -> bool:
 
 
 def journal_in_use(settings: Settings) -> bool:
-    """Whether a run, rerun or sync holds the journal's lock now (a shared lock taken and
-    let go at once: a run starting at that instant would be told to wait). A journal in a
-    database: its run lock (an advisory lock of the database) asked for and let go."""
-    import fcntl  # POSIX: asked only where a lock file is
-
+    """Whether a run, rerun or sync (of this process or another) holds the journal's lock
+    now (a run starting at that instant would be told to wait). A journal in a database: its
+    run lock (an advisory lock of the database) asked for and let go."""
     location = settings.journal
     if isinstance(location, DatabaseURL):
         with Journal(location) as journal:
@@ -158,17 +156,7 @@ def journal_in_use(settings: Settings) -> bool:
                 return True
             journal.unlock()
         return False
-    try:
-        fd = os.open(location, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # closing lets a lock taken go
-    return False
+    return run_lock_in_use(location)
 
 
 def runs_of_input(settings: Settings, input_sha256: str) -> list[str]:

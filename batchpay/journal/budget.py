@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from batchpay.errors import JournalError
-from batchpay.files import create_private, is_database_address, private_dir, shown_address
+from batchpay.files import is_database_address, private_dir, shown_address
+from batchpay.journal.descriptors import keep
 
 Windows = Sequence[tuple[int, float]]  # (at most this many requests, in this many seconds)
 
@@ -106,10 +107,10 @@ class SharedBudget:
                 self._db.execute(INDEX)
         else:
             path = Path(self.where)
-            if not path.exists():  # never open and close an fd of a database this process
-                # has open: closing it would drop SQLite's POSIX locks on the file
+            if not path.exists():  # private before SQLite writes a byte to it, through
+                # the descriptor kept open (closing one would drop SQLite's locks on the file)
                 private_dir(path.parent)
-                create_private(path)  # private before SQLite writes a byte to it
+                keep(path, create=True)
             self._db = sqlite3.connect(self.where, isolation_level=None, timeout=30,
                                        check_same_thread=False)
             self._db.execute("PRAGMA busy_timeout = 30000")

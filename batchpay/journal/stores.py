@@ -20,7 +20,8 @@ import sqlite3
 from pathlib import Path
 
 from batchpay.errors import DISK_FULL_HINT, JournalError
-from batchpay.files import create_private, is_database_address, private_dir
+from batchpay.files import PRIVATE_FILE_MODE, is_database_address, private_dir
+from batchpay.journal.descriptors import keep
 from batchpay.journal.lock import RunLock, file_identity
 from batchpay.journal.store_api import Store
 
@@ -38,11 +39,11 @@ class SqliteStore(Store):
         self._run_lock: RunLock | None = None
         try:
             if self.path is not None:
-                if not self.path.exists():  # never open and close an fd of a database
-                    # another connection of this process has open: closing it would drop
-                    # SQLite's POSIX locks on the file (a console opens several at once)
+                if not self.path.exists():  # made private before SQLite writes a byte
+                    # to it, through the descriptor kept open (never closed: closing one
+                    # would drop SQLite's locks of this process's connections to the file)
                     private_dir(self.path.parent)
-                    create_private(self.path)  # private before SQLite writes a byte to it
+                    keep(self.path, create=True)
                 self._run_lock = RunLock(self.path, file_identity(self.path))
             self.db = self.sqlite = sqlite3.connect(
                 str(path), isolation_level=None, timeout=30, check_same_thread=False)
@@ -92,7 +93,14 @@ class SqliteStore(Store):
 
     def backup(self, out: Path) -> None:
         """SQLite's online backup API: a consistent snapshot, even while a run writes."""
-        create_private(out)  # private before a byte is written
+        try:  # a new file, private before a byte is written: never one opened and closed
+            # here that this process has open (a journal): that would drop SQLite's locks
+            fd = os.open(out, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC,
+                         PRIVATE_FILE_MODE)
+        except FileExistsError:
+            raise JournalError(f"{out} already exists; a backup never replaces a file.",
+                               hint="Give a new file name.") from None
+        os.close(fd)
         target = sqlite3.connect(str(out))
         try:
             self.sqlite.backup(target)
