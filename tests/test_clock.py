@@ -116,3 +116,31 @@ def test_ids_carry_their_utc_second_and_sort_by_it() -> None:
     made = datetime.strptime(run[:15], "%Y%m%d-%H%M%S").replace(tzinfo=UTC)
     assert abs((clock.now() - made).total_seconds()) < 5
     assert len({clock.new_run_id() for _ in range(50)}) > 1
+
+
+def test_stamps_of_now_follow_the_clock_across_seconds_and_threads() -> None:
+    """`stamp()` keeps the current second's text between calls: taken in a row for over a
+    second, and from four threads at once, every stamp is the stored form, parses to the
+    moment it was taken, and later stamps of a thread never sort before earlier ones."""
+    import threading
+    import time as time_module
+
+    problems: list[str] = []
+
+    def stamping() -> None:
+        last = ""
+        until = time_module.monotonic() + 1.2
+        while time_module.monotonic() < until:
+            before = clock.now()
+            text = clock.stamp()
+            after = clock.now()
+            if not (before <= clock.parse(text) <= after) or len(text) != 27 or text < last:
+                problems.append(f"{before} {text} {after} after {last}")
+            last = text
+
+    threads = [threading.Thread(target=stamping) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert problems == []

@@ -302,23 +302,26 @@ class Journal(AdviceOutbox, NoticeOutbox):
     # the steps of record_intent and record_answer, apart so that several calls can be
     # written together, each step of all of them before the next (batchpay.journal.together)
     def claim_attempt(self, ref: str, run_id: str, quote: dict[str, Any], body: dict[str, Any],
-                      expires_at: float) -> Any:
+                      expires_at: float) -> tuple[Any, str]:
         """The attempt's INSERT, sent: it is made only while no payout of the ref may have
         paid (the check and the claim one statement, one wait for a database server). Its
-        answer (the attempt's id, or none) is read by `intent_claimed`."""
+        answer (the attempt's id, or none) is read by `intent_claimed`; with it goes the
+        body's text as stored, whose hash the intent's event carries."""
+        sent = canonical(body)
         return self.db.execute(
             "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
             " quote_expires_at, created_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
             f"(SELECT 1 FROM payouts WHERE payout_ref = ? AND status IN ({_TAKEN_MARKS})) "
             "RETURNING id",
-            (ref, run_id, body["quoteId"], canonical(quote), canonical(body), expires_at,
-             stamp(), ref, *_TAKEN))
+            (ref, run_id, body["quoteId"], canonical(quote), sent, expires_at,
+             stamp(), ref, *_TAKEN)), sent
 
-    def intent_claimed(self, claim: Any, ref: str, run_id: str, details: str,
+    def intent_claimed(self, claim: tuple[Any, str], ref: str, run_id: str, details: str,
                        body: dict[str, Any], seq: int | None, fields: dict[str, Any]) -> int:
         """The rest of an intent once its claim is answered; AlreadySent (nothing written)
         when the claim made no attempt."""
-        made = claim.fetchone()
+        answer, sent = claim
+        made = answer.fetchone()
         if made is None:
             # another run (or a webhook) got there since this run planned the row
             now = self.db.execute("SELECT status FROM payouts WHERE payout_ref = ?",
@@ -330,7 +333,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
         fields.update(quote_id=body["quoteId"], payout_id="", reference_number="", error="")
         self.set_status(ref, SENDING, run_id=run_id, details=details,
                         event=kinds.PAYOUT_INTENT, evidence={
-                            "attempt": attempt_id, "body_sha256": sha256_text(canonical(body))},
+                            "attempt": attempt_id, "body_sha256": sha256_text(sent)},
                         attempt_id=attempt_id, **fields)
         return attempt_id
 
