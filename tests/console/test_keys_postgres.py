@@ -28,15 +28,14 @@ from batchpay.console.state_postgres import ConsoleDatabase, TeamAccounts, TeamS
 from batchpay.errors import SigningKeyLocked
 from batchpay.journal.chain_keys import key_id, key_path, load_key
 from batchpay.journal.store import Journal
+from tests.support.postgres import journal_alone
 
 PASSWORD = "correct horse battery"
 
 
 @pytest.fixture
 def url(postgres: Any) -> str:
-    address = str(postgres.journal_url())
-    Journal(address).close()
-    return address
+    return journal_alone(postgres)
 
 
 @pytest.fixture

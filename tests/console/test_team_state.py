@@ -34,16 +34,14 @@ from batchpay.console.state_postgres import (
 from batchpay.errors import JournalError
 from batchpay.journal.store import Journal
 from batchpay.settings.load import load_settings
+from tests.support.postgres import journal_alone
 
 PASSWORD = "correct horse battery"
 
 
 @pytest.fixture
 def url(postgres: Any) -> str:
-    """A journal made by the journal alone (no console tables yet), as one made before."""
-    address = str(postgres.journal_url())
-    Journal(address).close()
-    return address
+    return journal_alone(postgres)
 
 
 @pytest.fixture

@@ -54,7 +54,8 @@ def test_intents_and_answers_are_written_off_the_event_loop(
     service = cli_sandbox()
     loop_thread = threading.get_ident()  # the CLI runs its event loop on this thread
     writers: list[int] = []
-    for name in ("record_intent", "record_answer"):
+    # the steps every intent and every answer takes, written alone or with their group
+    for name in ("claim_attempt", "find_attempt"):
         real = getattr(Journal, name)
 
         def watched(self: Journal, *args: Any, _real: Any = real, **kwargs: Any) -> Any:

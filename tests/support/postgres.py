@@ -146,3 +146,13 @@ class Server:
             for name in self.made:
                 conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
                     sql.Identifier(name)))
+
+
+def journal_alone(postgres: Cluster) -> str:
+    """The address of a new journal made by the journal alone (no console tables yet), as
+    one made before the console shared its database."""
+    from batchpay.journal.store import Journal
+
+    address = str(postgres.journal_url())
+    Journal(address).close()
+    return address
