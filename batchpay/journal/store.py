@@ -312,9 +312,15 @@ class Journal(AdviceOutbox, NoticeOutbox):
             "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
             " quote_expires_at, created_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
             f"(SELECT 1 FROM payouts WHERE payout_ref = ? AND status IN ({_TAKEN_MARKS})) "
-            "RETURNING id",
-            (ref, run_id, body["quoteId"], canonical(quote), sent, expires_at,
-             stamp(), ref, *_TAKEN)), sent
+            "RETURNING id", (*self.attempt_values(ref, run_id, body["quoteId"], quote, sent,
+                                                  expires_at), ref, *_TAKEN)), sent
+
+    @staticmethod
+    def attempt_values(ref: str, run_id: str, quote_id: str, quote: dict[str, Any], sent: str,
+                       expires_at: float) -> tuple[Any, ...]:
+        """An attempt's columns as claim_attempt writes them: payout_ref, run_id, quote_id,
+        quote_json, body_json, quote_expires_at, created_at."""
+        return (ref, run_id, quote_id, canonical(quote), sent, expires_at, stamp())
 
     def intent_claimed(self, claim: tuple[Any, str], ref: str, run_id: str, details: str,
                        body: dict[str, Any], seq: int | None, fields: dict[str, Any]) -> int:
@@ -360,9 +366,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
                      **fields: Any) -> None:
         """The rest of record_answer once `find_attempt` is answered."""
         r = found.fetchone()
-        self.db.execute(
-            "UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
-            "WHERE id = ?", (stamp(), outcome, http_status, message, attempt_id))
+        self.db.execute(ANSWERED, (stamp(), outcome, http_status, message, attempt_id))
         if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
             status = r[1]  # a webhook about this payout outran its own answer: keep it
         self.set_status(r[0], status, run_id=run_id, event=kinds.payout_event(outcome),
@@ -471,6 +475,10 @@ class Journal(AdviceOutbox, NoticeOutbox):
 
 
 _TAKEN = sorted(MAY_HAVE_PAID)  # the statuses of a ref whose payout may have been made
+TAKEN = tuple(_TAKEN)
+# an attempt's answer, as answer_found writes it (batchpay.journal.together writes many)
+ANSWERED = ("UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
+            "WHERE id = ?")
 _TAKEN_MARKS = ",".join("?" * len(_TAKEN))
 
 

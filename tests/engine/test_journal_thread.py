@@ -55,7 +55,7 @@ def test_intents_and_answers_are_written_off_the_event_loop(
     loop_thread = threading.get_ident()  # the CLI runs its event loop on this thread
     writers: list[int] = []
     # the steps every intent and every answer takes, written alone or with their group
-    for name in ("claim_attempt", "find_attempt"):
+    for name in ("intent_claimed", "answer_found"):
         real = getattr(Journal, name)
 
         def watched(self: Journal, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
