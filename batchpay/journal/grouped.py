@@ -13,9 +13,11 @@ the commit itself fails, every call of the group gets that error (nothing of it 
 written).
 
 A call almost never fails, and two savepoint statements per call cost more than the
-call's own, so a group is first written in one go, without savepoints; on PostgreSQL,
-where every statement is a round trip to the server, its statements are kept and sent
-together: the server is waited for only where a call reads something, and at COMMIT.
+call's own, so a group is first written in one go, without savepoints. On PostgreSQL,
+where every statement is a round trip to the server, its statements travel in psycopg's
+pipeline mode (batchpay.journal.postgres), and a group of intents and answers is written
+step by step, each step one statement for the whole group (batchpay.journal.together):
+the server is waited for a few times a group, and at COMMIT.
 Should any call of it fail (an intent refused, a constraint, a lost connection), that
 attempt is rolled back whole (nothing of it was committed, nothing reported) and the group
 is written again the exact way above, each call in its own savepoint, so that the failing
