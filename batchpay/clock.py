@@ -31,7 +31,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from batchpay.errors import ConfigError
 
 FALLBACK_ZONE = "UTC"
-STORED_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 SHOWN_FORMAT = "%Y-%m-%d %H:%M"
 _ID_FORMAT = "%Y%m%d-%H%M%S-"
 
@@ -47,7 +46,7 @@ def stamp(when: datetime | None = None) -> str:
     if when is None:
         return _stamp_now()
     when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-    # STORED_FORMAT, written by isoformat: a third less time than strftime
+    # the stored form (see the module), written by isoformat: a third less time than strftime
     return when.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 

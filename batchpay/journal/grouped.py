@@ -64,11 +64,10 @@ def _at_once(db: JournalDatabase, calls: Sequence[Call], durable: bool) -> list[
     steps: list[Outcome] | None = None
     committed = False
     try:
-        with db.store.deferring() as deferring:
+        with db.store.deferring():
             with db.transaction(durable=durable):
-                # step by step where the store waits for a server (a file's store has no
-                # waits to save, and the steps' bookkeeping would cost more than it saves)
-                steps = stepwise(db, calls) if deferring and isinstance(db, Journal) else None
+                # step by step where the store waits for a server (stepwise says which)
+                steps = stepwise(db, calls) if isinstance(db, Journal) else None
                 if steps is None:
                     for call in calls:
                         values.append(call.work(*call.args, **(call.kwargs or {})))

@@ -296,8 +296,9 @@ class Journal(AdviceOutbox, NoticeOutbox):
         With `seq`, the run's row `seq` shows this payout_ref's ledger status from now on.
         """
         with self.transaction(durable=True):
-            return self.intent_claimed(self.claim_attempt(ref, run_id, quote, body, expires_at),
-                                       ref, run_id, details, body, seq, fields)
+            claim, sent = self.claim_attempt(ref, run_id, quote, body, expires_at)
+            return self.intent_claimed(claim.fetchone(), sent, ref, run_id, details, body, seq,
+                                       fields)
 
     # the steps of record_intent and record_answer, apart so that several calls can be
     # written together, each step of all of them before the next (batchpay.journal.together)
@@ -305,29 +306,25 @@ class Journal(AdviceOutbox, NoticeOutbox):
                       expires_at: float) -> tuple[Any, str]:
         """The attempt's INSERT, sent: it is made only while no payout of the ref may have
         paid (the check and the claim one statement, one wait for a database server). Its
-        answer (the attempt's id, or none) is read by `intent_claimed`; with it goes the
-        body's text as stored, whose hash the intent's event carries."""
+        answer's row (the attempt's id, or none) goes to `intent_claimed`, with the body's
+        text as stored, whose hash the intent's event carries."""
         sent = canonical(body)
         return self.db.execute(
-            "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
-            " quote_expires_at, created_at) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
-            f"(SELECT 1 FROM payouts WHERE payout_ref = ? AND status IN ({_TAKEN_MARKS})) "
+            f"INSERT INTO attempts ({ATTEMPT_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT "
+            f"EXISTS (SELECT 1 FROM payouts WHERE payout_ref = ? AND status IN ({TAKEN_MARKS})) "
             "RETURNING id", (*self.attempt_values(ref, run_id, body["quoteId"], quote, sent,
-                                                  expires_at), ref, *_TAKEN)), sent
+                                                  expires_at), ref, *TAKEN)), sent
 
     @staticmethod
     def attempt_values(ref: str, run_id: str, quote_id: str, quote: dict[str, Any], sent: str,
                        expires_at: float) -> tuple[Any, ...]:
-        """An attempt's columns as claim_attempt writes them: payout_ref, run_id, quote_id,
-        quote_json, body_json, quote_expires_at, created_at."""
+        """An attempt's ATTEMPT_COLUMNS as claim_attempt writes them."""
         return (ref, run_id, quote_id, canonical(quote), sent, expires_at, stamp())
 
-    def intent_claimed(self, claim: tuple[Any, str], ref: str, run_id: str, details: str,
+    def intent_claimed(self, made: Any, sent: str, ref: str, run_id: str, details: str,
                        body: dict[str, Any], seq: int | None, fields: dict[str, Any]) -> int:
-        """The rest of an intent once its claim is answered; AlreadySent (nothing written)
-        when the claim made no attempt."""
-        answer, sent = claim
-        made = answer.fetchone()
+        """The rest of an intent once its claim is answered (`made`: the row of the
+        attempt's id, None when none was made: then AlreadySent, nothing written)."""
         if made is None:
             # another run (or a webhook) got there since this run planned the row
             now = self.db.execute("SELECT status FROM payouts WHERE payout_ref = ?",
@@ -352,20 +349,24 @@ class Journal(AdviceOutbox, NoticeOutbox):
                       http_status: int | None = None, message: str = "", **fields: Any) -> None:
         """The answer to an attempt, and the payout_ref's resulting status, in one transaction."""
         with self.transaction():
-            self.answer_found(self.find_attempt(attempt_id), attempt_id, outcome, status=status,
-                              run_id=run_id, http_status=http_status, message=message, **fields)
+            self.answer_found(self.attempt_refs([attempt_id])[attempt_id], attempt_id, outcome,
+                              status=status, run_id=run_id, http_status=http_status,
+                              message=message, **fields)
 
-    def find_attempt(self, attempt_id: int) -> Any:
-        """The attempt's payout_ref and that ref's status, asked (read by `answer_found`)."""
-        return self.db.execute(
-            "SELECT a.payout_ref, p.status FROM attempts a JOIN payouts p "
-            "ON p.payout_ref = a.payout_ref WHERE a.id = ?", (attempt_id,))
+    def attempt_refs(self, attempt_ids: list[int]) -> dict[int, tuple[str, str]]:
+        """Each attempt's (payout_ref, that ref's status), asked in one statement."""
+        if not attempt_ids:
+            return {}
+        return {int(r[0]): (r[1], r[2]) for r in self.db.execute(
+            "SELECT a.id, a.payout_ref, p.status FROM attempts a JOIN payouts p ON "
+            f"p.payout_ref = a.payout_ref WHERE a.id IN ({','.join('?' * len(attempt_ids))})",
+            attempt_ids).fetchall()}
 
-    def answer_found(self, found: Any, attempt_id: int, outcome: str, *, status: str,
+    def answer_found(self, r: tuple[str, str], attempt_id: int, outcome: str, *, status: str,
                      run_id: str = "", http_status: int | None = None, message: str = "",
                      **fields: Any) -> None:
-        """The rest of record_answer once `find_attempt` is answered."""
-        r = found.fetchone()
+        """The rest of record_answer once `attempt_refs` has answered: `r` is the attempt's
+        (payout_ref, status)."""
         self.db.execute(ANSWERED, (stamp(), outcome, http_status, message, attempt_id))
         if r[1] in RANK and status in RANK and not moves_forward(r[1], status):
             status = r[1]  # a webhook about this payout outran its own answer: keep it
@@ -474,12 +475,14 @@ class Journal(AdviceOutbox, NoticeOutbox):
             self._event(kind, run_id=run_id, data=data)
 
 
-_TAKEN = sorted(MAY_HAVE_PAID)  # the statuses of a ref whose payout may have been made
-TAKEN = tuple(_TAKEN)
-# an attempt's answer, as answer_found writes it (batchpay.journal.together writes many)
+TAKEN = tuple(sorted(MAY_HAVE_PAID))  # the statuses of a ref whose payout may have been made
+TAKEN_MARKS = ",".join("?" * len(TAKEN))
+# the columns a claim writes (Journal.attempt_values), and an attempt's answer as
+# answer_found writes it (batchpay.journal.together writes many of each at once)
+ATTEMPT_COLUMNS = ("payout_ref, run_id, quote_id, quote_json, body_json, quote_expires_at, "
+                   "created_at")
 ANSWERED = ("UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
             "WHERE id = ?")
-_TAKEN_MARKS = ",".join("?" * len(_TAKEN))
 
 
 def journal_holds_event(path: Path | str, digest: str) -> bool:

@@ -28,7 +28,7 @@ from typing import Any
 from batchpay.errors import AlreadySent
 from batchpay.journal.calls import Call, Outcome
 from batchpay.journal.records import canonical
-from batchpay.journal.store import ANSWERED, TAKEN, Journal
+from batchpay.journal.store import ANSWERED, ATTEMPT_COLUMNS, TAKEN, TAKEN_MARKS, Journal
 
 
 def stepwise(journal: Journal, calls: Sequence[Call]) -> list[Outcome] | None:
@@ -55,11 +55,10 @@ def stepwise(journal: Journal, calls: Sequence[Call]) -> list[Outcome] | None:
     real = journal.db
     journal.db = inserts = Inserts(real)
     try:
-        found = _found(real, attempts)
+        found = journal.attempt_refs(attempts)
         for i in answers:
             call = calls[i]
-            journal.answer_found(_Read(found.get(call.args[0])), *call.args,
-                                 **(call.kwargs or {}))
+            journal.answer_found(found[call.args[0]], *call.args, **(call.kwargs or {}))
         claimed = _claimed(real, journal, [calls[i] for i in intents])
         linked: dict[str, list[int]] = {}
         for i in intents:
@@ -69,7 +68,7 @@ def stepwise(journal: Journal, calls: Sequence[Call]) -> list[Outcome] | None:
             made, sent = claimed[ref]
             try:
                 outcomes[i] = Outcome(value=journal.intent_claimed(
-                    (_Read(made), sent), ref, run_id, details, body, None, kwargs))
+                    made, sent, ref, run_id, details, body, None, kwargs))
             except AlreadySent as refused:  # its claim made nothing: nothing of it to undo
                 outcomes[i] = Outcome(error=refused)
                 continue
@@ -81,17 +80,6 @@ def stepwise(journal: Journal, calls: Sequence[Call]) -> list[Outcome] | None:
     finally:
         journal.db = real
     return outcomes
-
-
-def _found(db: Any, attempts: list[int]) -> dict[int, Any]:
-    """Each attempt's (payout_ref, that ref's status), asked in one statement."""
-    if not attempts:
-        return {}
-    rows = db.execute(
-        "SELECT a.id, a.payout_ref, p.status FROM attempts a JOIN payouts p "
-        f"ON p.payout_ref = a.payout_ref WHERE a.id IN ({','.join('?' * len(attempts))})",
-        attempts).fetchall()
-    return {int(r[0]): (r[1], r[2]) for r in rows}
 
 
 def _claimed(db: Any, journal: Journal, intents: list[Call]) -> dict[str, tuple[Any, str]]:
@@ -108,27 +96,14 @@ def _claimed(db: Any, journal: Journal, intents: list[Call]) -> dict[str, tuple[
         values += journal.attempt_values(ref, run_id, body["quoteId"], quote, sent[ref],
                                          expires_at)
     rows = db.execute(
-        "INSERT INTO attempts (payout_ref, run_id, quote_id, quote_json, body_json,"
-        " quote_expires_at, created_at) SELECT v.payout_ref, v.run_id, v.quote_id,"
+        f"INSERT INTO attempts ({ATTEMPT_COLUMNS}) SELECT v.payout_ref, v.run_id, v.quote_id,"
         " v.quote_json, v.body_json, v.quote_expires_at::double precision, v.created_at FROM"
-        f" (VALUES {', '.join(['(?, ?, ?, ?, ?, ?, ?)'] * len(intents))}) AS v(payout_ref,"
-        " run_id, quote_id, quote_json, body_json, quote_expires_at, created_at)"
-        " WHERE NOT EXISTS (SELECT 1 FROM payouts p WHERE p.payout_ref = v.payout_ref AND"
-        f" p.status IN ({','.join('?' * len(TAKEN))})) RETURNING payout_ref, id",
+        f" (VALUES {', '.join(['(?, ?, ?, ?, ?, ?, ?)'] * len(intents))}) AS"
+        f" v({ATTEMPT_COLUMNS}) WHERE NOT EXISTS (SELECT 1 FROM payouts p WHERE"
+        f" p.payout_ref = v.payout_ref AND p.status IN ({TAKEN_MARKS})) RETURNING payout_ref, id",
         (*values, *TAKEN)).fetchall()
     made = {r[0]: (r[1],) for r in rows}
     return {ref: (made.get(ref), text) for ref, text in sent.items()}
-
-
-class _Read:
-    """One row read already, handed to a step as the cursor it reads (None: no row)."""
-
-    def __init__(self, row: Any) -> None:
-        self.row = row
-
-    def fetchone(self) -> Any:
-        row, self.row = self.row, None
-        return row
 
 
 class Inserts:
@@ -157,9 +132,6 @@ class Inserts:
             return None
         return self.db.execute(sql, parameters)
 
-    def executemany(self, sql: str, parameters: Any, /) -> Any:
-        return self.db.executemany(sql, parameters)
-
     def send(self) -> None:
         """Every row kept, in the order kept, one statement per kind (and per 50 rows)."""
         for sql, rows in self.kept.items():
@@ -178,11 +150,6 @@ class Inserts:
                 self.db.execute(f"{head}VALUES {values}{rest}",
                                 [value for row in chunk for value in row])
         self.kept.clear()
-
-
-def _claim(journal: Journal, call: Call) -> Any:
-    ref, run_id, _, quote, body, expires_at = call.args
-    return journal.claim_attempt(ref, run_id, quote, body, expires_at)
 
 
 def _is(work: Callable[..., Any], journal: Journal, method: Callable[..., Any]) -> bool:
