@@ -131,11 +131,11 @@ def request_bytes(method: str, target: bytes, headers: Sequence[HeaderPair],
 class _Answer:
     """An answer being read: its head once whole, then its body as its framing says."""
 
-    __slots__ = ("status", "reason", "headers", "version", "framing", "length", "keeps")
+    __slots__ = ("status", "reason", "headers", "framing", "length", "keeps")
 
     def __init__(self, status: int, reason: bytes, headers: list[HeaderPair],
                  version: int) -> None:
-        self.status, self.reason, self.headers, self.version = status, reason, headers, version
+        self.status, self.reason, self.headers = status, reason, headers
         names = {name.lower(): value for name, value in headers}
         coding = names.get(b"transfer-encoding")
         lengths = {value.strip() for name, value in headers
