@@ -24,6 +24,7 @@ from batchpay.console.app import create_app
 from batchpay.sandbox.server import RunningSandbox
 from batchpay.settings.load import load_settings, settings_files
 from batchpay.settings.model import Settings
+from tests.support.e2e import form_fields
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 PASSWORD = "correct horse battery"
@@ -63,18 +64,7 @@ class Signed:
         it: the page read now, the form's hidden fields (the form token, the plan it shows),
         the short code typed for Approve, the box ticked for Pay; `fields` over these. With
         no such form on the page, the form token alone."""
-        page = self.http.get(f"/batches/{batch}").text
-        form = re.search(rf'<form method="post" action="/batches/{batch}/{action}".*?</form>',
-                         page, re.S)
-        values: dict[str, Any] = {}
-        if form is not None:
-            values = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"',
-                                     form.group(0)))
-            code = re.search(r"short code <strong>([0-9A-Z-]+)</strong>", page)
-            if action == "approve" and code is not None:
-                values["code"] = code.group(1)
-            if action == "pay":
-                values["confirm"] = "yes"
+        values = form_fields(self.http.get(f"/batches/{batch}").text, batch, action) or {}
         return self.post(f"/batches/{batch}/{action}", **{**values, **fields})
 
     def upload(self, sample: str | Path, data: bytes | None = None) -> Any:

@@ -26,7 +26,7 @@ import psycopg
 import pytest
 
 from tests.journal.test_postgresql import host_folder
-from tests.support.e2e import sandbox_payouts
+from tests.support.e2e import form_fields, sandbox_payouts
 from tests.support.processes import private_user_folders, runner_env
 from tests.support.sheets import rows, write_sheet
 
@@ -61,16 +61,8 @@ class Browser:
     def form(self, batch: str, action: str) -> dict[str, str]:
         """The batch page's form for `action`, as a browser would send it."""
         page = self.get(f"/batches/{batch}").text
-        found = re.search(rf'<form method="post" action="/batches/{batch}/{action}".*?</form>',
-                          page, re.S)
-        assert found is not None, page[-3000:]
-        values = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"',
-                                 found.group(0)))
-        code = re.search(r"short code <strong>([0-9A-Z-]+)</strong>", page)
-        if action == "approve" and code is not None:
-            values["code"] = code.group(1)
-        if action == "pay":
-            values["confirm"] = "yes"
+        values = form_fields(page, batch, action)
+        assert values is not None, page[-3000:]
         return values
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,3 +80,21 @@ def edit_results(path: Path, ref: str, **cells: Any) -> None:
             for name, value in cells.items():
                 r[header.index(name)].value = value
     wb.save(path)
+
+
+def form_fields(page: str, batch: str, action: str) -> dict[str, str] | None:
+    """A batch page's form for `action` (approve, reject, pay) as a browser sends it: its
+    hidden fields (the form token, the plan it shows), the short code typed for Approve,
+    the box ticked for Pay; None when the page has no such form."""
+    form = re.search(rf'<form method="post" action="/batches/{batch}/{action}".*?</form>',
+                     page, re.S)
+    if form is None:
+        return None
+    values = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"',
+                             form.group(0)))
+    code = re.search(r"short code <strong>([0-9A-Z-]+)</strong>", page)
+    if action == "approve" and code is not None:
+        values["code"] = code.group(1)
+    if action == "pay":
+        values["confirm"] = "yes"
+    return values
