@@ -167,12 +167,16 @@ class Journal(AdviceOutbox, NoticeOutbox):
                             (*[_text(v) for v in fields.values()], run_id, seq))
 
     def link_run_rows(self, run_id: str, seqs: Iterable[int]) -> None:
+        """The run's rows `seqs` linked to their ledger rows. The seqs' span is said too: a
+        database server that has no statistics of the run's rows yet (PostgreSQL, during
+        the run that wrote them) would otherwise read every row of the run to find these."""
         wanted = list(seqs)
         with self.transaction():
             for i in range(0, len(wanted), 500):  # one statement per 500 rows
                 chunk = wanted[i : i + 500]
-                self.db.execute("UPDATE run_rows SET linked = 1 WHERE run_id = ? AND seq IN "
-                                f"({','.join('?' * len(chunk))})", (run_id, *chunk))
+                self.db.execute("UPDATE run_rows SET linked = 1 WHERE run_id = ? AND seq "
+                                f"BETWEEN ? AND ? AND seq IN ({','.join('?' * len(chunk))})",
+                                (run_id, min(chunk), max(chunk), *chunk))
 
     def finish_run(self, run_id: str, outcome: str, exit_code: int, info: dict[str, Any]) -> None:
         with self.transaction():

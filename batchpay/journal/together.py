@@ -85,7 +85,10 @@ def stepwise(journal: Journal, calls: Sequence[Call]) -> list[Outcome] | None:
 def _claimed(db: Any, journal: Journal, intents: list[Call]) -> dict[str, tuple[Any, str]]:
     """payout_ref → (its new attempt's id as a row, or None; its body's text), every claim
     of the group one statement: an attempt is made for each ref no payout of which may have
-    paid, as claim_attempt makes it."""
+    paid, as claim_attempt makes it. Each ref's status is asked by its key (a subquery per
+    ref; payout_ref is the ledger's key, so there is at most one): the NOT EXISTS of one
+    claim becomes a join here, which a server without statistics of a ledger that grew
+    during the run makes by reading the whole ledger, once per group."""
     if not intents:
         return {}
     values: list[Any] = []
@@ -99,8 +102,8 @@ def _claimed(db: Any, journal: Journal, intents: list[Call]) -> dict[str, tuple[
         f"INSERT INTO attempts ({ATTEMPT_COLUMNS}) SELECT v.payout_ref, v.run_id, v.quote_id,"
         " v.quote_json, v.body_json, v.quote_expires_at::double precision, v.created_at FROM"
         f" (VALUES {', '.join(['(?, ?, ?, ?, ?, ?, ?)'] * len(intents))}) AS"
-        f" v({ATTEMPT_COLUMNS}) WHERE NOT EXISTS (SELECT 1 FROM payouts p WHERE"
-        f" p.payout_ref = v.payout_ref AND p.status IN ({TAKEN_MARKS})) RETURNING payout_ref, id",
+        f" v({ATTEMPT_COLUMNS}) WHERE COALESCE((SELECT p.status FROM payouts p WHERE"
+        f" p.payout_ref = v.payout_ref), '') NOT IN ({TAKEN_MARKS}) RETURNING payout_ref, id",
         (*values, *TAKEN)).fetchall()
     made = {r[0]: (r[1],) for r in rows}
     return {ref: (made.get(ref), text) for ref, text in sent.items()}
