@@ -17,6 +17,7 @@ from batchpay.clock import stamp
 from batchpay.journal.grouped import Call, run_grouped
 from batchpay.journal.records import RunRecord, RunRow
 from batchpay.journal.store import Journal
+from batchpay.statuses import Status
 
 RUN_ID = "20261127-090000-reads"
 ROWS = 2000
@@ -63,7 +64,7 @@ def test_a_group_reads_its_own_rows_not_the_run_paid_before_it(postgres: Any) ->
             RunRecord(id=RUN_ID, kind="run", started_at=stamp(), sheet="nov.xlsx",
                       input_sha256="0" * 64, input_columns=["payout_ref"]),
             [RunRow(seq=i, row=i + 2, payout_ref=f"ref-{i:04d}", inputs=[str(i)],
-                    status="PENDING") for i in range(ROWS)])
+                    status=Status.PENDING) for i in range(ROWS)])
         attempts: dict[int, int] = {}
         last: list[int] = []
         for start in range(0, ROWS, WAVE):
