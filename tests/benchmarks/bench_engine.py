@@ -42,7 +42,13 @@ instead, a team's, where the figures are to hold: each run gets a new schema the
 batchpay_bench_..., all dropped at the end; USER needs CREATE on DB). Without it, the
 target is the share of the latency bound (90%).
 The bare client's own CPU per payout (this process's) is printed beside its rate: the part
-of a run's CPU that the HTTP client takes.
+of a run's CPU that the HTTP client takes. The bare client runs right after each engine run
+at the highest concurrency, and the share held against the target is the median of these
+pairs' shares: this host's speed drifts by 10-30 % from one minute to the next, and a
+share of two medians measured minutes apart measures that drift as well. With the
+journal's own PostgreSQL cluster (`--store postgresql`), the cluster's CPU per payout over
+the paying phase is printed too: it shares the machine's cores with the run and the
+sandbox.
 
 The run process's CPU per payout (start-up, reading the sheet and writing the results
 included) must stay at or under 4 ms (the median, with --repeat): CPU time, not wall time,
@@ -78,6 +84,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: te
 from tests.support.processes import (  # noqa: E402
     SANDBOX_PIDS,
     cpu_seconds,
+    family_cpu_seconds,
     runner_env,
     sandbox_process,
 )
@@ -132,14 +139,18 @@ class StatsSampler:
 
 
 class CpuTrace:
-    """Samples the CPU time used so far by the run process and the sandbox process, every
-    `interval` seconds, with the wall-clock time (the sandbox's payouts are stamped in it):
-    the CPU each spent between two moments of the run (`between`), e.g. over its steady
-    paying phase, without the start-up and the results that a whole run's figure holds."""
+    """Samples the CPU time used so far by the run process, the sandbox process and (given
+    its postmaster's pid) a PostgreSQL cluster, every `interval` seconds, with the
+    wall-clock time (the sandbox's payouts are stamped in it): the CPU each spent between
+    two moments of the run (`between`), e.g. over its steady paying phase, without the
+    start-up and the results that a whole run's figure holds."""
 
-    def __init__(self, pids: tuple[int, int | None], interval: float = 0.01) -> None:
-        self.pids, self.interval = pids, interval
-        self.samples: list[tuple[float, float, float]] = []  # (time, run cpu, sandbox cpu)
+    def __init__(self, pids: tuple[int, int | None], interval: float = 0.01,
+                 database: int | None = None) -> None:
+        self.pids, self.interval, self.database = pids, interval, database
+        # (time, run cpu, sandbox cpu, database cpu)
+        self.samples: list[tuple[float, float, float, float]] = []
+        self._seen: dict[int, float] = {}  # the database's processes: CPU when last seen
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
@@ -149,7 +160,9 @@ class CpuTrace:
         while not self._stop.is_set():
             try:
                 self.samples.append((time.time(), cpu_seconds(run),
-                                     cpu_seconds(sandbox) if sandbox else math.nan))
+                                     cpu_seconds(sandbox) if sandbox else math.nan,
+                                     family_cpu_seconds(self.database, self._seen)
+                                     if self.database else math.nan))
             except (OSError, IndexError):  # the run process has ended
                 return
             self._stop.wait(self.interval)
@@ -158,21 +171,24 @@ class CpuTrace:
         self._stop.set()
         self._thread.join()
 
-    def at(self, when: float) -> tuple[float, float]:
-        """(run, sandbox) CPU seconds at `when`, interpolated between the samples around it."""
+    def at(self, when: float) -> tuple[float, float, float]:
+        """(run, sandbox, database) CPU seconds at `when`, interpolated between the samples
+        around it."""
         samples = self.samples
         if not samples or when < samples[0][0] or when > samples[-1][0]:
-            return math.nan, math.nan
-        for (t0, r0, s0), (t1, r1, s1) in zip(samples, samples[1:], strict=False):
-            if t0 <= when <= t1:
-                f = (when - t0) / (t1 - t0) if t1 > t0 else 0.0
-                return r0 + f * (r1 - r0), s0 + f * (s1 - s0)
-        return samples[-1][1], samples[-1][2]
+            return math.nan, math.nan, math.nan
+        for before, after in zip(samples, samples[1:], strict=False):
+            if before[0] <= when <= after[0]:
+                f = (when - before[0]) / (after[0] - before[0]) if after[0] > before[0] else 0.0
+                run, sandbox, database = (a + f * (b - a) for a, b in
+                                          zip(before[1:], after[1:], strict=True))
+                return run, sandbox, database
+        return samples[-1][1], samples[-1][2], samples[-1][3]
 
-    def between(self, start: float, end: float) -> tuple[float, float]:
-        """(run, sandbox) CPU seconds spent from `start` to `end`."""
-        (r0, s0), (r1, s1) = self.at(start), self.at(end)
-        return r1 - r0, s1 - s0
+    def between(self, start: float, end: float) -> tuple[float, float, float]:
+        """(run, sandbox, database) CPU seconds spent from `start` to `end`."""
+        first, last = self.at(start), self.at(end)
+        return last[0] - first[0], last[1] - first[1], last[2] - first[2]
 
 
 @dataclass
@@ -207,7 +223,8 @@ def created_seconds(payouts: list[dict[str, Any]]) -> list[float]:
 
 def run_batch(url: str, sheet: Path, work: Path, *extra: str, timeout: float = 600,
               journal_dir: Path | None = None, sample: bool = False,
-              new_journal: Callable[[], str] | None = None) -> RunFigures:
+              new_journal: Callable[[], str] | None = None,
+              database_pid: int | None = None) -> RunFigures:
     """`batchpay run SHEET` as a subprocess on a reset sandbox, with a journal of its own
     (a new file, or the database address `new_journal` gives).
 
@@ -227,7 +244,7 @@ def run_batch(url: str, sheet: Path, work: Path, *extra: str, timeout: float = 6
     with StatsSampler(url, enabled=sample) as sampler, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen(args, env=runner_env(url, journal, folder=work), cwd=work,
                                    stdout=subprocess.DEVNULL, stderr=err, text=True)
-        trace = CpuTrace((process.pid, sandbox_pid))
+        trace = CpuTrace((process.pid, sandbox_pid), database=database_pid)
         try:
             code = process.wait(timeout)
         finally:
@@ -284,15 +301,15 @@ def steady_rate(payouts: list[dict[str, Any]], trim: float = 0.1) -> float:
     return made / span if span > 0 else float("nan")
 
 
-def steady_cpu_ms(figures: RunFigures) -> tuple[float, float]:
-    """Milliseconds of CPU per payout of the run process and of the sandbox over the
-    steady paying phase (`steady_window`): what limits the rate, without start-up and
-    results."""
+def steady_cpu_ms(figures: RunFigures) -> tuple[float, float, float]:
+    """Milliseconds of CPU per payout of the run process, of the sandbox and of the
+    journal's PostgreSQL cluster (NaN: none of ours) over the steady paying phase
+    (`steady_window`): what limits the rate, without start-up and results."""
     start, end, made = steady_window(figures.payouts)
     if not made:
-        return math.nan, math.nan
-    run, sandbox = figures.cpu.between(start, end)
-    return run / made * 1000, sandbox / made * 1000
+        return math.nan, math.nan, math.nan
+    run, sandbox, database = figures.cpu.between(start, end)
+    return run / made * 1000, sandbox / made * 1000, database / made * 1000
 
 
 def client_alone(url: str, n: int, concurrency: int) -> tuple[float, float, float, float]:
@@ -339,7 +356,7 @@ def client_alone(url: str, n: int, concurrency: int) -> tuple[float, float, floa
     made = last - first
     rate = made / (done[last][0] - done[first][0])
     own = (done[last][1] - done[first][1]) * 1000 / made
-    _, sandbox = trace.between(wall_at + done[first][0], wall_at + done[last][0])
+    _, sandbox, _ = trace.between(wall_at + done[first][0], wall_at + done[last][0])
     return rate, cpu_ms, own, sandbox * 1000 / made
 
 
@@ -358,6 +375,23 @@ class Medians:
     sandbox_cpu_ms: float = math.nan
     paying_run_cpu_ms: float = math.nan  # over the steady paying phase only
     paying_sandbox_cpu_ms: float = math.nan
+    paying_database_cpu_ms: float = math.nan  # the journal's own PostgreSQL cluster
+
+
+Figures = tuple[float, float, float, float]  # client_alone's
+
+
+@dataclass(frozen=True)
+class Pair:
+    """An engine run's steady rate and the bare client's figures (client_alone) measured
+    right after it."""
+
+    engine: float
+    client: Figures
+
+    @property
+    def share(self) -> float:
+        return self.engine / self.client[0]
 
 
 def median(values: list[float]) -> float:
@@ -370,14 +404,18 @@ def load_average() -> str:
 
 def bench(url: str, work: Path, n: int | None, latency_ms: float, concurrencies: list[int],
           journal_dir: Path | None = None, repeat: int = 1,
-          new_journal: Callable[[], str] | None = None) -> tuple[bool, Medians]:
+          new_journal: Callable[[], str] | None = None,
+          database_pid: int | None = None,
+          alongside: Callable[[], Figures] | None = None) -> tuple[bool, Medians, list[Pair]]:
     """Each concurrency `repeat` times; returns (all paid exactly once, the medians at the
-    last concurrency)."""
+    last concurrency, and with `alongside` (the bare client) its run made right after each
+    engine run at the last concurrency, paired with that run's rate)."""
     ok = True
+    pairs: list[Pair] = []
     rates: list[float] = []
     run_cpu: list[float] = []
     sandbox_cpu: list[float] = []
-    paying_cpu: list[tuple[float, float]] = []
+    paying_cpu: list[tuple[float, float, float]] = []
     for concurrency in concurrencies:
         count = n or max(100, 50 * concurrency)
         sheet_rows = rows(count)
@@ -387,7 +425,7 @@ def bench(url: str, work: Path, n: int | None, latency_ms: float, concurrencies:
         for _ in range(repeat):
             figures = run_batch(url, sheet, work, "--wait", "0", "--concurrency",
                                 str(concurrency), journal_dir=journal_dir,
-                                new_journal=new_journal)
+                                new_journal=new_journal, database_pid=database_pid)
             wrong = exactly_once(figures.payouts, sheet_rows)
             if figures.exit_code != 0 or wrong:
                 print(f"concurrency={concurrency} FAILED exit={figures.exit_code} {wrong}\n"
@@ -413,10 +451,20 @@ def bench(url: str, work: Path, n: int | None, latency_ms: float, concurrencies:
                   f"run_cpu_ms={run_cpu[-1]:.2f} sandbox_cpu_ms={sandbox_cpu[-1]:.2f} "
                   f"paying_run_cpu_ms={paying_cpu[-1][0]:.2f} "
                   f"paying_sandbox_cpu_ms={paying_cpu[-1][1]:.2f} "
+                  + (f"paying_database_cpu_ms={paying_cpu[-1][2]:.2f} "
+                     if database_pid is not None else "") +
                   f"median_gap_ms={statistics.median(gaps) * 1000:.1f} "
                   f"max_gap_ms={max(gaps) * 1000:.1f} "
                   f"max_in_1s={figures.max_in_1s} load={load_average()}"
                   + (f" other_requests={others}" if others else ""), flush=True)
+            if alongside is not None and concurrency == concurrencies[-1]:
+                # right after the engine's run: the host's speed drifts from minute to
+                # minute, and a share of two runs made far apart measures the drift
+                pairs.append(Pair(rate, alongside()))
+                print(f"  client alone right after: rows_per_s={pairs[-1].client[0]:.1f} "
+                      f"client_cpu_ms={pairs[-1].client[1]:.2f} "
+                      f"paying_sandbox_cpu_ms={pairs[-1].client[3]:.2f}; the engine reaches "
+                      f"{pairs[-1].share:.1%} of it", flush=True)
         if repeat > 1 and rates:
             middle = statistics.median(rates)
             print(f"concurrency={concurrency} median of {len(rates)}: rows_per_s={middle:.1f}"
@@ -425,10 +473,13 @@ def bench(url: str, work: Path, n: int | None, latency_ms: float, concurrencies:
                      f" range={min(rates):.1f}-{max(rates):.1f}")
                   + f" run_cpu_ms={median(run_cpu):.2f} (range {min(run_cpu):.2f}-"
                   f"{max(run_cpu):.2f}) sandbox_cpu_ms={median(sandbox_cpu):.2f} "
-                  f"paying_run_cpu_ms={median([r for r, _ in paying_cpu]):.2f} "
-                  f"paying_sandbox_cpu_ms={median([s for _, s in paying_cpu]):.2f}", flush=True)
+                  f"paying_run_cpu_ms={median([c[0] for c in paying_cpu]):.2f} "
+                  f"paying_sandbox_cpu_ms={median([c[1] for c in paying_cpu]):.2f}"
+                  + (f" paying_database_cpu_ms={median([c[2] for c in paying_cpu]):.2f}"
+                     if database_pid is not None else ""), flush=True)
     return ok, Medians(median(rates), median(run_cpu), median(sandbox_cpu),
-                       median([r for r, _ in paying_cpu]), median([s for _, s in paying_cpu]))
+                       median([c[0] for c in paying_cpu]), median([c[1] for c in paying_cpu]),
+                       median([c[2] for c in paying_cpu])), pairs
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -482,6 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-engine-")))
         new_journal: Callable[[], str] | None = None
+        database_pid: int | None = None
         if args.journal is not None:
             from tests.support.postgres import Server
 
@@ -496,28 +548,34 @@ def main(argv: list[str] | None = None) -> int:
 
             cluster = Cluster(fsync=True)
             stack.callback(cluster.stop)
-            new_journal = cluster.journal_url
+            new_journal, database_pid = cluster.journal_url, cluster.pid()
         url = stack.enter_context(sandbox_process(
             "--latency-ms", f"{args.latency_ms:g}", "--settle-seconds", "0.2"))
-        ok, medians = bench(url, tmp, n, args.latency_ms, concurrencies, args.journal_dir,
-                            args.repeat, new_journal)
-        alone = math.nan
-        if reference:
-            figures = [client_alone(url, n or max(100, 50 * top), top)
-                       for _ in range(args.repeat)]
+        ok, medians, pairs = bench(
+            url, tmp, n, args.latency_ms, concurrencies, args.journal_dir, args.repeat,
+            new_journal, database_pid, alongside=(
+                lambda: client_alone(url, n or max(100, 50 * top), top)) if reference else None)
+        share_of_client = math.nan
+        if pairs:
+            figures = [pair.client for pair in pairs]
+            shares = [pair.share for pair in pairs]
+            share_of_client = statistics.median(shares)
             alone = statistics.median(f[0] for f in figures)
-            print(f"client alone at concurrency {top} (median of {args.repeat}): "
-                  f"rows_per_s={alone:.1f}"
+            print(f"client alone at concurrency {top} (median of {len(pairs)}, each run right "
+                  f"after an engine run): rows_per_s={alone:.1f}"
                   + (f" share={alone / bound:.1%}" if bound else "")
                   + f" client_cpu_ms_per_payout={median([f[1] for f in figures]):.2f}"
                   + f" paying_client_cpu_ms={median([f[2] for f in figures]):.2f}"
                   + f" paying_sandbox_cpu_ms={median([f[3] for f in figures]):.2f}"
-                  + f"; the engine reaches {medians.rows_per_s / alone:.1%} of it", flush=True)
+                  + f"; the engine reaches {share_of_client:.1%} of it (the median of the "
+                  f"pairs' shares, range {min(shares):.1%}-{max(shares):.1%})", flush=True)
     print(f"at concurrency {top} (median of {args.repeat}): run_cpu_ms_per_payout="
           f"{medians.run_cpu_ms:.2f} sandbox_cpu_ms_per_payout={medians.sandbox_cpu_ms:.2f} "
           f"paying: run_cpu_ms={medians.paying_run_cpu_ms:.2f} "
           f"sandbox_cpu_ms={medians.paying_sandbox_cpu_ms:.2f} "
-          f"load={load_average()}", flush=True)
+          + ("" if math.isnan(medians.paying_database_cpu_ms) else
+             f"database_cpu_ms={medians.paying_database_cpu_ms:.2f} ")
+          + f"load={load_average()}", flush=True)
     if not ok:
         return 1
     if args.short:
@@ -525,7 +583,7 @@ def main(argv: list[str] | None = None) -> int:
     missed = []
     # with --reference (always at latency 0), the share of the bare client; else of the bound
     if reference:
-        share, of, target = (medians.rows_per_s / alone, "the bare client",
+        share, of, target = (share_of_client, "the bare client",
                              TARGET_CLIENT_SHARE[args.store])
     else:
         assert bound is not None

@@ -30,23 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: te
 import tests.support  # noqa: E402,F401  (the working tree first on the path)
 
 
-def server_cpu(data: Path) -> float:
-    """CPU seconds (user + system) used so far by the cluster whose data folder is `data`:
-    its postmaster and every process it started (the journal's connection among them)."""
-    from tests.support.processes import cpu_seconds
-
-    postmaster = int((data / "postmaster.pid").read_text().split()[0])
-    total = cpu_seconds(postmaster)
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            if parent == postmaster:
-                total += cpu_seconds(int(stat.parent.name))
-        except (OSError, ValueError, IndexError):  # ended meanwhile
-            continue
-    return total
-
-
 def rows(journal: Any, run_id: str, n: int) -> None:
     from batchpay.clock import stamp
     from batchpay.journal.records import RunRecord, RunRow
@@ -100,6 +83,7 @@ def measure(n: int, group: int, store: str, folder: Path | None) -> int:
         os.environ["XDG_DATA_HOME"] = str(tmp / "data")
         from batchpay.journal.grouped import run_grouped
         from batchpay.journal.store import Journal
+        from tests.support.processes import family_cpu_seconds
 
         cluster = None
         if store == "postgresql":
@@ -134,7 +118,7 @@ def measure(n: int, group: int, store: str, folder: Path | None) -> int:
                 return real_db.executemany(*a, **k)
 
         journal.db = Counting()
-        server_before = server_cpu(cluster.data) if cluster else 0.0
+        server_before = family_cpu_seconds(cluster.pid()) if cluster else 0.0
         cpu0, wall0 = time.process_time(), time.perf_counter()
         attempts: dict[int, int] = {}
         groups = 0
@@ -155,7 +139,7 @@ def measure(n: int, group: int, store: str, folder: Path | None) -> int:
         run_grouped(journal, [calls_for(journal, run_id, i, attempts[i])
                               for i in pending_answers])
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-        server = (server_cpu(cluster.data) - server_before) if cluster else float("nan")
+        server = (family_cpu_seconds(cluster.pid()) - server_before) if cluster else float("nan")
         journal.db = real_db
         ok = journal.verify()
         print(f"store={store} rows={n} group={group} "

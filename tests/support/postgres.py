@@ -85,6 +85,10 @@ class Cluster:
         """The address of a new, empty journal: a schema of its own."""
         return new_schema(self.url(), f"journal_{next(self._names)}")
 
+    def pid(self) -> int:
+        """The postmaster's process id (every server process of the cluster is its child)."""
+        return int((self.data / "postmaster.pid").read_text().split()[0])
+
     def stop(self) -> None:
         try:
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -26,6 +27,18 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time a running process has used so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def family_cpu_seconds(parent: int, seen: dict[int, float] | None = None) -> float:
+    """User + system CPU time used so far by a running process and the processes it started
+    (a PostgreSQL cluster: its postmaster and every server process). With `seen`, kept
+    between calls, a child that has ended since is still counted, as it was last seen."""
+    seen = {} if seen is None else seen
+    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    for pid in [parent, *map(int, children)]:
+        with contextlib.suppress(OSError, IndexError, ValueError):  # ended meanwhile
+            seen[pid] = cpu_seconds(pid)
+    return sum(seen.values())
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
