@@ -100,12 +100,16 @@ def main() -> int:
     history = 300 if args.short else args.history
     [window] = parse_windows(args.limit)
     per_second = window.limit / window.seconds
-    running = start_in_thread(SandboxConfig(port=0, rate_limit=args.limit, settle_seconds=0.1))
+    config = SandboxConfig(port=0, rate_limit=args.limit, settle_seconds=0.1)
+    running = start_in_thread(config)
     failed = False
     try:
         started = time.perf_counter()
         seed(running, history)
         print(f"seeded history={history} in {time.perf_counter() - started:.1f} s")
+        # the history settled (the documented reading counts one page of PENDING): the
+        # last payouts seeded are PENDING for settle_seconds
+        time.sleep(config.settle_seconds * 2)
         def spent() -> Pacer:
             pacer = KeptWindows(windows=args.limit)
             for _ in range(window.limit):  # the run's own requests used the whole window
