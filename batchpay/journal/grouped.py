@@ -16,8 +16,8 @@ A call almost never fails, and two savepoint statements per call cost more than 
 call's own, so a group is first written in one go, without savepoints. On PostgreSQL,
 where every statement is a round trip to the server, its statements travel in psycopg's
 pipeline mode (batchpay.journal.postgres), and a group of intents and answers is written
-step by step, each step one statement for the whole group (batchpay.journal.together):
-the server is waited for a few times a group, and at COMMIT.
+in two statements, its questions and its writes (batchpay.journal.together): the server is
+waited for once before COMMIT.
 Should any call of it fail (an intent refused, a constraint, a lost connection), that
 attempt is rolled back whole (nothing of it was committed, nothing reported) and the group
 is written again the exact way above, each call in its own savepoint, so that the failing
@@ -66,7 +66,7 @@ def _at_once(db: JournalDatabase, calls: Sequence[Call], durable: bool) -> list[
     try:
         with db.store.deferring():
             with db.transaction(durable=durable):
-                # step by step where the store waits for a server (stepwise says which)
+                # in two statements where the store waits for a server (stepwise says which)
                 steps = stepwise(db, calls) if isinstance(db, Journal) else None
                 if steps is None:
                     for call in calls:

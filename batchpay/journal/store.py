@@ -88,8 +88,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
         (`chain_key`), so that a journal stripped of its key is seen to have had one. `at`:
         the stored time of the change it records (default now)."""
         assert self._depth, "events are written inside a transaction"
-        last = self.last_event or self.db.execute(
-            "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        last = self.last_event or self.db.execute(LAST_EVENT).fetchone()
         seq = (last[0] + 1) if last else 1
         prev = last[1] if last else GENESIS
         key = self._chain.for_writing(seq)
@@ -362,9 +361,7 @@ class Journal(AdviceOutbox, NoticeOutbox):
         if not attempt_ids:
             return {}
         return {int(r[0]): (r[1], r[2]) for r in self.db.execute(
-            "SELECT a.id, a.payout_ref, p.status FROM attempts a JOIN payouts p ON "
-            f"p.payout_ref = a.payout_ref WHERE a.id IN ({','.join('?' * len(attempt_ids))})",
-            attempt_ids).fetchall()}
+            attempt_refs_query(len(attempt_ids)), attempt_ids).fetchall()}
 
     def answer_found(self, r: tuple[str, str], attempt_id: int, outcome: str, *, status: str,
                      run_id: str = "", http_status: int | None = None, message: str = "",
@@ -487,6 +484,13 @@ ATTEMPT_COLUMNS = ("payout_ref, run_id, quote_id, quote_json, body_json, quote_e
                    "created_at")
 ANSWERED = ("UPDATE attempts SET answered_at = ?, outcome = ?, http_status = ?, message = ? "
             "WHERE id = ?")
+LAST_EVENT = "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1"  # the chain's head
+
+
+def attempt_refs_query(n: int, tag: str = "") -> str:
+    """The SELECT of Journal.attempt_refs for `n` attempts; each row begins with `tag`."""
+    return (f"SELECT {tag}a.id, a.payout_ref, p.status FROM attempts a JOIN payouts p ON "
+            f"p.payout_ref = a.payout_ref WHERE a.id IN ({','.join('?' * n)})")
 
 
 def journal_holds_event(path: Path | str, digest: str) -> bool:

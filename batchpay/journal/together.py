@@ -1,22 +1,30 @@
-"""A group of payout intents and answers written in PostgreSQL step by step, each step of
-all of them one statement, so that the server is waited for once per step, not once per
-call, and psycopg's cost per statement (about 75 µs of this process's CPU) is paid a few
+"""A group of payout intents and answers written in PostgreSQL in two statements: one that
+asks every question of the group, one that writes everything it decided. The server is
+waited for once (the questions' answers) before the COMMIT, and psycopg's cost per
+statement (tens of µs of this process's CPU, and as much of the server's) is paid a few
 times a group, not a few times a row.
 
 An intent reads one answer before it goes on (whether its attempt was made, and its id);
-an answer reads one (the attempt's payout_ref and that ref's status). Called one after the
-other, a group of 16 intents and 16 answers waits for the server 32 times, and each wait
-also costs the journal's thread the interpreter's lock, which the event loop holds while it
-works. Written here: one SELECT asks every answer's question, one UPDATE writes every
-answer to its attempt, one INSERT .. SELECT .. WHERE NOT EXISTS claims every intent's
-attempt (each made only while no payout of its ref may have paid, as alone), and the
-group's events and ledger rows go as one INSERT each (`Inserts`). Each call writes exactly
-what it writes alone (Journal.record_answer and Journal.record_intent are these same
-steps), inside the group's one transaction (batchpay.journal.grouped).
+an answer reads one (the attempt's payout_ref and that ref's status); an event reads the
+chain's head. Called one after the other, a group of 16 intents and 16 answers waits for
+the server 32 times, and each wait also costs the journal's thread the interpreter's lock,
+which the event loop holds while it works. Written here:
+
+- one statement claims every intent's attempt (an INSERT .. SELECT, each made only while no
+  payout of its ref may have paid, as alone), asks every answer's question and reads the
+  chain's head, after the group's write lock is held;
+- the calls then run as they do alone (Journal.record_answer and Journal.record_intent are
+  these same steps), and what they write (the answers to their attempts, the run rows
+  linked, the ledger rows, the events) is kept back (`Inserts`) and sent as one statement:
+  each kind of row one INSERT or UPDATE of many rows, all of them the parts of one
+  statement (WITH .. AS (..), ..), which PostgreSQL runs whole or not at all.
+
+All inside the group's one transaction (batchpay.journal.grouped).
 
 Only a group of nothing but intents and answers, whose intents name distinct payout_refs
 and whose answers distinct attempts, is written so: two claims of one ref in one statement
-would both see the ref free. Anything else is written call after call, as before; so is
+would both see the ref free. So is a group whose answers and intents name distinct refs
+(Entangled). Anything else is written call after call, as before; so is
 every group in SQLite, where a statement costs no wait and a few µs.
 """
 
@@ -28,15 +36,34 @@ from typing import Any
 from batchpay.errors import AlreadySent
 from batchpay.journal.calls import Call, Outcome
 from batchpay.journal.records import canonical
-from batchpay.journal.store import ANSWERED, ATTEMPT_COLUMNS, TAKEN, TAKEN_MARKS, Journal
+from batchpay.journal.store import (
+    ANSWERED,
+    ATTEMPT_COLUMNS,
+    LAST_EVENT,
+    TAKEN,
+    TAKEN_MARKS,
+    Journal,
+    attempt_refs_query,
+)
+
+PARAMETERS_PER_STATEMENT = 30_000  # PostgreSQL takes at most 65,535 values in a statement
+ROWS_PER_INSERT = 50
+
+
+class Entangled(Exception):
+    """An answer and an intent of one payout_ref in the group. Its claims are asked before
+    its answers are written, so the intent would not see what the answer writes (a quote
+    expired: NOT_SENT frees the ref for its new intent): the group's transaction is undone
+    (its claims with it) and the group written call by call, in its order."""
 
 
 def stepwise(journal: Journal, calls: Sequence[Call]) -> list[Outcome] | None:
-    """The group's outcomes, each step of its answers and of its intents written for all of
-    them in one statement; None when the group is not only intents and answers of distinct
-    refs, or the journal is not in PostgreSQL (whose spelling the statements use). Runs
-    inside the group's transaction; an error other than an intent refused (AlreadySent,
-    with nothing of it written) is raised, and the group is then written call by call."""
+    """The group's outcomes, its questions asked in one statement and its writes sent as
+    one; None when the group is not only intents and answers of distinct refs, or the
+    journal is not in PostgreSQL (whose spelling the statements use). Runs inside the
+    group's transaction; an error other than an intent refused (AlreadySent, with nothing
+    of it written) is raised (Entangled among them), and the group is then written call
+    by call."""
     answers: list[int] = []
     intents: list[int] = []
     for i, call in enumerate(calls):
@@ -53,13 +80,15 @@ def stepwise(journal: Journal, calls: Sequence[Call]) -> list[Outcome] | None:
         return None
     outcomes: list[Outcome] = [Outcome()] * len(calls)
     real = journal.db
+    found, claimed, head = _asked(real, journal, attempts, [calls[i] for i in intents])
+    if {ref for ref, _ in found.values()} & set(refs):
+        raise Entangled  # before anything of the calls is written: see Entangled
+    journal.last_event = head  # the write lock is held: no other writer appends meanwhile
     journal.db = inserts = Inserts(real)
     try:
-        found = journal.attempt_refs(attempts)
         for i in answers:
             call = calls[i]
             journal.answer_found(found[call.args[0]], *call.args, **(call.kwargs or {}))
-        claimed = _claimed(real, journal, [calls[i] for i in intents])
         linked: dict[str, list[int]] = {}
         for i in intents:
             ref, run_id, details, _, body, _ = calls[i].args
@@ -82,41 +111,64 @@ def stepwise(journal: Journal, calls: Sequence[Call]) -> list[Outcome] | None:
     return outcomes
 
 
-def _claimed(db: Any, journal: Journal, intents: list[Call]) -> dict[str, tuple[Any, str]]:
-    """payout_ref → (its new attempt's id as a row, or None; its body's text), every claim
-    of the group one statement: an attempt is made for each ref no payout of which may have
-    paid, as claim_attempt makes it. Each ref's status is asked by its key (a subquery per
-    ref; payout_ref is the ledger's key, so there is at most one): the NOT EXISTS of one
-    claim becomes a join here, which a server without statistics of a ledger that grew
-    during the run makes by reading the whole ledger, once per group."""
-    if not intents:
-        return {}
+def _asked(db: Any, journal: Journal, attempts: list[int], intents: list[Call]) -> tuple[
+        dict[int, tuple[str, str]], dict[str, tuple[Any, str]], tuple[int, str] | None]:
+    """Every question of the group in one statement: each answer's attempt's (payout_ref,
+    status); each intent's claim, payout_ref → (its new attempt's id as a row, or None; its
+    body's text), an attempt made for each ref no payout of which may have paid, as
+    claim_attempt makes it; and the chain's head (seq, hash), None when it has no event.
+
+    A claim asks its ref's status by the ledger's key (a subquery per ref; payout_ref is
+    the key, so there is at most one): the NOT EXISTS of one claim becomes a join here,
+    which a server without statistics of a ledger that grew during the run makes by
+    reading the whole ledger, once per group."""
     values: list[Any] = []
     sent: dict[str, str] = {}
-    for call in intents:
-        ref, run_id, _, quote, body, expires_at = call.args
-        sent[ref] = canonical(body)
-        values += journal.attempt_values(ref, run_id, body["quoteId"], quote, sent[ref],
-                                         expires_at)
-    rows = db.execute(
-        f"INSERT INTO attempts ({ATTEMPT_COLUMNS}) SELECT v.payout_ref, v.run_id, v.quote_id,"
-        " v.quote_json, v.body_json, v.quote_expires_at::double precision, v.created_at FROM"
-        f" (VALUES {', '.join(['(?, ?, ?, ?, ?, ?, ?)'] * len(intents))}) AS"
-        f" v({ATTEMPT_COLUMNS}) WHERE COALESCE((SELECT p.status FROM payouts p WHERE"
-        f" p.payout_ref = v.payout_ref), '') NOT IN ({TAKEN_MARKS}) RETURNING payout_ref, id",
-        (*values, *TAKEN)).fetchall()
-    made = {r[0]: (r[1],) for r in rows}
-    return {ref: (made.get(ref), text) for ref, text in sent.items()}
+    parts: list[str] = []
+    claims = ""
+    if intents:
+        for call in intents:
+            ref, run_id, _, quote, body, expires_at = call.args
+            sent[ref] = canonical(body)
+            values += journal.attempt_values(ref, run_id, body["quoteId"], quote, sent[ref],
+                                             expires_at)
+        values += TAKEN
+        claims = (
+            f"WITH claimed AS (INSERT INTO attempts ({ATTEMPT_COLUMNS}) SELECT v.payout_ref,"
+            " v.run_id, v.quote_id, v.quote_json, v.body_json,"
+            " v.quote_expires_at::double precision, v.created_at FROM (VALUES "
+            f"{', '.join(['(?, ?, ?, ?, ?, ?, ?)'] * len(intents))}) AS v({ATTEMPT_COLUMNS})"
+            " WHERE COALESCE((SELECT p.status FROM payouts p WHERE p.payout_ref ="
+            f" v.payout_ref), '') NOT IN ({TAKEN_MARKS}) RETURNING id, payout_ref) ")
+        parts.append("SELECT 'claim', id, payout_ref, NULL FROM claimed")
+    if attempts:
+        parts.append(attempt_refs_query(len(attempts), tag="'answer', "))
+        values += attempts
+    parts.append(f"SELECT 'head', h.seq, h.hash, NULL FROM ({LAST_EVENT}) AS h")
+    found: dict[int, tuple[str, str]] = {}
+    made: dict[str, tuple[Any]] = {}
+    head: tuple[int, str] | None = None
+    for kind, key, text, status in db.execute(claims + " UNION ALL ".join(parts),
+                                              values).fetchall():
+        if kind == "answer":
+            found[int(key)] = (text, status)
+        elif kind == "claim":
+            made[text] = (key,)
+        else:
+            head = (int(key), text)
+    return found, {ref: (made.get(ref), text) for ref, text in sent.items()}, head
 
 
 class Inserts:
-    """The journal's connection, keeping back the rows its INSERTs of events and ledger
-    rows add, and the answers its steps write to their attempts (they answer nothing the
-    group reads), and sending each kind as one statement of many rows (`send`): a group of
-    32 calls makes 80 such writes, one statement each otherwise. Any other statement goes
-    through at once."""
+    """The journal's connection, keeping back what the group's calls write and nothing of
+    the group reads: the rows their INSERTs of events and ledger rows add, the answers
+    their steps write to their attempts, and their UPDATEs of run rows. `send` sends them
+    in one statement (or a few, should they hold more values than one statement takes),
+    each kind as one INSERT or UPDATE of many rows: a group of 32 calls makes about 80
+    such writes, one statement each otherwise. Any other statement goes through at once."""
 
     KEPT = ("INSERT INTO events ", "INSERT INTO payouts ")
+    WHOLE = "UPDATE run_rows SET linked = 1 "  # kept as they are (Journal.link_run_rows)
     ANSWERS = ("UPDATE attempts AS a SET answered_at = v.answered_at, outcome = v.outcome, "
                "http_status = v.http_status::integer, message = v.message FROM (VALUES {}) "
                "AS v(answered_at, outcome, http_status, message, id) WHERE a.id = v.id::bigint")
@@ -124,6 +176,7 @@ class Inserts:
     def __init__(self, db: Any) -> None:
         self.db = db
         self.kept: dict[str, list[Sequence[Any]]] = {}
+        self.whole: list[tuple[str, Sequence[Any]]] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.db, name)
@@ -133,26 +186,57 @@ class Inserts:
                 and "RETURNING" not in sql):
             self.kept.setdefault(sql, []).append(parameters)
             return None
+        if sql.startswith(self.WHOLE):
+            self.whole.append((sql, parameters))
+            return None
         return self.db.execute(sql, parameters)
 
     def send(self) -> None:
-        """Every row kept, in the order kept, one statement per kind (and per 50 rows)."""
+        """Every write kept, in one statement of many parts where it can be (see
+        `_together`), each kind of row one part (and one per ROWS_PER_INSERT rows)."""
+        parts: list[tuple[str, list[Any], set[str]]] = [
+            (sql, list(values), set()) for sql, values in self.whole]
         for sql, rows in self.kept.items():
-            if sql == ANSWERED:  # the answers' attempts, one UPDATE from their values
-                for i in range(0, len(rows), 50):
-                    chunk = rows[i : i + 50]
-                    self.db.execute(self.ANSWERS.format(", ".join(["(?, ?, ?, ?, ?)"]
-                                                                  * len(chunk))),
-                                    [value for row in chunk for value in row])
-                continue
-            head, _, tail = sql.partition("VALUES (")
-            marks, _, rest = tail.partition(")")
-            for i in range(0, len(rows), 50):
-                chunk = rows[i : i + 50]
-                values = ", ".join(f"({marks})" for _ in chunk)
-                self.db.execute(f"{head}VALUES {values}{rest}",
-                                [value for row in chunk for value in row])
+            for i in range(0, len(rows), ROWS_PER_INSERT):
+                chunk = rows[i : i + ROWS_PER_INSERT]
+                values = [value for row in chunk for value in row]
+                if sql == ANSWERED:  # the answers' attempts, one UPDATE from their values
+                    parts.append((self.ANSWERS.format(", ".join(["(?, ?, ?, ?, ?)"] * len(chunk))),
+                                  values, set()))
+                    continue
+                head, _, tail = sql.partition("VALUES (")
+                marks, _, rest = tail.partition(")")
+                # a ledger row's payout_ref is its INSERT's first value
+                refs = {row[0] for row in chunk} if sql.startswith(self.KEPT[1]) else set()
+                parts.append((f"{head}VALUES {', '.join(f'({marks})' for _ in chunk)}{rest}",
+                              values, refs))
+        for sql, values in _together(parts):
+            self.db.execute(sql, values)
         self.kept.clear()
+        self.whole.clear()
+
+
+def _together(parts: list[tuple[str, list[Any], set[str]]]) -> list[tuple[str, list[Any]]]:
+    """The parts as few statements: `WITH w1 AS (part), w2 AS (part) last part`, each
+    statement at most PARAMETERS_PER_STATEMENT values. PostgreSQL runs every part of a
+    statement on one snapshot, none seeing another's rows: two parts that write the same
+    ledger row (its payout_ref in both: an answer and a new intent of one ref) go in two
+    statements, in their order."""
+    statements: list[tuple[list[str], list[Any], set[str]]] = []
+    for sql, values, refs in parts:
+        last = statements[-1] if statements else None
+        if (last is None or refs & last[2]
+                or len(last[1]) + len(values) > PARAMETERS_PER_STATEMENT):
+            statements.append(([sql], list(values), set(refs)))
+            continue
+        last[0].append(sql)
+        last[1].extend(values)
+        last[2].update(refs)
+    out: list[tuple[str, list[Any]]] = []
+    for (*first, final), values, _ in statements:
+        named = ", ".join(f"w{n} AS ({part})" for n, part in enumerate(first))
+        out.append((f"WITH {named} {final}" if first else final, values))
+    return out
 
 
 def _is(work: Callable[..., Any], journal: Journal, method: Callable[..., Any]) -> bool:

@@ -199,8 +199,8 @@ def journal_state(journal: Journal) -> list[tuple[Any, ...]]:
 @BOTH_STORES
 def test_a_group_of_intents_and_answers_writes_what_each_call_writes_alone(
         store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    """Written together (on PostgreSQL step by step: every answer's question, then every
-    intent's claim, the events and ledger rows as one statement each), a group leaves the
+    """Written together (on PostgreSQL in two statements: every intent's claim and every
+    answer's question, then everything the calls write), a group leaves the
     journal exactly as the same calls written one by one do, and its chain verifies."""
     jobs = jobs_of(tmp_path, 12)
     states = []
@@ -254,4 +254,35 @@ def test_an_intent_refused_in_a_group_leaves_the_others_written(
         assert made == ["q-a"]
         assert [r[0] for r in journal.db.execute(
             "SELECT quote_id FROM attempts WHERE payout_ref = ?", (jobs[0].ref,))] == ["q-early"]
+        assert journal.verify().ok
+
+
+@BOTH_STORES
+def test_an_answer_and_a_new_intent_of_one_ref_in_a_group_are_written_in_their_order(
+        store: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A quote expired before sending: its answer (NOT_SENT) frees the ref, and the ref's
+    new intent, in the same group, is made, as when the two are written one by one (on
+    PostgreSQL the group's claims are asked before its answers are written: such a group
+    is written call by call)."""
+    jobs = jobs_of(tmp_path, 3)
+    where = (request.getfixturevalue("postgres").journal_url() if store == "postgresql"
+             else tmp_path / "journal.sqlite3")
+    with Journal(where) as journal:
+        journal.bind_service("sandbox")
+        started(journal, jobs)
+        first = run_grouped(journal, [intent_call(journal, job, f"q-{job.seq}")
+                                      for job in jobs])
+        attempts = [o.value for o in first]
+        expired = Call(journal.record_answer, (attempts[0], "expired"),
+                       {"status": "NOT_SENT", "http_status": 400, "message": "quote expired",
+                        "error": "quote expired before sending; requoted"})
+        outcomes = run_grouped(journal, [answer_call(journal, attempts[1], 1), expired,
+                                         intent_call(journal, jobs[0], "q-again")])
+        assert [o.error for o in outcomes] == [None, None, None]
+        assert journal.db.execute("SELECT quote_id FROM attempts WHERE payout_ref = ? "
+                                  "ORDER BY id", (jobs[0].ref,)).fetchall()[-1][0] == "q-again"
+        entries = journal.entries([job.ref for job in jobs])
+        assert entries[jobs[0].ref].status == SENDING
+        assert entries[jobs[0].ref].quote_id == "q-again"
+        assert entries[jobs[1].ref].status == "PROCESSING"
         assert journal.verify().ok
