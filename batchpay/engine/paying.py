@@ -116,6 +116,7 @@ class Paying:
             return in_doubt
         self.reporter.start("Paying", len(jobs))
         queue = list(reversed(jobs))
+        sender.in_journal.gather = self.concurrency  # the intents that may wait together
 
         def quote(job: SendJob) -> asyncio.Task[tuple[Quote, int | None]]:
             task = asyncio.ensure_future(sender.priced(job))

@@ -68,3 +68,39 @@ def test_intents_and_answers_are_written_off_the_event_loop(
     assert result.exit_code == 0, result
     assert len(sandbox_payouts(service.url)) == 6
     assert len(writers) == 12 and loop_thread not in writers
+
+
+def test_intents_waiting_together_wait_for_half_the_workers_at_most_a_linger(
+        journal: Journal) -> None:
+    """A group writes once half the workers' intents wait; fewer wait at most `linger`; a
+    call that is not an intent (an answer, a note) waits for none."""
+
+    def noted(name: str) -> str:
+        journal.record_note("test.note", {"name": name})
+        return name
+
+    async def main() -> None:
+        # 8 workers: 4 intents are half of them, written at once, however long the linger
+        thread = JournalThread(journal, gather=8, linger=30.0)
+        started = time.monotonic()
+        assert await asyncio.gather(*(thread.durably(noted, f"i{n}") for n in range(4))) == [
+            "i0", "i1", "i2", "i3"]
+        assert thread.groups == 1
+        assert time.monotonic() - started < 10
+        assert await thread(noted, "answer") == "answer"  # no intent waits: no linger
+        assert time.monotonic() - started < 10
+        # one intent alone: written once the linger is over, not before
+        thread.linger = 0.3
+        started = time.monotonic()
+        assert await thread.durably(noted, "alone") == "alone"
+        assert time.monotonic() - started >= 0.3
+        # one worker: its intent never waits for another
+        single = JournalThread(journal, gather=1, linger=30.0)
+        started = time.monotonic()
+        assert await single.durably(noted, "one") == "one"
+        assert time.monotonic() - started < 10
+
+    asyncio.run(main())
+    names = [r[0] for r in journal.db.execute(
+        "SELECT data FROM events WHERE kind = 'test.note' ORDER BY seq")]
+    assert len(names) == 7
