@@ -7,9 +7,10 @@ what reached the service is read from the sandbox's own list of payouts."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,18 @@ def test_a_failed_call_is_rolled_back_alone(journal: Journal) -> None:
     assert journal.verify().ok
 
 
+@contextlib.contextmanager
+def started_journal(store: str, tmp_path: Path, request: pytest.FixtureRequest,
+                    jobs: list[SendJob]) -> Iterator[Journal]:
+    """A new journal in the store, its run started with `jobs`."""
+    where = (request.getfixturevalue("postgres").journal_url() if store == "postgresql"
+             else tmp_path / "journal.sqlite3")
+    with Journal(where) as journal:
+        journal.bind_service("sandbox")
+        started(journal, jobs)
+        yield journal
+
+
 def intent_call(journal: Journal, job: SendJob, quote_id: str) -> Call:
     body = job.row.payout_body(quote_id)
     return Call(journal.record_intent, (job.ref, RUN_ID, job.details, {"id": quote_id}, body,
@@ -234,11 +247,7 @@ def test_an_intent_refused_in_a_group_leaves_the_others_written(
     """One ref of the group already sent: its intent alone is refused (AlreadySent, nothing
     of it written); two intents of one ref in one group: one made, one refused."""
     jobs = jobs_of(tmp_path, 6)
-    where = (request.getfixturevalue("postgres").journal_url() if store == "postgresql"
-             else tmp_path / "journal.sqlite3")
-    with Journal(where) as journal:
-        journal.bind_service("sandbox")
-        started(journal, jobs)
+    with started_journal(store, tmp_path, request, jobs) as journal:
         taken = run_grouped(journal, [intent_call(journal, jobs[0], "q-early")])[0].value
         assert isinstance(taken, int)
         outcomes = run_grouped(journal, [answer_call(journal, taken, 0)]
@@ -265,11 +274,7 @@ def test_an_answer_and_a_new_intent_of_one_ref_in_a_group_are_written_in_their_o
     PostgreSQL the group's claims are asked before its answers are written: such a group
     is written call by call)."""
     jobs = jobs_of(tmp_path, 3)
-    where = (request.getfixturevalue("postgres").journal_url() if store == "postgresql"
-             else tmp_path / "journal.sqlite3")
-    with Journal(where) as journal:
-        journal.bind_service("sandbox")
-        started(journal, jobs)
+    with started_journal(store, tmp_path, request, jobs) as journal:
         first = run_grouped(journal, [intent_call(journal, job, f"q-{job.seq}")
                                       for job in jobs])
         attempts = [o.value for o in first]
