@@ -118,7 +118,6 @@ class JournalThread:
             self.groups += 1
             loop.call_soon_threadsafe(_settle, [done for _, done in waiting], outcomes)
 
-
     def _gathered(self) -> None:
         """With the guard held: until half the workers' intents wait, or for `linger` at
         most (not at all while no intent waits, or half of them already do)."""

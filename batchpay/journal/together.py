@@ -23,8 +23,8 @@ All inside the group's one transaction (batchpay.journal.grouped).
 
 Only a group of nothing but intents and answers, whose intents name distinct payout_refs
 and whose answers distinct attempts, is written so: two claims of one ref in one statement
-would both see the ref free. So is a group whose answers and intents name distinct refs
-(Entangled). Anything else is written call after call, as before; so is
+would both see the ref free; and only while no answer of the group names one of its
+intents' refs (Entangled). Anything else is written call after call, as before; so is
 every group in SQLite, where a statement costs no wait and a few µs.
 """
 
@@ -217,11 +217,10 @@ class Inserts:
 
 
 def _together(parts: list[tuple[str, list[Any], set[str]]]) -> list[tuple[str, list[Any]]]:
-    """The parts as few statements: `WITH w1 AS (part), w2 AS (part) last part`, each
+    """The parts as few statements: `WITH w0 AS (part), w1 AS (part) last part`, each
     statement at most PARAMETERS_PER_STATEMENT values. PostgreSQL runs every part of a
-    statement on one snapshot, none seeing another's rows: two parts that write the same
-    ledger row (its payout_ref in both: an answer and a new intent of one ref) go in two
-    statements, in their order."""
+    statement on one snapshot, none seeing another's rows: two parts that write one ledger
+    row (its payout_ref in both) go in two statements, in their order."""
     statements: list[tuple[list[str], list[Any], set[str]]] = []
     for sql, values, refs in parts:
         last = statements[-1] if statements else None
