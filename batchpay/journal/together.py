@@ -41,9 +41,9 @@ from batchpay.journal.store import (
     ATTEMPT_COLUMNS,
     LAST_EVENT,
     TAKEN,
-    TAKEN_MARKS,
     Journal,
     attempt_refs_query,
+    claimable,
 )
 
 PARAMETERS_PER_STATEMENT = 30_000  # PostgreSQL takes at most 65,535 values in a statement
@@ -116,12 +116,8 @@ def _asked(db: Any, journal: Journal, attempts: list[int], intents: list[Call]) 
     """Every question of the group in one statement: each answer's attempt's (payout_ref,
     status); each intent's claim, payout_ref → (its new attempt's id as a row, or None; its
     body's text), an attempt made for each ref no payout of which may have paid, as
-    claim_attempt makes it; and the chain's head (seq, hash), None when it has no event.
-
-    A claim asks its ref's status by the ledger's key (a subquery per ref; payout_ref is
-    the key, so there is at most one): the NOT EXISTS of one claim becomes a join here,
-    which a server without statistics of a ledger that grew during the run makes by
-    reading the whole ledger, once per group."""
+    claim_attempt makes it (`claimable`); and the chain's head (seq, hash), None when it
+    has no event."""
     values: list[Any] = []
     sent: dict[str, str] = {}
     parts: list[str] = []
@@ -138,8 +134,7 @@ def _asked(db: Any, journal: Journal, attempts: list[int], intents: list[Call]) 
             " v.run_id, v.quote_id, v.quote_json, v.body_json,"
             " v.quote_expires_at::double precision, v.created_at FROM (VALUES "
             f"{', '.join(['(?, ?, ?, ?, ?, ?, ?)'] * len(intents))}) AS v({ATTEMPT_COLUMNS})"
-            " WHERE COALESCE((SELECT p.status FROM payouts p WHERE p.payout_ref ="
-            f" v.payout_ref), '') NOT IN ({TAKEN_MARKS}) RETURNING id, payout_ref) ")
+            f" WHERE {claimable('v.payout_ref')} RETURNING id, payout_ref) ")
         parts.append("SELECT 'claim', id, payout_ref, NULL FROM claimed")
     if attempts:
         parts.append(attempt_refs_query(len(attempts), tag="'answer', "))
