@@ -56,9 +56,12 @@ def private_dir(path: Path) -> Path:
     return Path(path)
 
 
-def create_private(path: Path) -> Path:
-    """Create an empty file readable by its owner only, unless it exists."""
-    fd = os.open(path, os.O_CREAT | os.O_RDWR, PRIVATE_FILE_MODE)
+def create_private(path: Path, *, new: bool = False) -> Path:
+    """Create an empty file readable by its owner only, unless it exists (`new`: raise
+    FileExistsError then; a file this process may have open, such as a journal, is then
+    never opened and closed here, which would drop SQLite's locks on it)."""
+    fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_CLOEXEC | (os.O_EXCL if new else 0),
+                 PRIVATE_FILE_MODE)
     os.close(fd)
     return Path(path)
 

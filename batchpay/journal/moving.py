@@ -109,16 +109,20 @@ def backup_journal(journal: Journal, out: Path) -> Moved:
     """A consistent copy of `journal` at `out` (a new file): SQLite's backup API, checked
     by opening the copy; `pg_dump --format=custom` for a PostgreSQL journal."""
     started = time.perf_counter()
+    taken = JournalError(f"{out} already exists; a backup never replaces a file.",
+                         hint="Give a new file name.")
     if out.exists():
-        raise JournalError(f"{out} already exists; a backup never replaces a file.",
-                           hint="Give a new file name.")
+        raise taken
     checked = check(journal)
     if not checked.ok:
         raise JournalTampered(f"The journal {journal.where} does not check out: "
                               f"{checked.problem}. No backup was written.",
                               hint="Keep the journal as it is for the auditor; restore an "
                               "earlier backup.")
-    journal.store.backup(out)
+    try:
+        journal.store.backup(out)
+    except FileExistsError:  # made by something else while the journal was checked
+        raise taken from None
     if journal.store.kind == "sqlite":  # the copy is a journal: open it and check it
         with Journal(out) as copy:
             copied = check(copy, head=checked.head)

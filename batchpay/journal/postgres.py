@@ -265,7 +265,7 @@ class PostgresStore(Store):
                 hint="Install the PostgreSQL client (apt-get install postgresql-client), or "
                 "run on the server: pg_dump --format=custom --file BACKUP DBNAME")
         schema = self.db.execute("SELECT current_schema()").fetchone()[0]
-        create_private(out)  # private before a byte is written
+        create_private(out, new=True)  # private before a byte is written
         done = subprocess.run([tool, "--format=custom", f"--file={out}", f"--schema={schema}",
                                f"--dbname={self.url}"], capture_output=True, text=True,
                               check=False)

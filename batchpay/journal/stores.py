@@ -20,7 +20,7 @@ import sqlite3
 from pathlib import Path
 
 from batchpay.errors import DISK_FULL_HINT, JournalError
-from batchpay.files import PRIVATE_FILE_MODE, is_database_address, private_dir
+from batchpay.files import create_private, is_database_address, private_dir
 from batchpay.journal.descriptors import keep
 from batchpay.journal.lock import RunLock, file_identity
 from batchpay.journal.store_api import Store
@@ -93,14 +93,7 @@ class SqliteStore(Store):
 
     def backup(self, out: Path) -> None:
         """SQLite's online backup API: a consistent snapshot, even while a run writes."""
-        try:  # a new file, private before a byte is written: never one opened and closed
-            # here that this process has open (a journal): that would drop SQLite's locks
-            fd = os.open(out, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC,
-                         PRIVATE_FILE_MODE)
-        except FileExistsError:
-            raise JournalError(f"{out} already exists; a backup never replaces a file.",
-                               hint="Give a new file name.") from None
-        os.close(fd)
+        create_private(out, new=True)  # private before a byte is written
         target = sqlite3.connect(str(out))
         try:
             self.sqlite.backup(target)

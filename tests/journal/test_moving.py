@@ -136,3 +136,31 @@ def test_a_postgresql_backup_restored_pays_nothing_twice(
     assert again.exit_code == 1, again
     _paid_once(service.url, first + second)
     assert {r["status"] for r in results(tmp_path / "again.xlsx")} == {"HELD"}
+
+
+def test_a_backup_never_replaces_a_file_not_even_one_made_while_the_journal_is_checked(
+        journal: Journal, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from batchpay.errors import JournalError
+    from batchpay.journal import moving
+
+    journal.record_note("test.note", {"n": 1})
+    there = tmp_path / "there.backup"
+    there.write_bytes(b"someone's file")
+    with pytest.raises(JournalError, match="already exists; a backup never replaces a file"):
+        moving.backup_journal(journal, there)
+    assert there.read_bytes() == b"someone's file"
+
+    late = tmp_path / "late.backup"
+    real_check = moving.check
+
+    def check_while_a_file_appears(*args: Any, **kwargs: Any) -> Any:
+        late.write_bytes(b"made meanwhile")
+        return real_check(*args, **kwargs)
+
+    monkeypatch.setattr(moving, "check", check_while_a_file_appears)
+    with pytest.raises(JournalError, match="already exists; a backup never replaces a file"):
+        moving.backup_journal(journal, late)
+    assert late.read_bytes() == b"made meanwhile"
+    monkeypatch.setattr(moving, "check", real_check)
+    made = moving.backup_journal(journal, tmp_path / "new.backup")
+    assert (tmp_path / "new.backup").stat().st_size > 0 and made.events >= 1
