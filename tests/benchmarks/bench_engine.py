@@ -312,7 +312,11 @@ def steady_cpu_ms(figures: RunFigures) -> tuple[float, float, float]:
     return run / made * 1000, sandbox / made * 1000, database / made * 1000
 
 
-def client_alone(url: str, n: int, concurrency: int) -> tuple[float, float, float, float]:
+# client_alone's: rows/s, its CPU ms per payout, and over the steady phase its and the sandbox's
+Figures = tuple[float, float, float, float]
+
+
+def client_alone(url: str, n: int, concurrency: int) -> Figures:
     """Steady rows/s of the bare PayoutClient (quote, then payout; no journal, no engine) on
     the same sandbox: what this machine allows the engine at most; the milliseconds of
     this process's CPU it spent per payout (the client's own share of a run's CPU); and
@@ -376,9 +380,6 @@ class Medians:
     paying_run_cpu_ms: float = math.nan  # over the steady paying phase only
     paying_sandbox_cpu_ms: float = math.nan
     paying_database_cpu_ms: float = math.nan  # the journal's own PostgreSQL cluster
-
-
-Figures = tuple[float, float, float, float]  # client_alone's
 
 
 @dataclass(frozen=True)
