@@ -52,7 +52,6 @@ class JournalThread:
         self.gather, self.linger = gather, linger
         self._guard = threading.Lock()
         self._arrived = threading.Condition(self._guard)  # an intent joined the waiting
-        self._intents = 0  # of the waiting calls
         self._waiting: list[tuple[Call, asyncio.Future[Any]]] = []
         self._writing = False  # a thread is draining the waiting calls
         self._unawaited: set[asyncio.Future[Any]] = set()  # calls made with `later`
@@ -92,7 +91,6 @@ class JournalThread:
         with self._guard:
             self._waiting.append((call, done))
             if call.durable:
-                self._intents += 1
                 self._arrived.notify()
             start, self._writing = not self._writing, True
         if start:
@@ -107,7 +105,7 @@ class JournalThread:
         while True:
             with self._guard:
                 self._gathered()
-                waiting, self._waiting, self._intents = self._waiting, [], 0
+                waiting, self._waiting = self._waiting, []
                 if not waiting:
                     self._writing = False
                     return
@@ -121,11 +119,14 @@ class JournalThread:
     def _gathered(self) -> None:
         """With the guard held: until half the workers' intents wait, or for `linger` at
         most (not at all while no intent waits, or half of them already do)."""
+        def intents() -> int:
+            return sum(call.durable for call, _ in self._waiting)
+
         want = self.gather // 2
-        if not 0 < self._intents < want:
+        if not 0 < intents() < want:
             return
         deadline = time.monotonic() + self.linger
-        while self._intents < want and (left := deadline - time.monotonic()) > 0:
+        while intents() < want and (left := deadline - time.monotonic()) > 0:
             self._arrived.wait(left)
 
 
