@@ -14,10 +14,12 @@ A group costs a fixed share of both this process's CPU and the database server's
 its write lock, its two statements and its COMMIT on PostgreSQL: about as much as four
 rows' writes), and a quick database makes groups small: a group of two or three intents
 while sixteen workers pay. So when fewer intents wait than half the workers (`gather`),
-the thread waits for more, at most LINGER, before it writes: a worker's payout then leaves
-up to LINGER later, while its next quote is already on its way; PostgreSQL's own
-commit_delay does the same for the commits of its sessions. With one worker, nothing
-waits.
+the thread waits for more, at most the journal's store's `group_linger` (10 ms in
+PostgreSQL, whose groups cost about 2 ms of CPU each between this process and the server;
+2 ms in SQLite, whose groups cost little more than their flush), before it writes: a
+worker's payout then leaves up to that much later, while its next quote is already on its
+way; PostgreSQL's own commit_delay does the same for the commits of its sessions. With one
+worker, nothing waits.
 
 One connection must not be used by two threads at once, and a transaction belongs to
 whoever opened it: one group at a time is written, and the calls of a group run one after
@@ -41,15 +43,15 @@ from batchpay.journal.store import Journal
 P = ParamSpec("P")
 T = TypeVar("T")
 
-LINGER = 0.002  # seconds a group waits for more intents, at most (see the module)
-
 
 class JournalThread:
-    def __init__(self, journal: Journal, gather: int = 1, linger: float = LINGER) -> None:
+    def __init__(self, journal: Journal, gather: int = 1, linger: float | None = None) -> None:
         self.journal = journal
         self.groups = 0  # transactions written (a benchmark's and a test's figure)
-        # how many intents may wait together (the workers paying): a group waits for half
-        self.gather, self.linger = gather, linger
+        # how many intents may wait together (the workers paying): a group waits for half,
+        # `linger` seconds at most (by default, as long as the journal's store makes worth it)
+        self.gather = gather
+        self.linger = journal.store.group_linger if linger is None else linger
         self._guard = threading.Lock()
         self._arrived = threading.Condition(self._guard)  # an intent joined the waiting
         self._waiting: list[tuple[Call, asyncio.Future[Any]]] = []

@@ -157,6 +157,10 @@ class PostgresStore(Store):
 
     kind = "postgresql"
     errors = (psycopg.Error,)
+    # a group costs this process and the server about 2 ms of CPU together (its BEGIN,
+    # write lock, two statements and COMMIT), a file's group a few µs: waiting longer for
+    # bigger groups is worth it here
+    group_linger = 0.010
 
     def __init__(self, url: str) -> None:
         self.url = url

@@ -33,6 +33,9 @@ class Store:
     path: Path | None = None  # the file, for a SQLite journal on disk
     where = ""  # what messages call this journal (a path, or an address without password)
     errors: tuple[type[Exception], ...] = ()
+    # seconds a group of intents may wait for more before it is written, at most (see
+    # batchpay.engine.journal_thread): what a group's own cost makes worth a wait
+    group_linger = 0.002
 
     def begin(self, durable: bool) -> None:
         raise NotImplementedError

@@ -99,8 +99,16 @@ def test_intents_waiting_together_wait_for_half_the_workers_at_most_a_linger(
         started = time.monotonic()
         assert await single.durably(noted, "one") == "one"
         assert time.monotonic() - started < 10
+        # by default, as long as the store's groups make worth it: longer where a group
+        # costs a server's round trips than in a file
+        default = JournalThread(journal, gather=8)
+        assert default.linger == journal.store.group_linger
+        assert default.linger == (0.010 if journal.store.kind == "postgresql" else 0.002)
+        started = time.monotonic()
+        assert await default.durably(noted, "by default") == "by default"
+        assert time.monotonic() - started >= default.linger
 
     asyncio.run(main())
     names = [r[0] for r in journal.db.execute(
         "SELECT data FROM events WHERE kind = 'test.note' ORDER BY seq")]
-    assert len(names) == 7
+    assert len(names) == 8
