@@ -14,9 +14,10 @@ A group costs a fixed share of both this process's CPU and the database server's
 its write lock, its two statements and its COMMIT on PostgreSQL: about as much as four
 rows' writes), and a quick database makes groups small: a group of two or three intents
 while sixteen workers pay. So when fewer intents wait than half the workers (`gather`),
-the thread waits for more, at most the journal's store's `group_linger` (10 ms in
-PostgreSQL, whose groups cost about 2 ms of CPU each between this process and the server;
-2 ms in SQLite, whose groups cost little more than their flush), before it writes: a
+the thread waits for more before it writes, until the oldest of them has waited the
+journal's store's `group_linger` (10 ms in PostgreSQL, whose groups cost about 2 ms of CPU
+each between this process and the server; 2 ms in SQLite, whose groups cost little more
+than their flush), the time it waited behind the group written before included: a
 worker's payout then leaves up to that much later, while its next quote is already on its
 way; PostgreSQL's own commit_delay does the same for the commits of its sessions. With one
 worker, nothing waits.
@@ -55,6 +56,7 @@ class JournalThread:
         self._guard = threading.Lock()
         self._arrived = threading.Condition(self._guard)  # an intent joined the waiting
         self._waiting: list[tuple[Call, asyncio.Future[Any]]] = []
+        self._first_intent = 0.0  # when the oldest intent waiting came (time.monotonic)
         self._writing = False  # a thread is draining the waiting calls
         self._unawaited: set[asyncio.Future[Any]] = set()  # calls made with `later`
 
@@ -91,9 +93,11 @@ class JournalThread:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[Any] = loop.create_future()
         with self._guard:
-            self._waiting.append((call, done))
             if call.durable:
+                if not self._intents():
+                    self._first_intent = time.monotonic()
                 self._arrived.notify()
+            self._waiting.append((call, done))
             start, self._writing = not self._writing, True
         if start:
             loop.run_in_executor(None, self._write_waiting, loop)
@@ -119,17 +123,19 @@ class JournalThread:
             loop.call_soon_threadsafe(_settle, [done for _, done in waiting], outcomes)
 
     def _gathered(self) -> None:
-        """With the guard held: until half the workers' intents wait, or for `linger` at
-        most (not at all while no intent waits, or half of them already do)."""
-        def intents() -> int:
-            return sum(call.durable for call, _ in self._waiting)
-
+        """With the guard held: until half the workers' intents wait, or until the oldest
+        of them has waited `linger` (the time it waited behind the group written before
+        counts), not at all while no intent waits or half of them already do."""
         want = self.gather // 2
-        if not 0 < intents() < want:
+        if not 0 < self._intents() < want:
             return
-        deadline = time.monotonic() + self.linger
-        while intents() < want and (left := deadline - time.monotonic()) > 0:
+        deadline = self._first_intent + self.linger
+        while self._intents() < want and (left := deadline - time.monotonic()) > 0:
             self._arrived.wait(left)
+
+    def _intents(self) -> int:
+        """With the guard held: how many intents wait."""
+        return sum(call.durable for call, _ in self._waiting)
 
 
 async def _outcome_of(done: asyncio.Future[Any]) -> Any:

@@ -112,3 +112,27 @@ def test_intents_waiting_together_wait_for_half_the_workers_at_most_a_linger(
     names = [r[0] for r in journal.db.execute(
         "SELECT data FROM events WHERE kind = 'test.note' ORDER BY seq")]
     assert len(names) == 8
+
+
+def test_an_intents_wait_behind_a_group_counts_toward_its_linger(journal: Journal) -> None:
+    """An intent that came while a group was being written has waited already: it waits for
+    company only what is left of the linger, so a payout leaves at most `linger` after its
+    intent, or as soon as the group before it is written."""
+
+    def slow(name: str) -> str:
+        time.sleep(1.0)
+        journal.record_note("test.note", {"name": name})
+        return name
+
+    async def main() -> tuple[float, float]:
+        thread = JournalThread(journal, gather=8, linger=1.0)
+        started = time.monotonic()
+        first = asyncio.ensure_future(thread(slow, "being written"))  # not an intent: no wait
+        await asyncio.sleep(0.1)
+        second = await thread.durably(lambda: "came meanwhile")
+        assert second == "came meanwhile" and await first == "being written"
+        return started, time.monotonic()
+
+    started, done = asyncio.run(main())
+    # written once the slow group was (1 s), not a whole linger after it (2 s)
+    assert 0.9 < done - started < 1.7
