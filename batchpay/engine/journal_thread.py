@@ -54,7 +54,9 @@ class JournalThread:
         self.gather = gather
         self.linger = journal.store.group_linger if linger is None else linger
         self._guard = threading.Lock()
-        self._arrived = threading.Condition(self._guard)  # an intent joined the waiting
+        # enough intents wait now: told to the thread while it waits for them (`_wanted`)
+        self._arrived = threading.Condition(self._guard)
+        self._wanted = 0  # intents the thread is waiting for (0: it is not waiting)
         self._waiting: list[tuple[Call, asyncio.Future[Any]]] = []
         self._first_intent = 0.0  # when the oldest intent waiting came (time.monotonic)
         self._writing = False  # a thread is draining the waiting calls
@@ -93,11 +95,11 @@ class JournalThread:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[Any] = loop.create_future()
         with self._guard:
-            if call.durable:
-                if not self._intents():
-                    self._first_intent = time.monotonic()
-                self._arrived.notify()
+            if call.durable and not self._intents():
+                self._first_intent = time.monotonic()
             self._waiting.append((call, done))
+            if call.durable and 0 < self._wanted <= self._intents():
+                self._arrived.notify()
             start, self._writing = not self._writing, True
         if start:
             loop.run_in_executor(None, self._write_waiting, loop)
@@ -130,8 +132,12 @@ class JournalThread:
         if not 0 < self._intents() < want:
             return
         deadline = self._first_intent + self.linger
-        while self._intents() < want and (left := deadline - time.monotonic()) > 0:
-            self._arrived.wait(left)
+        self._wanted = want
+        try:
+            while self._intents() < want and (left := deadline - time.monotonic()) > 0:
+                self._arrived.wait(left)
+        finally:
+            self._wanted = 0
 
     def _intents(self) -> int:
         """With the guard held: how many intents wait."""
