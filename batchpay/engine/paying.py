@@ -129,7 +129,8 @@ class Paying:
                 while sender.stopped is None and (ahead is not None or queue):
                     job, quoting = ahead if ahead is not None else (queue[-1], quote(queue.pop()))
                     ahead = None
-                    await asyncio.wait([quoting])
+                    if not quoting.done():
+                        await asyncio.wait([quoting])
                     if queue and sender.stopped is None:
                         ahead = (queue[-1], quote(queue.pop()))
                     if await sender.send(job, answer_later=True, priced=quoting) == SENDING:

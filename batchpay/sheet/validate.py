@@ -57,18 +57,21 @@ class PayoutRow:
     def payout_body(self, quote_id: str) -> dict[str, Any]:
         """The payout request body; optional fields without a value are left out, never null."""
         body: dict[str, Any] = {"quoteId": quote_id}
-        for column in COLUMNS:
-            if column.api_field is None or column.api_field.startswith("quote:"):
-                continue
-            value = getattr(self, column.name)
+        for name, parents, leaf in _BODY_FIELDS:
+            value = getattr(self, name)
             if value is None or value == "":
                 continue
             target = body
-            *parents, leaf = column.api_field.split(".")
             for part in parents:
                 target = target.setdefault(part, {})
             target[leaf] = value
         return body
+
+
+# the payout body's fields, from the column table: (column, the field's parents, its name)
+_BODY_FIELDS = [(column.name, tuple(path[:-1]), path[-1]) for column in COLUMNS
+                if column.api_field is not None and not column.api_field.startswith("quote:")
+                for path in [column.api_field.split(".")]]
 
 
 @dataclass(slots=True)
