@@ -117,8 +117,8 @@ class Journal(AdviceOutbox, NoticeOutbox):
         return digest
 
     def head(self) -> str:
-        row = self.db.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        return str(row[0]) if row else GENESIS
+        row = self.db.execute(LAST_EVENT).fetchone()
+        return str(row[1]) if row else GENESIS
 
     def verify(self, head: str | None = None) -> ChainCheck:
         """The hash chain from its first event (keyed from its first keyed event); with
