@@ -221,7 +221,7 @@ class PostgresStore(Store):
         self.pg.sync()
 
     @contextlib.contextmanager
-    def deferring(self) -> Iterator[bool]:
+    def deferring(self) -> Iterator[None]:
         """Statements sent without waiting for their answers (psycopg's pipeline mode; see
         PostgresConnection): BEGIN, the write lock, the UPDATEs and the events' INSERTs of a
         group of journal calls travel with their reads, so that the group waits for the
@@ -229,12 +229,12 @@ class PostgresStore(Store):
         this thread the interpreter's lock, which the event loop's thread holds while it
         works: fewer waits, fewer of those too."""
         if self.pg.pipeline is not None:
-            yield True
+            yield
             return
         with self.pg.conn.pipeline() as pipeline:
             self.pg.pipeline = pipeline
             try:
-                yield True
+                yield
             finally:
                 self.pg.pipeline = None
 

@@ -47,11 +47,11 @@ class Store:
         self.db.execute("ROLLBACK")
 
     @contextlib.contextmanager
-    def deferring(self) -> Iterator[bool]:
+    def deferring(self) -> Iterator[None]:
         """Statements sent together with the next one whose answer is read, where the
-        store can (PostgreSQL: batchpay.journal.postgres): yields whether it does. A store over a file has no
+        store can (PostgreSQL: batchpay.journal.postgres). A store over a file has no
         round trips to save: nothing changes."""
-        yield False
+        yield
 
     def tables(self) -> set[str]:
         raise NotImplementedError
