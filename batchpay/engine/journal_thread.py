@@ -95,11 +95,13 @@ class JournalThread:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[Any] = loop.create_future()
         with self._guard:
-            if call.durable and not self._intents():
-                self._first_intent = time.monotonic()
             self._waiting.append((call, done))
-            if call.durable and 0 < self._wanted <= self._intents():
-                self._arrived.notify()
+            if call.durable:
+                intents = self._intents()
+                if intents == 1:
+                    self._first_intent = time.monotonic()
+                if 0 < self._wanted <= intents:
+                    self._arrived.notify()
             start, self._writing = not self._writing, True
         if start:
             loop.run_in_executor(None, self._write_waiting, loop)
